@@ -1,0 +1,41 @@
+"""Protocols, combinators, the driver and sharding helpers."""
+
+from jaxsamp.core.combinators import (
+    AdaptiveState,
+    BlockState,
+    GuardInfo,
+    MixtureState,
+    adaptive,
+    compose,
+    ensemble,
+    guard_finite,
+    mixture,
+    num_chains,
+    on_blocks,
+    position_of,
+    repeat,
+    reposition,
+    robbins_monro_step_size,
+    thin,
+)
+from jaxsamp.core.driver import run
+from jaxsamp.core.protocols import Kernel, Trainer, WeightedSamples
+from jaxsamp.core.sharding import chain_mesh, map_chains, shard, shard_state
+from jaxsamp.core.target import (
+    REAL,
+    SPIN,
+    AnnealingPath,
+    Domain,
+    GeometricPath,
+    ReferenceUnavailableError,
+    Target,
+    categorical,
+)
+
+__all__ = [
+    "AdaptiveState", "AnnealingPath", "BlockState", "Domain", "GeometricPath", "GuardInfo",
+    "Kernel", "MixtureState", "REAL", "ReferenceUnavailableError", "SPIN", "Target", "Trainer",
+    "WeightedSamples", "adaptive", "categorical", "chain_mesh", "compose", "ensemble",
+    "guard_finite", "map_chains", "mixture", "num_chains", "on_blocks", "position_of",
+    "repeat", "reposition", "robbins_monro_step_size", "run", "shard", "shard_state", "thin",
+]

@@ -1,0 +1,163 @@
+"""Checkpoints for the driver: orbax for the arrays, a manifest for integrity.
+
+Layout of one checkpoint ``<dir>/step_<0000000123>/``:
+
+* ``state/`` -- the run state's leaves, written by ``orbax.checkpoint.StandardCheckpointer``;
+* ``trace.npz`` -- the trace collected so far;
+* ``manifest.json`` -- written LAST: step, key data, tree structure and the
+  SHA-256 of every file above.
+
+A checkpoint without a manifest was interrupted while being written; one whose
+files do not match their hashes is corrupt. Both are skipped with a warning that
+names them, and the next older checkpoint is used; nothing loads silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+MANIFEST = "manifest.json"
+_PREFIX = "step_"
+
+
+class CheckpointSkippedWarning(UserWarning):
+    """A partial or corrupt checkpoint was found and not loaded."""
+
+
+def _is_key(x) -> bool:
+    return hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
+
+
+def _to_storable(leaf):
+    return jax.random.key_data(leaf) if _is_key(leaf) else leaf
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
+
+
+def step_dir(directory: str | os.PathLike, step: int) -> Path:
+    return Path(directory) / f"{_PREFIX}{step:010d}"
+
+
+def save(directory, step: int, state: Any, trace: Any, key_data: list[int]) -> Path:
+    """Write a checkpoint of ``state`` and ``trace`` at ``step``; return its folder."""
+    import orbax.checkpoint as ocp
+
+    target = step_dir(directory, step)
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    leaves, treedef = jax.tree.flatten(state)
+    tree = {f"leaf_{i:05d}": _to_storable(leaf) for i, leaf in enumerate(leaves)}
+    ckptr = ocp.StandardCheckpointer()
+    ckptr.save(target / "state", tree)
+    ckptr.wait_until_finished()
+    ckptr.close()
+    trace_leaves = jax.tree.leaves(trace) if trace is not None else []
+    np.savez(target / "trace.npz", **{f"leaf_{i:05d}": np.asarray(a) for i, a in enumerate(trace_leaves)})
+    manifest = {
+        "step": int(step),
+        "key_data": key_data,
+        "treedef": str(treedef),
+        "num_leaves": len(leaves),
+        "files": {str(p.relative_to(target)): _sha256(p) for p in _files(target)},
+    }
+    tmp = target / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1))
+    os.replace(tmp, target / MANIFEST)
+    return target
+
+
+def _verify(folder: Path) -> tuple[dict | None, str]:
+    mf = folder / MANIFEST
+    if not mf.exists():
+        return None, "it has no manifest (the run was killed while writing it)"
+    try:
+        manifest = json.loads(mf.read_text())
+    except (json.JSONDecodeError, OSError) as err:
+        return None, f"its manifest is unreadable ({err})"
+    on_disk = {str(p.relative_to(folder)) for p in _files(folder)}
+    missing = set(manifest["files"]) - on_disk
+    if missing:
+        return None, f"files are missing: {sorted(missing)[:3]}"
+    for name, digest in manifest["files"].items():
+        if _sha256(folder / name) != digest:
+            return None, f"{name} does not match its checksum (corrupt)"
+    return manifest, ""
+
+
+def list_steps(directory) -> list[Path]:
+    d = Path(directory)
+    if not d.is_dir():
+        return []
+    return sorted((p for p in d.iterdir() if p.is_dir() and p.name.startswith(_PREFIX)), reverse=True)
+
+
+def latest_valid(directory) -> tuple[Path, dict] | None:
+    """The newest checkpoint that passes its integrity check, warning about each one skipped."""
+    for folder in list_steps(directory):
+        manifest, why = _verify(folder)
+        if manifest is not None:
+            return folder, manifest
+        warnings.warn(f"skipping checkpoint {folder}: {why}", CheckpointSkippedWarning, stacklevel=3)
+    return None
+
+
+def restore(folder: Path, manifest: dict, state_template: Any, trace_template: Any):
+    """Load ``(state, trace)`` from a verified checkpoint, shaped like the templates."""
+    import orbax.checkpoint as ocp
+
+    leaves, treedef = jax.tree.flatten(state_template)
+    if manifest["num_leaves"] != len(leaves) or manifest["treedef"] != str(treedef):
+        raise ValueError(
+            f"checkpoint {folder} holds a state of a different structure than this run's; "
+            "was it written by another configuration?"
+        )
+
+    def abstract(leaf):
+        stored = _to_storable(leaf)
+        sharding = getattr(stored, "sharding", None)
+        return jax.ShapeDtypeStruct(stored.shape, stored.dtype, sharding=sharding)
+
+    tree = {f"leaf_{i:05d}": abstract(leaf) for i, leaf in enumerate(leaves)}
+    ckptr = ocp.StandardCheckpointer()
+    loaded = ckptr.restore(folder / "state", tree)
+    ckptr.close()
+    restored = []
+    for i, leaf in enumerate(leaves):
+        value = loaded[f"leaf_{i:05d}"]
+        if _is_key(leaf):
+            value = jax.random.wrap_key_data(value, impl=jax.random.key_impl(leaf))
+        restored.append(value)
+    state = jax.tree.unflatten(treedef, restored)
+    trace = None
+    if trace_template is not None:
+        with np.load(folder / "trace.npz") as npz:
+            tleaves, tdef = jax.tree.flatten(trace_template)
+            trace = jax.tree.unflatten(tdef, [jnp.asarray(npz[f"leaf_{i:05d}"]) for i in range(len(tleaves))])
+    return state, trace
+
+
+def prune(directory, keep: int) -> None:
+    """Delete all but the ``keep`` newest valid-looking checkpoints."""
+    for folder in list_steps(directory)[keep:]:
+        shutil.rmtree(folder, ignore_errors=True)

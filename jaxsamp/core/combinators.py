@@ -1,0 +1,409 @@
+"""Kernel combinators: small functions that take kernels and return a kernel.
+
+optax is the model (``optax.chain``): a combinator takes ``(init, step)`` pairs
+and returns one, and the state of a composite is a tuple of its children's
+states. Anything with ``.init`` and ``.step`` is a kernel, so every blackjax
+``SamplingAlgorithm`` works here unchanged.
+
+Kernels that hand a position from one child to another (:func:`compose`,
+:func:`mixture`) re-initialise the receiving child at the new position with
+:func:`reposition`; fields listed in a state's ``carried_fields`` (for example
+adapted hyper-parameters) survive the hand-off.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsamp.core.protocols import Kernel
+
+# --------------------------------------------------------------------------
+# positions and hand-offs
+# --------------------------------------------------------------------------
+
+
+def position_of(state) -> Any:
+    """The position held by a kernel state (``state.position``, looking through wrappers)."""
+    while not hasattr(state, "position"):
+        if isinstance(state, tuple) and not hasattr(state, "_fields"):
+            state = state[-1]  # a compose state: the last child moved last
+        elif hasattr(state, "inner"):
+            state = state.inner
+        else:
+            raise TypeError(f"cannot find a position in state of type {type(state).__name__}")
+    return state.position
+
+
+def reposition(kernel, state, position):
+    """Re-initialise ``kernel`` at ``position``, keeping the carried fields of ``state``.
+
+    A state type may list fields that do not depend on the position (adapted
+    step sizes, counters) in a class attribute ``carried_fields``; they are
+    copied from ``state`` into the fresh state, recursively through ``inner``.
+    """
+    fresh = kernel.init(position)
+    return _carry(fresh, state)
+
+
+def _carry(fresh, old):
+    carried = getattr(type(old), "carried_fields", ())
+    if not carried:
+        return fresh
+    updates = {f: getattr(old, f) for f in carried}
+    if "inner" in fresh._fields and "inner" not in carried:
+        updates["inner"] = _carry(fresh.inner, old.inner)
+    return fresh._replace(**updates)
+
+
+def _zeros_like_output(fn, *args):
+    shapes = jax.eval_shape(fn, *args)
+    return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
+
+
+# --------------------------------------------------------------------------
+# ensemble
+# --------------------------------------------------------------------------
+
+
+def num_chains(state) -> int:
+    """Length of the leading (chain) axis of an ensemble state."""
+    leaves = jax.tree.leaves(state)
+    if not leaves:
+        raise ValueError("empty state has no chain axis")
+    return leaves[0].shape[0]
+
+
+def ensemble(kernel) -> Kernel:
+    """Run independent copies of ``kernel`` in parallel (``jax.vmap`` over chains).
+
+    ``init(positions, rng_key=None)`` takes positions with a leading chain axis;
+    ``step(key, state)`` splits ``key`` into one key per chain. Chain ``c`` uses
+    ``jax.random.split(key, n)[c]``, so results do not depend on how the chain axis
+    is laid out over devices (:func:`jaxsamp.core.sharding.shard`).
+    """
+
+    def init(positions, rng_key=None):
+        if rng_key is None:
+            return jax.vmap(kernel.init)(positions)
+        n = num_chains(positions)
+        return jax.vmap(kernel.init)(positions, jax.random.split(rng_key, n))
+
+    def step(rng_key, state):
+        keys = jax.random.split(rng_key, num_chains(state))
+        return jax.vmap(kernel.step)(keys, state)
+
+    return Kernel(init, step)
+
+
+# --------------------------------------------------------------------------
+# repeat / thin
+# --------------------------------------------------------------------------
+
+
+def repeat(kernel, num_steps: int) -> Kernel:
+    """Apply ``kernel`` ``num_steps`` times per step; info is stacked along a new axis 0.
+
+    Sub-step ``j`` uses ``fold_in(key, j)``.
+    """
+    if num_steps < 1:
+        raise ValueError(f"repeat needs num_steps >= 1, got {num_steps}")
+
+    def step(rng_key, state):
+        def body(s, j):
+            return kernel.step(jax.random.fold_in(rng_key, j), s)
+
+        return jax.lax.scan(body, state, jnp.arange(num_steps))
+
+    return Kernel(kernel.init, step)
+
+
+def thin(kernel, every: int) -> Kernel:
+    """Like :func:`repeat` but only the last sub-step's info is kept (thinning)."""
+    rep = repeat(kernel, every)
+
+    def step(rng_key, state):
+        state, infos = rep.step(rng_key, state)
+        return state, jax.tree.map(lambda a: a[-1], infos)
+
+    return Kernel(kernel.init, step)
+
+
+# --------------------------------------------------------------------------
+# compose / mixture
+# --------------------------------------------------------------------------
+
+
+def compose(*kernels) -> Kernel:
+    """Apply kernels in sequence; the state is the tuple of the children's states.
+
+    Each child starts from the previous child's position (see :func:`reposition`).
+    If every child leaves ``pi`` invariant, so does the composition. The
+    hand-off re-initialises the receiving child, which for blackjax kernels costs
+    one extra log-density-and-gradient evaluation per child per step.
+    """
+    if not kernels:
+        raise ValueError("compose needs at least one kernel")
+
+    def init(position, rng_key=None):
+        return tuple(k.init(position) for k in kernels)
+
+    def step(rng_key, state):
+        new_states, infos = [], []
+        # the last child holds the current position; the others are stale
+        current = position_of(state[-1]) if len(kernels) > 1 else None
+        for j, (k, s) in enumerate(zip(kernels, state)):
+            if current is not None:
+                s = reposition(k, s, current)
+            s, info = k.step(jax.random.fold_in(rng_key, j), s)
+            current = position_of(s)
+            new_states.append(s)
+            infos.append(info)
+        return tuple(new_states), tuple(infos)
+
+    return Kernel(init, step)
+
+
+class MixtureState(NamedTuple):
+    children: tuple
+    current: jax.Array  # index of the child holding the current position
+
+    @property
+    def position(self):
+        """The current position (held by child ``current``)."""
+        return jax.lax.switch(self.current, [lambda c=c: position_of(c) for c in self.children])
+
+
+class MixtureInfo(NamedTuple):
+    index: jax.Array
+    infos: tuple  # every child's info; zeros for the children not chosen
+
+
+def mixture(kernels: Sequence, weights: Sequence[float] | None = None) -> Kernel:
+    """At each step choose one kernel at random (probabilities ``weights``) and apply it.
+
+    If every child leaves ``pi`` invariant, so does the mixture.
+    """
+    kernels = tuple(kernels)
+    m = len(kernels)
+    if m == 0:
+        raise ValueError("mixture needs at least one kernel")
+    w = np.ones(m) / m if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (m,) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError(f"mixture weights must be {m} non-negative numbers, got {weights}")
+    log_w = jnp.log(jnp.asarray(w / w.sum()))
+
+    def init(position, rng_key=None):
+        return MixtureState(tuple(k.init(position) for k in kernels), jnp.int32(0))
+
+    def step(rng_key, state):
+        key_choice, key_step = jax.random.split(rng_key)
+        j = jax.random.categorical(key_choice, log_w).astype(jnp.int32)
+        position = state.position
+
+        def branch(i):
+            def run():
+                child = jax.lax.cond(
+                    state.current == i,
+                    lambda: state.children[i],
+                    lambda: reposition(kernels[i], state.children[i], position),
+                )
+                new_child, info = kernels[i].step(key_step, child)
+                children = list(state.children)
+                children[i] = new_child
+                infos = [
+                    info if r == i else _zeros_like_output(kernels[r].step, key_step, state.children[r])[1]
+                    for r in range(m)
+                ]
+                return tuple(children), tuple(infos)
+
+            return run
+
+        children, infos = jax.lax.switch(j, [branch(i) for i in range(m)])
+        return MixtureState(children, j), MixtureInfo(j, infos)
+
+    return Kernel(init, step)
+
+
+# --------------------------------------------------------------------------
+# block updates
+# --------------------------------------------------------------------------
+
+
+class BlockState(NamedTuple):
+    position: jax.Array
+    count: jax.Array  # number of block updates done (drives the cyclic order)
+
+
+class BlockInfo(NamedTuple):
+    block: jax.Array
+    inner: Any
+
+
+def on_blocks(
+    make_kernel: Callable[[Callable], Any],
+    logdensity_fn: Callable,
+    blocks: Sequence[Sequence[int]],
+    order: str = "random",
+) -> Kernel:
+    """Update one block of coordinates per step, the others held fixed (Gibbs-style).
+
+    Parameters
+    ----------
+    make_kernel : callable
+        ``make_kernel(conditional_logdensity) -> kernel`` acting on a block
+        ``x_B`` (for example ``lambda f: blackjax.mala(f, 0.1)``).
+    logdensity_fn : callable
+        Log density of the full flat position ``x`` (shape ``(d,)``).
+    blocks : sequence of index sequences
+        A partition (or cover) of ``range(d)``.
+    order : {"random", "cyclic"}
+        Random-scan (block drawn uniformly, Burns et al. 2025 RBLD) or cyclic
+        (block ``k mod b`` at update ``k``, CBLD).
+
+    Notes
+    -----
+    Each block update leaves the conditional ``pi(x_B | x_-B)`` invariant, hence
+    ``pi``; a random scan or a full cycle is therefore ``pi``-invariant. Blocks of
+    unequal sizes are dispatched with ``lax.switch`` (all branches must return
+    infos of the same structure); equal sizes use one gather.
+    """
+    if order not in ("random", "cyclic"):
+        raise ValueError(f"order must be 'random' or 'cyclic', got {order!r}")
+    index_sets = [np.asarray(b, dtype=np.int32) for b in blocks]
+    if not index_sets or any(b.ndim != 1 or b.size == 0 for b in index_sets):
+        raise ValueError("blocks must be a non-empty list of non-empty index lists")
+    nb = len(index_sets)
+    equal = len({b.size for b in index_sets}) == 1
+
+    def update(key, x, idx):
+        def conditional(xb):
+            return logdensity_fn(x.at[idx].set(xb))
+
+        k = make_kernel(conditional)
+        s, info = k.step(key, k.init(x[idx]))
+        return x.at[idx].set(position_of(s)), info
+
+    def init(position, rng_key=None):
+        return BlockState(jnp.asarray(position), jnp.int32(0))
+
+    def step(rng_key, state):
+        key_block, key_step = jax.random.split(rng_key)
+        if order == "random":
+            b = jax.random.randint(key_block, (), 0, nb)
+        else:
+            b = state.count % nb
+        if equal:
+            table = jnp.asarray(np.stack(index_sets))
+            x, info = update(key_step, state.position, table[b])
+        else:
+            x, info = jax.lax.switch(
+                b, [lambda idx=idx: update(key_step, state.position, jnp.asarray(idx)) for idx in index_sets]
+            )
+        return BlockState(x, state.count + 1), BlockInfo(b, info)
+
+    return Kernel(init, step)
+
+
+# --------------------------------------------------------------------------
+# guards and carried hyper-parameters
+# --------------------------------------------------------------------------
+
+
+class GuardInfo(NamedTuple):
+    inner: Any
+    rejected_nonfinite: jax.Array  # True when the proposal had a NaN/inf and was discarded
+
+
+def _all_finite(tree) -> jax.Array:
+    checks = [
+        jnp.all(jnp.isfinite(leaf))
+        for leaf in jax.tree.leaves(tree)
+        if jnp.issubdtype(jnp.asarray(leaf).dtype, jnp.inexact)
+    ]
+    return jnp.all(jnp.stack(checks)) if checks else jnp.bool_(True)
+
+
+def guard_finite(kernel) -> Kernel:
+    """Reject any step whose new state holds a NaN or inf, keeping the old state.
+
+    A log density that returns NaN/inf at a proposal (a numerical blow-up, a
+    point outside the support) then costs one rejected step instead of a
+    poisoned chain. ``info.rejected_nonfinite`` says when it happened; sum it over
+    the trace to count.
+    """
+
+    def step(rng_key, state):
+        new_state, info = kernel.step(rng_key, state)
+        ok = _all_finite(new_state)
+        kept = jax.tree.map(lambda new, old: jnp.where(ok, new, old), new_state, state)
+        return kept, GuardInfo(info, jnp.logical_not(ok))
+
+    return Kernel(kernel.init, step)
+
+
+class AdaptiveState(NamedTuple):
+    inner: Any
+    hyper: dict
+    count: jax.Array
+
+    carried_fields = ("hyper", "count")
+
+
+def adaptive(
+    make_kernel: Callable[..., Any],
+    init_hyper: dict,
+    update_hyper: Callable[[dict, Any, jax.Array], dict] | None = None,
+) -> Kernel:
+    """A kernel whose hyper-parameters live in its state (``optax.inject_hyperparams``).
+
+    Parameters
+    ----------
+    make_kernel : callable
+        ``make_kernel(**hyper) -> kernel``; called inside ``step`` with traced values.
+    init_hyper : dict
+        Initial hyper-parameters, e.g. ``{"step_size": 0.1}``.
+    update_hyper : callable, optional
+        ``update_hyper(hyper, info, count) -> hyper`` applied after each step
+        (adaptation). Without it the hyper-parameters are simply carried, so a
+        schedule or an outer tuner can change them between runs.
+
+    Notes
+    -----
+    Adapting from the chain's own history breaks the Markov property; stop the
+    adaptation (``update_hyper`` returning ``hyper`` unchanged after a warm-up
+    count) before collecting samples.
+    """
+    init_hyper = {k: jnp.asarray(v, dtype=jnp.result_type(float)) for k, v in init_hyper.items()}
+
+    def init(position, rng_key=None):
+        return AdaptiveState(make_kernel(**init_hyper).init(position), dict(init_hyper), jnp.int32(0))
+
+    def step(rng_key, state):
+        inner, info = make_kernel(**state.hyper).step(rng_key, state.inner)
+        hyper = state.hyper if update_hyper is None else update_hyper(state.hyper, info, state.count)
+        return AdaptiveState(inner, hyper, state.count + 1), info
+
+    return Kernel(init, step)
+
+
+def robbins_monro_step_size(
+    target_acceptance: float = 0.574, rate: float = 0.05, num_adapt: int = 1000
+) -> Callable:
+    """An ``update_hyper`` for :func:`adaptive` that tunes ``step_size`` towards an acceptance rate.
+
+    ``log h <- log h + rate * (acceptance - target) / sqrt(1 + count)`` for the
+    first ``num_adapt`` steps, then frozen (Robbins & Monro 1951; Andrieu &
+    Thoms 2008, eq. 20). The default target 0.574 is the optimal MALA rate.
+    """
+
+    def update(hyper, info, count):
+        acc = jnp.asarray(getattr(info, "acceptance_rate"), dtype=hyper["step_size"].dtype)
+        gain = jnp.where(count < num_adapt, rate / jnp.sqrt(1.0 + count), 0.0)
+        log_h = jnp.log(hyper["step_size"]) + gain * (jnp.minimum(acc, 1.0) - target_acceptance)
+        return {**hyper, "step_size": jnp.exp(log_h)}
+
+    return update

@@ -1,0 +1,178 @@
+"""One driver for MCMC steps and training updates alike.
+
+:func:`run` advances ``state`` by ``num_steps`` calls of ``step(key_i, state)``,
+with ``key_i = jax.random.fold_in(key, i)`` for the global step index ``i``. The
+steps run as jitted ``lax.scan`` chunks; between chunks, on the host, the driver
+updates a progress bar, writes orbax checkpoints and gathers the trace. Because
+step ``i``'s key depends only on ``key`` and ``i``, neither the chunk size nor a
+kill-and-resume changes a single bit of the result.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+
+from jaxsamp.core import checkpoint as ckpt
+
+
+def _key_data(key) -> list[int]:
+    data = jax.random.key_data(key) if ckpt._is_key(key) else key
+    return [int(v) for v in jax.device_get(data).ravel()]
+
+
+def _schedule(start: int, num_steps: int, chunk: int, every: int | None) -> list[tuple[int, int]]:
+    """Chunk boundaries; every checkpoint step is a boundary."""
+    out, i = [], start
+    while i < num_steps:
+        end = min(num_steps, (i // chunk + 1) * chunk)
+        if every:
+            end = min(end, (i // every + 1) * every)
+        out.append((i, end - i))
+        i = end
+    return out
+
+
+def _concat(parts: list) -> Any:
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return jax.tree.map(lambda *a: jnp.concatenate(a, axis=0), *parts)
+
+
+def run(
+    step: Callable,
+    state: Any,
+    key: jax.Array,
+    num_steps: int,
+    *,
+    trace: Callable[[Any, Any], Any] | None = None,
+    chunk: int | None = None,
+    progress: bool = True,
+    checkpoint: str | Path | None = None,
+    checkpoint_every: int | None = None,
+    keep: int = 2,
+    desc: str = "jaxsamp",
+) -> tuple[Any, Any]:
+    """Run ``num_steps`` steps of a kernel or trainer.
+
+    Parameters
+    ----------
+    step : callable
+        ``step(key, state) -> (state, info)``: a :class:`~jaxsamp.core.Kernel` or
+        :class:`~jaxsamp.core.Trainer` step (an ``ensemble`` step for many chains).
+    state : PyTree
+        Initial state. When resuming, it is the template whose structure,
+        dtypes and shardings the checkpoint is restored into.
+    key : PRNG key
+        Step ``i`` uses ``fold_in(key, i)``.
+    num_steps : int
+        Total number of steps, counting those a resumed checkpoint already did.
+    trace : callable, optional
+        ``trace(state, info) -> PyTree`` evaluated after every step inside the
+        scan; the returned arrays are stacked along a new leading axis.
+    chunk : int, optional
+        Steps per jitted scan (default ``ceil(num_steps / 50)``, at most 1000). A
+        larger chunk means fewer host round trips; results do not depend on it.
+    progress : bool
+        Show a tqdm progress bar on stderr, updated between chunks.
+    checkpoint : path, optional
+        Folder for orbax checkpoints. If it holds a valid checkpoint the run
+        resumes from the newest one; partial/corrupt ones are skipped with a
+        :class:`~jaxsamp.core.checkpoint.CheckpointSkippedWarning`.
+    checkpoint_every : int, optional
+        Write a checkpoint every this many steps (default: only at the end).
+    keep : int
+        Number of checkpoints kept on disk.
+
+    Returns
+    -------
+    state : PyTree
+        The state after ``num_steps`` steps.
+    trace : PyTree or None
+        Stacked trace outputs, leading axis ``num_steps``.
+    """
+    if num_steps < 0:
+        raise ValueError(f"num_steps must be >= 0, got {num_steps}")
+    chunk = chunk or max(1, min(1000, math.ceil(num_steps / 50)))
+    if checkpoint_every is not None and checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    key_data = _key_data(key)
+
+    def body(carry, i):
+        s = carry
+        s, info = step(jax.random.fold_in(key, i), s)
+        return s, (trace(s, info) if trace is not None else None)
+
+    compiled: dict[int, Callable] = {}
+
+    def chunk_fn(length: int):
+        if length not in compiled:
+
+            @jax.jit
+            def f(s, start):
+                return jax.lax.scan(body, s, start + jnp.arange(length, dtype=jnp.uint32))
+
+            compiled[length] = f
+        return compiled[length]
+
+    start, parts = 0, []
+    if checkpoint is not None:
+        found = ckpt.latest_valid(checkpoint)
+        if found is not None:
+            folder, manifest = found
+            if manifest["key_data"] != key_data:
+                raise ValueError(
+                    f"checkpoint {folder} was written with a different PRNG key; "
+                    "resume with the key of the original run"
+                )
+            if manifest["step"] > num_steps:
+                raise ValueError(f"checkpoint {folder} is at step {manifest['step']} > num_steps={num_steps}")
+            trace_template = None
+            if trace is not None:
+                n_done = manifest["step"]
+                one = jax.eval_shape(lambda s: body(s, jnp.uint32(0))[1], state)
+                trace_template = jax.tree.map(lambda a: jnp.zeros((n_done, *a.shape), a.dtype), one)
+            state, restored_trace = ckpt.restore(folder, manifest, state, trace_template)
+            start = manifest["step"]
+            if restored_trace is not None and start > 0:
+                parts.append(restored_trace)
+
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=num_steps, initial=start, desc=desc, file=sys.stderr, dynamic_ncols=True)
+
+    pending = None  # (marker array, steps) of the chunk dispatched last
+    for s0, length in _schedule(start, num_steps, chunk, checkpoint_every):
+        state, out = chunk_fn(length)(state, jnp.uint32(s0))
+        if trace is not None:
+            parts.append(out)
+        if pending is not None and bar is not None:
+            jax.block_until_ready(pending[0])
+            bar.update(pending[1])
+        pending = (jax.tree.leaves(state)[:1], length)
+        end = s0 + length
+        if checkpoint is not None and checkpoint_every and end % checkpoint_every == 0 and end < num_steps:
+            ckpt.save(checkpoint, end, state, _concat(parts), key_data)
+            ckpt.prune(checkpoint, keep)
+    if pending is not None:
+        jax.block_until_ready(pending[0])
+        if bar is not None:
+            bar.update(pending[1])
+    if bar is not None:
+        bar.close()
+    full_trace = _concat(parts)
+    if parts and len(parts) > 1:
+        parts[:] = [full_trace]
+    if checkpoint is not None and num_steps > start:
+        ckpt.save(checkpoint, num_steps, state, full_trace, key_data)
+        ckpt.prune(checkpoint, keep)
+    return state, full_trace

@@ -1,0 +1,104 @@
+"""The protocols every sampler in jaxsamp speaks.
+
+A sampler is a pair of pure functions over PyTree states, in the shape that
+blackjax made standard (``blackjax.base.SamplingAlgorithm``):
+
+* :class:`Kernel` ``(init, step)`` -- a Markov kernel;
+* :class:`Trainer` ``(init, step)`` -- a learned sampler's training loop, same shape;
+* :class:`WeightedSamples` ``(x, log_w, log_Z0)`` -- what every importance,
+  annealed or learned sampler returns.
+
+Because :class:`Kernel` has exactly the fields ``init`` and ``step``, every
+blackjax ``SamplingAlgorithm`` is accepted wherever a Kernel is expected: the
+combinators only ever read ``kernel.init`` and ``kernel.step``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+PyTree = Any
+PRNGKey = jax.Array
+State = Any
+Info = Any
+
+
+class Kernel(NamedTuple):
+    """A Markov kernel as a pair of pure functions.
+
+    Attributes
+    ----------
+    init : callable
+        ``init(position, rng_key=None) -> state``.
+    step : callable
+        ``step(rng_key, state) -> (state, info)``. Must be a pure function of its
+        arguments so that it can be jitted, vmapped, scanned and sharded.
+    """
+
+    init: Callable[..., State]
+    step: Callable[[PRNGKey, State], tuple[State, Info]]
+
+
+class Trainer(NamedTuple):
+    """A learned sampler's training procedure, in the same shape as a :class:`Kernel`.
+
+    Attributes
+    ----------
+    init : callable
+        ``init(rng_key) -> train_state``: networks enter as ``nnx.split`` state, so a
+        train state is a plain PyTree that the driver can checkpoint.
+    step : callable
+        ``step(rng_key, train_state) -> (train_state, metrics)``.
+    """
+
+    init: Callable[[PRNGKey], State]
+    step: Callable[[PRNGKey, State], tuple[State, Info]]
+
+
+def _log_mean_exp(log_w: jax.Array) -> jax.Array:
+    n = log_w.shape[0]
+    return jax.scipy.special.logsumexp(log_w) - jnp.log(n)
+
+
+class WeightedSamples(NamedTuple):
+    """Samples with importance log-weights.
+
+    Attributes
+    ----------
+    x : PyTree
+        Samples with a leading axis of length ``n``.
+    log_w : array, shape (n,)
+        Unnormalised importance log-weights, ``log w_i = log p~(x_i) - log q(x_i)``
+        (or the accumulated path weight of an annealed/learned sampler).
+    log_Z0 : float
+        Log normalising constant of the base the weights are relative to, so that
+        ``log_Z = log_Z0 + log mean(exp(log_w))``.
+    """
+
+    x: PyTree
+    log_w: jax.Array
+    log_Z0: jax.Array | float = 0.0
+
+    @property
+    def log_Z(self) -> jax.Array:
+        """Estimate ``log Z0 + log (1/n) sum_i w_i``, computed with logsumexp."""
+        return self.log_Z0 + _log_mean_exp(self.log_w)
+
+    @property
+    def ess(self) -> jax.Array:
+        """Normalised effective sample size ``(sum w)^2 / (n sum w^2)`` in ``(0, 1]``.
+
+        Computed in log space as ``exp(2 LSE(log w) - LSE(2 log w)) / n``, so it does
+        not overflow in float32 for log-weights of magnitude ``1e3``.
+        """
+        lse = jax.scipy.special.logsumexp
+        n = self.log_w.shape[0]
+        return jnp.exp(2.0 * lse(self.log_w) - lse(2.0 * self.log_w)) / n
+
+    @property
+    def normalized_weights(self) -> jax.Array:
+        """Self-normalised weights ``softmax(log_w)``."""
+        return jax.nn.softmax(self.log_w)

@@ -1,0 +1,1 @@
+"""Config schema, registries, the experiment runner and its plots."""

@@ -1,0 +1,12 @@
+"""Targets with exact references, by name: ``jaxsamp.targets.get(name, **params)``."""
+
+from jaxsamp.experiments.registry import TARGETS
+from jaxsamp.targets import gaussian as _gaussian  # noqa: F401  (registers)
+from jaxsamp.targets import mixture as _mixture  # noqa: F401
+from jaxsamp.targets.gaussian import Gaussian
+from jaxsamp.targets.mixture import GaussianMixture
+
+get = TARGETS.get
+names = TARGETS.names
+
+__all__ = ["Gaussian", "GaussianMixture", "get", "names"]

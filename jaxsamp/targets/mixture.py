@@ -1,0 +1,76 @@
+"""Gaussian mixtures: a general isotropic mixture and the Beyond-ELBOs 40-mode GMM."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsamp.core.target import Target
+from jaxsamp.experiments.registry import TARGETS
+
+
+class GaussianMixture(Target):
+    """Normalised mixture ``sum_k w_k N(mu_k, s_k^2 I)``; ``log Z = 0``, exact samples.
+
+    Parameters
+    ----------
+    means : array (K, d)
+    scales : array (K,)
+    weights : array (K,), optional (uniform by default)
+    """
+
+    def __init__(self, means, scales, weights=None, name: str = "gaussian_mixture"):
+        means = np.asarray(means, dtype=np.float64)
+        k, d = means.shape
+        scales = np.broadcast_to(np.asarray(scales, dtype=np.float64), (k,)).copy()
+        weights = np.ones(k) / k if weights is None else np.asarray(weights, dtype=np.float64)
+        if weights.shape != (k,) or np.any(weights <= 0):
+            raise ValueError("weights must be K positive numbers")
+        self.name, self.event_shape, self.log_Z = name, (d,), 0.0
+        self.means_np, self.scales_np, self.weights_np = means, scales, weights / weights.sum()
+
+    def component_log_probs(self, x):
+        """``log w_k + log N(x; mu_k, s_k^2 I)`` for every component, shape (K,)."""
+        mu = jnp.asarray(self.means_np, x.dtype)
+        s = jnp.asarray(self.scales_np, x.dtype)
+        d = x.shape[-1]
+        sq = jnp.sum((x - mu) ** 2, axis=-1)
+        return (
+            jnp.log(jnp.asarray(self.weights_np, x.dtype))
+            - 0.5 * sq / s**2
+            - d * jnp.log(s)
+            - 0.5 * d * jnp.log(2 * jnp.pi)
+        )
+
+    def _log_prob(self, x):
+        return jax.scipy.special.logsumexp(self.component_log_probs(x))
+
+    def assign_modes(self, xs):
+        """Most likely component of each sample in ``xs`` (n, d) -> (n,) ints."""
+        return jnp.argmax(jax.vmap(self.component_log_probs)(xs), axis=-1)
+
+    def sample(self, key, n):
+        kc, kz = jax.random.split(key)
+        comp = jax.random.choice(kc, len(self.weights_np), (n,), p=jnp.asarray(self.weights_np))
+        z = jax.random.normal(kz, (n, self.event_shape[0]))
+        return jnp.asarray(self.means_np)[comp] + jnp.asarray(self.scales_np)[comp, None] * z
+
+
+@TARGETS.register("gaussian_mixture")
+def gaussian_mixture(means: list, scales: float | list = 1.0, weights: list | None = None) -> GaussianMixture:
+    """A Gaussian mixture with the given means, scales and weights; log Z = 0, exact samples."""
+    return GaussianMixture(np.asarray(means, float), scales, weights)
+
+
+@TARGETS.register("gmm")
+def gmm(dim: int = 2, num_modes: int = 40, box: float = 40.0, seed: int = 0) -> GaussianMixture:
+    """Beyond-ELBOs GMM40: equal-weight unit-variance modes, means uniform in [-box, box]^d.
+
+    Means are drawn from ``jax.random.uniform(jax.random.key(seed), (K, d), minval=-box,
+    maxval=box)`` (Blessing et al. 2024, ``targets/gmm40.py``: PRNG seed 0).
+    """
+    means = np.asarray(
+        jax.random.uniform(jax.random.key(seed), (num_modes, dim), minval=-box, maxval=box), dtype=np.float64
+    )
+    return GaussianMixture(means, 1.0, None, name="gmm")
