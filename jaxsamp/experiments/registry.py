@@ -99,3 +99,4 @@ class Registry:
 
 TARGETS = Registry("target")
 SAMPLERS = Registry("sampler")
+EXPERIMENTS = Registry("experiment kind")

@@ -1,0 +1,49 @@
+"""Shared output format of the benchmark scripts.
+
+Every ``scripts/bench_<name>.py`` writes ``benchmarks/results/bench_<name>.json``:
+``{"command": ..., "date": ..., "machine": {...}, "results": {figure: value}}``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import shlex
+import sys
+from pathlib import Path
+
+RESULTS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+
+
+def machine() -> dict:
+    import jax
+
+    return {
+        "platform": platform.platform(),
+        "processor": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "jax": jax.__version__,
+        "devices": [str(d) for d in jax.devices()],
+    }
+
+
+def write_results(script_name: str, results: dict, argv: list[str] | None = None, quick: bool = False) -> Path:
+    """Write the results JSON for ``script_name`` (e.g. ``"bench_overhead"``); return its path.
+
+    A ``--quick`` run writes ``<script>_quick.json`` so it never overwrites the
+    full-size figures recorded in BENCHMARKS.md.
+    """
+    argv = sys.argv if argv is None else argv
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{script_name}{'_quick' if quick else ''}.json"
+    payload = {
+        "command": "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(argv[0])] + list(argv[1:])),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "results": {k: (float(v) if isinstance(v, (int, float)) else v) for k, v in results.items()},
+    }
+    path.write_text(json.dumps(payload, indent=2) + "\n")
+    return path
