@@ -100,3 +100,23 @@ class Registry:
 TARGETS = Registry("target")
 SAMPLERS = Registry("sampler")
 EXPERIMENTS = Registry("experiment kind")
+
+
+def validate_dataclass(where: str, params: dict, cls):
+    """Build dataclass ``cls`` from ``params``, with a :class:`ConfigError` naming any bad key.
+
+    Used by experiment kinds whose hyper-parameters are a dataclass (for example
+    a learned sampler's settings): unknown keys, wrong types and missing
+    required fields are one-line errors.
+    """
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for key, value in (params or {}).items():
+        if key not in fields:
+            raise ConfigError(f"{where}: unknown parameter {key!r}; accepted: {', '.join(fields)}")
+        out[key] = _check_type(where, key, value, hints.get(key, inspect.Parameter.empty))
+    for name, f in fields.items():
+        if name not in out and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ConfigError(f"{where}: missing required parameter {name!r}")
+    return cls(**out)
