@@ -1,0 +1,1 @@
+"""Markov kernels: blackjax adapters and what blackjax lacks. Importing registers them in ``SAMPLERS``."""
