@@ -55,7 +55,7 @@ def _files(root: Path) -> list[Path]:
 
 
 def step_dir(directory: str | os.PathLike, step: int) -> Path:
-    return Path(directory) / f"{_PREFIX}{step:010d}"
+    return Path(directory).resolve() / f"{_PREFIX}{step:010d}"
 
 
 def save(directory, step: int, state: Any, trace: Any, key_data: list[int]) -> Path:
@@ -140,7 +140,7 @@ def restore(folder: Path, manifest: dict, state_template: Any, trace_template: A
 
     tree = {f"leaf_{i:05d}": abstract(leaf) for i, leaf in enumerate(leaves)}
     ckptr = ocp.StandardCheckpointer()
-    loaded = ckptr.restore(folder / "state", tree)
+    loaded = ckptr.restore(folder.resolve() / "state", tree)
     ckptr.close()
     restored = []
     for i, leaf in enumerate(leaves):

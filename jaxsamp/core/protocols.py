@@ -91,12 +91,14 @@ class WeightedSamples(NamedTuple):
     def ess(self) -> jax.Array:
         """Normalised effective sample size ``(sum w)^2 / (n sum w^2)`` in ``(0, 1]``.
 
-        Computed in log space as ``exp(2 LSE(log w) - LSE(2 log w)) / n``, so it does
-        not overflow in float32 for log-weights of magnitude ``1e3``.
+        Computed in log space as ``exp(2 LSE(a) - LSE(2 a)) / n`` with
+        ``a = log w - max(log w)``, so it neither overflows nor loses precision in
+        float32 for log-weights of magnitude ``1e3``.
         """
         lse = jax.scipy.special.logsumexp
         n = self.log_w.shape[0]
-        return jnp.exp(2.0 * lse(self.log_w) - lse(2.0 * self.log_w)) / n
+        a = self.log_w - jax.lax.stop_gradient(jnp.max(self.log_w))  # keep float32 exact near |log w| ~ 1e3
+        return jnp.exp(2.0 * lse(a) - lse(2.0 * a)) / n
 
     @property
     def normalized_weights(self) -> jax.Array:

@@ -1,0 +1,3 @@
+"""Imports every module that registers an experiment kind (``EXPERIMENTS``)."""
+
+from jaxsamp.experiments import mcmc_experiment  # noqa: F401

@@ -1,0 +1,76 @@
+"""Plots written into run folders (matplotlib, Agg backend, PNG)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def samples_over_density(path: Path, log_prob_grid, samples: np.ndarray, extent, title: str, reference: np.ndarray | None = None) -> Path:
+    """Scatter of 2-D ``samples`` over the contours of a log density.
+
+    ``log_prob_grid(X, Y) -> Z`` evaluates the log density on a mesh grid;
+    ``extent = (xmin, xmax, ymin, ymax)``.
+    """
+    plt = _pyplot()
+    xs = np.linspace(extent[0], extent[1], 200)
+    ys = np.linspace(extent[2], extent[3], 200)
+    X, Y = np.meshgrid(xs, ys)
+    Z = np.asarray(log_prob_grid(X, Y))
+    fig, axes = plt.subplots(1, 2 if reference is not None else 1, figsize=(10 if reference is not None else 5, 5), squeeze=False)
+    panels = [("sampler", samples)] + ([("exact", reference)] if reference is not None else [])
+    for ax, (label, pts) in zip(axes[0], panels):
+        ax.contourf(X, Y, np.exp(Z - Z.max()), levels=20, cmap="Blues")
+        ax.scatter(pts[:, 0], pts[:, 1], s=3, c="C3", alpha=0.5)
+        ax.set_title(f"{title}: {label} ({len(pts)} points)")
+        ax.set_xlim(extent[:2])
+        ax.set_ylim(extent[2:])
+        ax.set_aspect("equal")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def marginals(path: Path, samples: np.ndarray, reference: np.ndarray | None, title: str, max_dims: int = 4) -> Path:
+    """Histograms of the first coordinates of ``samples`` (and a reference set)."""
+    plt = _pyplot()
+    k = min(max_dims, samples.shape[1])
+    fig, axes = plt.subplots(1, k, figsize=(3.2 * k, 3), squeeze=False)
+    for j, ax in enumerate(axes[0]):
+        bins = np.histogram_bin_edges(np.concatenate([samples[:, j]] + ([reference[:, j]] if reference is not None else [])), 50)
+        ax.hist(samples[:, j], bins=bins, density=True, alpha=0.6, label="sampler")
+        if reference is not None:
+            ax.hist(reference[:, j], bins=bins, density=True, histtype="step", color="k", label="exact")
+        ax.set_title(f"x[{j}]")
+    axes[0][0].legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def trace_plot(path: Path, series: dict[str, np.ndarray], title: str) -> Path:
+    """Line plots of per-step scalar series (acceptance rate, loss, ...)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(len(series), 1, figsize=(7, 2.2 * len(series)), squeeze=False, sharex=True)
+    for ax, (name, values) in zip(axes[:, 0], series.items()):
+        ax.plot(np.asarray(values))
+        ax.set_ylabel(name)
+    axes[-1, 0].set_xlabel("step")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
