@@ -26,7 +26,9 @@ def chain_mesh(num_devices: int | None = None, axis: str = CHAINS) -> jax.shardi
     n = num_devices or jax.device_count()
     if n > jax.device_count():
         raise ValueError(f"asked for {n} devices, only {jax.device_count()} are visible")
-    return jax.make_mesh((n,), (axis,), devices=jax.devices()[:n])
+    # Auto axes: jit partitions the vmapped per-chain work by itself, so kernels
+    # written for one device (all of blackjax) run unchanged on the mesh.
+    return jax.make_mesh((n,), (axis,), devices=jax.devices()[:n], axis_types=(jax.sharding.AxisType.Auto,))
 
 
 def _chain_sharding(mesh, axis):

@@ -1,0 +1,127 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import blackjax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxsamp.core import ensemble, run
+from jaxsamp.core import checkpoint as ckpt
+
+HERE = Path(__file__).parent
+
+
+def _mala():
+    kernel = ensemble(blackjax.mala(lambda x: -0.5 * jnp.sum(x**2), 0.5))
+    return kernel, kernel.init(jnp.zeros((32, 3)))
+
+
+def test_result_does_not_depend_on_chunk_size():
+    kernel, state = _mala()
+    key = jax.random.key(1)
+    tr_fn = lambda s, i: s.position[:, 0]  # noqa: E731
+    a, ta = run(kernel.step, state, key, 101, trace=tr_fn, chunk=101, progress=False)
+    b, tb = run(kernel.step, state, key, 101, trace=tr_fn, chunk=8, progress=False)
+    np.testing.assert_array_equal(np.asarray(a.position), np.asarray(b.position))
+    np.testing.assert_array_equal(np.asarray(ta), np.asarray(tb))
+    assert ta.shape == (101, 32)
+
+
+def test_step_i_uses_fold_in_key_i():
+    kernel, state = _mala()
+    key = jax.random.key(5)
+    manual = state
+    for i in range(7):
+        manual, _ = kernel.step(jax.random.fold_in(key, i), manual)
+    driven, _ = run(kernel.step, state, key, 7, chunk=3, progress=False)
+    np.testing.assert_allclose(np.asarray(driven.position), np.asarray(manual.position), rtol=1e-6)
+
+
+def test_split_run_with_checkpoint_resumes_exactly(tmp_path):
+    kernel, state = _mala()
+    key = jax.random.key(2)
+    tr_fn = lambda s, i: s.position.mean()  # noqa: E731
+    full, tfull = run(kernel.step, state, key, 60, trace=tr_fn, chunk=10, progress=False)
+    run(kernel.step, state, key, 30, trace=tr_fn, chunk=10, progress=False, checkpoint=tmp_path, checkpoint_every=10)
+    resumed, tres = run(kernel.step, state, key, 60, trace=tr_fn, chunk=10, progress=False, checkpoint=tmp_path, checkpoint_every=10)
+    np.testing.assert_array_equal(np.asarray(full.position), np.asarray(resumed.position))
+    np.testing.assert_array_equal(np.asarray(tfull), np.asarray(tres))
+
+
+def test_typed_key_in_state_round_trips(tmp_path):
+    def step(key, s):
+        k, sub = jax.random.split(s["key"])
+        return {"key": k, "x": s["x"] + jax.random.normal(sub)}, None
+
+    state = {"key": jax.random.key(9), "x": jnp.float32(0.0)}
+    a, _ = run(step, state, jax.random.key(0), 20, progress=False)
+    run(step, state, jax.random.key(0), 10, progress=False, checkpoint=tmp_path)
+    b, _ = run(step, state, jax.random.key(0), 20, progress=False, checkpoint=tmp_path)
+    assert float(a["x"]) == float(b["x"])
+    np.testing.assert_array_equal(jax.random.key_data(a["key"]), jax.random.key_data(b["key"]))
+
+
+def test_corrupt_and_partial_checkpoints_are_skipped_with_a_warning(tmp_path):
+    kernel, state = _mala()
+    key = jax.random.key(3)
+    run(kernel.step, state, key, 30, chunk=10, progress=False, checkpoint=tmp_path, checkpoint_every=10, keep=3)
+    steps = ckpt.list_steps(tmp_path)
+    assert [p.name for p in steps] == ["step_0000000030", "step_0000000020", "step_0000000010"]
+    # newest: corrupt one array file; second: remove its manifest (killed while writing)
+    victim = next(p for p in sorted((steps[0] / "state").rglob("*")) if p.is_file() and p.stat().st_size > 0)
+    victim.write_bytes(b"garbage" + victim.read_bytes()[7:])
+    (steps[1] / ckpt.MANIFEST).unlink()
+    with pytest.warns(ckpt.CheckpointSkippedWarning) as record:
+        folder, manifest = ckpt.latest_valid(tmp_path)
+    messages = " ".join(str(w.message) for w in record)
+    assert "step_0000000030" in messages and "checksum" in messages
+    assert "step_0000000020" in messages and "manifest" in messages
+    assert manifest["step"] == 10
+    # and the driver resumes from step 10 and still reproduces the uninterrupted run
+    full, _ = run(kernel.step, state, key, 40, chunk=10, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ckpt.CheckpointSkippedWarning)
+        resumed, _ = run(kernel.step, state, key, 40, chunk=10, progress=False, checkpoint=tmp_path, checkpoint_every=10)
+    np.testing.assert_array_equal(np.asarray(full.position), np.asarray(resumed.position))
+
+
+def test_resume_with_another_key_is_refused(tmp_path):
+    kernel, state = _mala()
+    run(kernel.step, state, jax.random.key(0), 10, progress=False, checkpoint=tmp_path)
+    with pytest.raises(ValueError, match="different PRNG key"):
+        run(kernel.step, state, jax.random.key(1), 20, progress=False, checkpoint=tmp_path)
+
+
+def test_killed_run_resumes_bit_identically(tmp_path):
+    """SIGKILL a checkpointing run in a subprocess after its first checkpoint, resume, compare."""
+    child = HERE / "_resume_child.py"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    ref = tmp_path / "ref.npz"
+    subprocess.run([sys.executable, str(child), "-", str(ref)], check=True, env=env, timeout=600)
+
+    ck = tmp_path / "ckpt"
+    proc = subprocess.Popen([sys.executable, str(child), str(ck), str(tmp_path / "killed.npz")], env=env)
+    deadline = time.time() + 600
+    while time.time() < deadline and proc.poll() is None:
+        if any((p / ckpt.MANIFEST).exists() for p in ckpt.list_steps(ck)):
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the child finished before it could be killed; make it longer"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = max(int(p.name.split("_")[1]) for p in ckpt.list_steps(ck) if (p / ckpt.MANIFEST).exists())
+    assert 0 < done < 3000
+    assert not (tmp_path / "killed.npz").exists()
+
+    out = tmp_path / "resumed.npz"
+    subprocess.run([sys.executable, str(child), str(ck), str(out)], check=True, env=env, timeout=600)
+    a, b = np.load(ref), np.load(out)
+    for name in ("position", "logdensity", "mean", "acc"):
+        np.testing.assert_array_equal(a[name], b[name])
