@@ -1,0 +1,45 @@
+import pytest
+
+from jaxsamp.experiments.config import ExperimentConfig, load_config, to_yaml
+from jaxsamp.experiments.registry import SAMPLERS, TARGETS, ConfigError
+
+
+def write(tmp_path, text):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_load_with_overrides_is_typed(tmp_path):
+    path = write(tmp_path, "name: x\ntarget: {name: gaussian, params: {dim: 3}}\nsampler: {name: mala}\n")
+    cfg = load_config(path, ["run.num_chains=8", "sampler.params.step_size=0.25", "seed=3"])
+    assert isinstance(cfg, ExperimentConfig)
+    assert cfg.run.num_chains == 8 and cfg.seed == 3
+    assert cfg.sampler.params == {"step_size": 0.25}
+    assert load_config(write(tmp_path, to_yaml(cfg))) == cfg
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("name: x\ntarget: {name: g}\nsampler: {name: m}\nrun: {num_chains: 1.5}\n", "num_chains"),
+        ("name: x\ntarget: {name: g}\nsampler: {name: m}\nbogus: 1\n", "bogus"),
+        ("target: {name: g}\nsampler: {name: m}\n", "name"),
+        ("name: [unclosed\n", "YAML"),
+    ],
+)
+def test_bad_configs_raise_one_line_errors(tmp_path, text, fragment):
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, text))
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_registry_validates_parameters():
+    with pytest.raises(ConfigError, match="unknown parameter 'dims'"):
+        TARGETS.get("gaussian", dims=2)
+    with pytest.raises(ConfigError, match="must be int"):
+        TARGETS.get("gaussian", dim="two")
+    with pytest.raises(ConfigError, match="unknown target 'nope'"):
+        TARGETS.get("nope")
+    with pytest.raises(ConfigError, match="unknown sampler"):
+        SAMPLERS.entry("nope")
