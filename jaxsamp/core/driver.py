@@ -10,6 +10,7 @@ kill-and-resume changes a single bit of the result.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from pathlib import Path
@@ -36,6 +37,18 @@ def _schedule(start: int, num_steps: int, chunk: int, every: int | None) -> list
         out.append((i, end - i))
         i = end
     return out
+
+
+def _one_step(step, trace, state, key, i):
+    state, info = step(jax.random.fold_in(key, i), state)
+    return state, (trace(state, info) if trace is not None else None)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def _scan_chunk(step, trace, length, state, key, start):
+    """``length`` steps from global index ``start``; compiled once per (step, trace, length)."""
+    indices = start + jnp.arange(length, dtype=jnp.uint32)
+    return jax.lax.scan(lambda s, i: _one_step(step, trace, s, key, i), state, indices)
 
 
 def _concat(parts: list) -> Any:
@@ -105,23 +118,6 @@ def run(
         raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
     key_data = _key_data(key)
 
-    def body(carry, i):
-        s = carry
-        s, info = step(jax.random.fold_in(key, i), s)
-        return s, (trace(s, info) if trace is not None else None)
-
-    compiled: dict[int, Callable] = {}
-
-    def chunk_fn(length: int):
-        if length not in compiled:
-
-            @jax.jit
-            def f(s, start):
-                return jax.lax.scan(body, s, start + jnp.arange(length, dtype=jnp.uint32))
-
-            compiled[length] = f
-        return compiled[length]
-
     start, parts = 0, []
     if checkpoint is not None:
         found = ckpt.latest_valid(checkpoint)
@@ -137,7 +133,7 @@ def run(
             trace_template = None
             if trace is not None:
                 n_done = manifest["step"]
-                one = jax.eval_shape(lambda s: body(s, jnp.uint32(0))[1], state)
+                one = jax.eval_shape(lambda s: _one_step(step, trace, s, key, jnp.uint32(0))[1], state)
                 trace_template = jax.tree.map(lambda a: jnp.zeros((n_done, *a.shape), a.dtype), one)
             state, restored_trace = ckpt.restore(folder, manifest, state, trace_template)
             start = manifest["step"]
@@ -152,7 +148,7 @@ def run(
 
     pending = None  # (marker array, steps) of the chunk dispatched last
     for s0, length in _schedule(start, num_steps, chunk, checkpoint_every):
-        state, out = chunk_fn(length)(state, jnp.uint32(s0))
+        state, out = _scan_chunk(step, trace, length, state, key, jnp.uint32(s0))
         if trace is not None:
             parts.append(out)
         if pending is not None and bar is not None:
