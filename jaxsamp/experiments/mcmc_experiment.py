@@ -116,7 +116,8 @@ def mcmc_experiment(cfg, target, run_dir: Path) -> dict:
             pts = jnp.stack([X.ravel(), Y.ravel()], -1).astype(jnp.float32)
             return np.asarray(grid_lp(pts)).reshape(X.shape)
 
-        plots.samples_over_density(run_dir / "samples.png", log_prob_grid, flat, extent, cfg.name, exact)
+        shown = None if exact is None else exact[: len(flat)]  # same number of points in both panels
+        plots.samples_over_density(run_dir / "samples.png", log_prob_grid, flat, extent, cfg.name, shown)
     elif target.domain.kind == "real":
         plots.marginals(run_dir / "marginals.png", flat, exact, cfg.name)
     plots.trace_plot(run_dir / "acceptance.png", {"acceptance": acc}, cfg.name)
