@@ -46,13 +46,14 @@ from jaxsamp.experiments.registry import TARGETS
 from jaxsamp.targets import lattice_exact
 
 #: Transfer matrices up to this many row states are cheap enough to fill ``Target.log_Z`` on access.
-_CHEAP_TRANSFER_STATES = 1024
+_CHEAP_TRANSFER_STATES = 256
 
 
 def lattice_shape(L) -> tuple[int, int]:
     """``(Lx, Ly)`` from an int ``L`` (square) or a pair ``[Lx, Ly]``; each side >= 2."""
-    shape = (int(L), int(L)) if np.ndim(L) == 0 else tuple(int(v) for v in L)
-    if len(shape) != 2 or any(v < 2 for v in shape):
+    sides = [L, L] if np.ndim(L) == 0 else list(L)
+    shape = tuple(int(v) for v in sides)
+    if len(shape) != 2 or any(v < 2 for v in shape) or shape != tuple(sides):
         raise ValueError(f"L must be an int >= 2 or a pair [Lx, Ly] of ints >= 2, got {L!r}")
     return shape
 
@@ -79,7 +80,12 @@ def _neighbour_sum(x: jax.Array) -> jax.Array:
 
 
 class _Lattice(Target):
-    """Shared shape checks, exact-reference plumbing and ``log_prob = -beta E`` of the lattice models."""
+    """Shared shape checks, exact-reference plumbing and ``log_prob = -beta E`` of the lattice models.
+
+    ``log_prob(x) = -beta * energy(x)`` takes ONE state of shape ``(Lx, Ly)``.
+    ``L`` is the side (an int) for square lattices and ``(Lx, Ly)`` otherwise;
+    ``lattice_shape`` is always the pair and ``num_sites = Lx Ly``.
+    """
 
     beta: float
     J: float
@@ -100,10 +106,6 @@ class _Lattice(Target):
             custom_message=f"{self.name}.{what} takes one state of shape {self.event_shape}; batch with jax.vmap",
         )
 
-    def log_prob(self, x: jax.Array) -> jax.Array:
-        """``-beta * energy(x)`` for ONE state of shape ``(Lx, Ly)``."""
-        return super().log_prob(x)
-
     def _log_prob(self, x):
         e = self.energy(x)
         return -jnp.asarray(self.beta, e.dtype) * e
@@ -116,7 +118,7 @@ class _Lattice(Target):
     # -- exact references (numpy float64, small lattices) -----------------
     @functools.cached_property
     def log_Z(self) -> float | None:
-        """Exact ``log Z`` when it is cheap (closed form, or <= 1024 transfer-matrix row states); else None."""
+        """Exact ``log Z`` when it is cheap (closed form, or <= 256 transfer-matrix row states); else None."""
         return self.exact_log_Z() if self._log_Z_is_cheap() else None
 
     def _transfer_states(self) -> int:
@@ -221,7 +223,7 @@ class Ising(_Lattice):
         return lattice_exact.ising_magnetization_distribution(self.lattice_shape, self.beta, self.J, self.h)
 
     def _states_from_digits(self, digits):
-        return (2 * digits.astype(np.float32) - 1).astype(np.float32)
+        return (2.0 * digits - 1.0).astype(np.float32)
 
     def _numpy_energy(self, states):
         return lattice_exact.ising_energy(states.astype(np.float64), self.J, self.h)

@@ -31,7 +31,7 @@ from scipy.special import logsumexp
 
 #: Largest number of states :func:`all_states` enumerates.
 MAX_ENUMERATION = 2**20
-#: Largest number of row states of a transfer matrix for log Z (a dense eigvalsh).
+#: Largest number of row states of a transfer matrix (log Z is a dense eigvalsh of that size).
 MAX_TRANSFER_STATES = 4096
 #: Largest size (in float64 entries) of the array carried by :func:`ising_magnetization_distribution`.
 MAX_MAGNETIZATION_DP = 2**25
@@ -135,6 +135,11 @@ def kaufman_log_Z(shape: tuple[int, int], beta: float, J: float = 1.0) -> float:
 def _row_problem(shape, k):
     """Width ``w`` (the narrower side), length and all ``k^w`` row configurations ``(k^w, w)``."""
     w, length = min(shape), max(shape)
+    if k**w > MAX_TRANSFER_STATES:
+        raise ExactReferenceUnavailable(
+            f"a transfer matrix for a {shape[0]}x{shape[1]} lattice has {k}^{w} row states, "
+            f"over the limit of {MAX_TRANSFER_STATES}"
+        )
     return w, length, all_states((1, w), k)[:, 0, :]
 
 
@@ -160,10 +165,6 @@ def transfer_log_Z(e_row: np.ndarray, e_inter: np.ndarray, beta: float, length: 
     the exponent is shifted by its maximum and the eigenvalues are scaled by
     the largest one, so nothing overflows.
     """
-    if e_row.shape[0] > MAX_TRANSFER_STATES:
-        raise ExactReferenceUnavailable(
-            f"transfer matrix of {e_row.shape[0]} row states exceeds the limit of {MAX_TRANSFER_STATES}"
-        )
     expo = -beta * (0.5 * e_row[:, None] + e_inter + 0.5 * e_row[None, :])
     shift = expo.max()
     lam = np.linalg.eigvalsh(np.exp(expo - shift))
@@ -214,12 +215,12 @@ def ising_magnetization_distribution(shape, beta: float, J: float = 1.0, h: floa
     W = np.exp(log_w - log_w.max())
     F = np.zeros((n_rows, n_sites + 1, n_rows))
     F[np.arange(n_rows), ups, np.arange(n_rows)] = d
-    for _ in range(length - 1):
-        G = (F @ W) * d
-        F = np.zeros_like(G)
+    for r in range(1, length):
+        G = (F[:, : r * w + 1] @ W) * d  # r rows placed so far: at most r w up spins
+        F = np.zeros_like(F)
         for u in range(w + 1):
             cols = ups == u
-            F[:, u:, cols] = G[:, : n_sites + 1 - u, cols]
+            F[:, u : u + r * w + 1, cols] = G[:, :, cols]
         F /= F.max()
     weights = np.einsum("akb,ba->k", F, W)
     p = weights / weights.sum()
