@@ -1,0 +1,317 @@
+"""Single-site kernels for spin and categorical lattices: Metropolis, heat bath, checkerboard.
+
+blackjax has no discrete samplers (blackjax issue #835). These kernels move one
+site at a time (random scan) or a whole colour class of a bipartite lattice at
+once (checkerboard). They never evaluate the energy themselves: every update
+reads the log-probability change of all single-site moves from ONE call of a
+``flip_log_ratios(x)`` function, the contract of the lattice targets
+(:mod:`jaxsamp.targets.lattice`):
+
+* spins (Ising, values +-1): ``flip_log_ratios(x)`` has ``x``'s shape and entry
+  ``i`` is ``log pi(flip_i x) - log pi(x)``;
+* categories (Potts, values ``0..q-1``): it has shape ``x.shape + (q,)`` and entry
+  ``(i, c)`` is ``log pi(x with x_i = c) - log pi(x)`` (zero at ``c = x_i``).
+
+Because the kernels take the function and not a target, the same code samples
+any member ``pi_t`` of an annealing path (``lambda x: path.flip_log_ratios(x, t)``),
+which is how AIS/SMC (:mod:`jaxsamp.smc`) and LEAPS use them.
+
+States keep the dtype given to ``init``: Ising spins as float32 (the targets'
+default) or int8 +-1, Potts categories as any integer dtype (int8 saves memory).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsamp.core.protocols import Kernel
+from jaxsamp.experiments.registry import SAMPLERS
+
+RULES = ("metropolis", "heat_bath")
+
+
+class DiscreteState(NamedTuple):
+    """State of a discrete kernel: the lattice configuration ``position``."""
+
+    position: jax.Array
+
+
+class DiscreteInfo(NamedTuple):
+    """What one kernel step did.
+
+    Attributes
+    ----------
+    acceptance_rate : float
+        Fraction of the site updates in the step that changed the site (for the
+        heat bath: that drew a value different from the current one).
+    num_flip_attempts : int
+        Single-site updates attempted in the step.
+    num_target_evals : int
+        Calls of ``flip_log_ratios`` in the step (the unit of cost used for
+        equal-cost comparisons, as in LEAPS' "energy evaluations").
+    """
+
+    acceptance_rate: jax.Array
+    num_flip_attempts: jax.Array
+    num_target_evals: jax.Array
+
+
+# --------------------------------------------------------------------------
+# the update rules, vectorised over any set of sites
+# --------------------------------------------------------------------------
+
+
+def _check_rule(rule: str) -> None:
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+
+
+def propose_sites(key, x, log_ratios, rule: str, num_categories: int | None):
+    """Draw new values for every site of ``x`` independently, each by a single-site rule.
+
+    Parameters
+    ----------
+    key : PRNG key
+    x : array
+        Current values of the sites (any shape ``S``).
+    log_ratios : array
+        ``S`` (spins) or ``S + (q,)`` (categories): the single-site log ratios of
+        those sites, as returned by ``flip_log_ratios``.
+    rule : {"metropolis", "heat_bath"}
+        Metropolis (Metropolis et al. 1953): spins propose the flip; categories
+        propose one of the ``q - 1`` other values uniformly; accept with
+        probability ``min(1, exp(r))``. Heat bath / Glauber (Glauber 1963): draw
+        the site from its conditional, ``P(flip) = e^r / (1 + e^r)`` for spins and
+        ``P(c) ∝ exp(r_c)`` over all ``q`` values for categories.
+    num_categories : int or None
+        ``q`` for categorical sites, ``None`` for +-1 spins.
+
+    Returns
+    -------
+    new : array, shape ``S``, dtype of ``x``
+    changed : bool array, shape ``S``
+
+    Notes
+    -----
+    Each rule leaves the conditional law of one site given the others invariant,
+    so applying it to a set of sites that do not interact with one another (one
+    site, or one colour of a bipartite lattice) leaves ``pi`` invariant.
+    """
+    if num_categories is None:
+        log_u = jnp.log(jax.random.uniform(key, x.shape, dtype=log_ratios.dtype))
+        threshold = log_ratios if rule == "metropolis" else jax.nn.log_sigmoid(log_ratios)
+        changed = log_u < threshold
+        return jnp.where(changed, -x, x), changed
+    q = num_categories
+    current = x.astype(jnp.int32)
+    if rule == "metropolis":
+        key_c, key_u = jax.random.split(key)
+        proposal = (current + jax.random.randint(key_c, x.shape, 1, q)) % q
+        r = jnp.take_along_axis(log_ratios, proposal[..., None], axis=-1)[..., 0]
+        changed = jnp.log(jax.random.uniform(key_u, x.shape, dtype=log_ratios.dtype)) < r
+        new = jnp.where(changed, proposal, current)
+    else:
+        new = jax.random.categorical(key, log_ratios, axis=-1)
+        changed = new != current
+    return new.astype(x.dtype), changed
+
+
+def _ratio_shape(x, num_categories):
+    return x.shape if num_categories is None else (*x.shape, num_categories)
+
+
+def _log_ratios(flip_log_ratios, x, num_categories):
+    r = flip_log_ratios(x)
+    chex.assert_shape(
+        r,
+        _ratio_shape(x, num_categories),
+        custom_message="flip_log_ratios(x) must have shape x.shape (spins) or x.shape + (q,) (categories)",
+    )
+    return r
+
+
+# --------------------------------------------------------------------------
+# random scan
+# --------------------------------------------------------------------------
+
+
+def random_scan(
+    flip_log_ratios: Callable[[jax.Array], jax.Array],
+    rule: str = "heat_bath",
+    num_categories: int | None = None,
+    num_updates: int = 1,
+) -> Kernel:
+    """Random-scan single-site kernel: ``num_updates`` times, pick a site uniformly and update it.
+
+    Parameters
+    ----------
+    flip_log_ratios : callable
+        ``x -> log ratios`` of every single-site move (module docstring).
+    rule : {"metropolis", "heat_bath"}
+        The single-site rule (:func:`propose_sites`); ``heat_bath`` is Glauber dynamics.
+    num_categories : int or None
+        ``q`` for Potts-type states, ``None`` for +-1 spins.
+    num_updates : int
+        Site updates per step (``x.size`` is one sweep). Each costs one call of
+        ``flip_log_ratios``, so a random scan costs O(L^2) per flip on an L x L
+        lattice; :func:`checkerboard` amortises the call over half the lattice.
+
+    Returns
+    -------
+    Kernel
+        ``init(x) -> DiscreteState``; ``step(key, state) -> (state, DiscreteInfo)``.
+    """
+    _check_rule(rule)
+    if num_updates < 1:
+        raise ValueError(f"num_updates must be >= 1, got {num_updates}")
+
+    def init(position, rng_key=None):
+        return DiscreteState(jnp.asarray(position))
+
+    def update(x, key):
+        key_site, key_rule = jax.random.split(key)
+        site = jax.random.randint(key_site, (), 0, x.size)
+        r = _log_ratios(flip_log_ratios, x, num_categories)
+        r_site = r.reshape(x.size, *r.shape[x.ndim :])[site]
+        x_flat = x.reshape(-1)
+        new, changed = propose_sites(key_rule, x_flat[site], r_site, rule, num_categories)
+        return x_flat.at[site].set(new).reshape(x.shape), changed
+
+    def step(rng_key, state):
+        keys = jax.random.split(rng_key, num_updates)
+        x, changed = jax.lax.scan(update, state.position, keys)
+        info = DiscreteInfo(
+            jnp.mean(changed.astype(jnp.float32)), jnp.int32(num_updates), jnp.int32(num_updates)
+        )
+        return DiscreteState(x), info
+
+    return Kernel(init, step)
+
+
+def metropolis(flip_log_ratios, num_categories: int | None = None, num_updates: int = 1) -> Kernel:
+    """Random-scan single-site Metropolis (:func:`random_scan` with ``rule="metropolis"``)."""
+    return random_scan(flip_log_ratios, "metropolis", num_categories, num_updates)
+
+
+def heat_bath(flip_log_ratios, num_categories: int | None = None, num_updates: int = 1) -> Kernel:
+    """Random-scan heat bath, i.e. Glauber dynamics (:func:`random_scan` with ``rule="heat_bath"``)."""
+    return random_scan(flip_log_ratios, "heat_bath", num_categories, num_updates)
+
+
+# --------------------------------------------------------------------------
+# checkerboard
+# --------------------------------------------------------------------------
+
+
+def checkerboard_colours(shape: tuple[int, ...]) -> np.ndarray:
+    """Colour ``(sum of indices) mod 2`` of every site of a periodic lattice of ``shape``.
+
+    Raises
+    ------
+    ValueError
+        If a side is odd: on a periodic lattice two neighbours would then share
+        a colour and could not be updated together.
+    """
+    if any(n % 2 for n in shape):
+        raise ValueError(f"a checkerboard update needs every side of the periodic lattice even, got {shape}")
+    return (np.indices(shape).sum(axis=0) % 2).astype(np.int8)
+
+
+def checkerboard(
+    flip_log_ratios: Callable[[jax.Array], jax.Array],
+    rule: str = "heat_bath",
+    num_categories: int | None = None,
+) -> Kernel:
+    """Checkerboard kernel: update all sites of one colour in parallel, then the other colour.
+
+    On a bipartite nearest-neighbour lattice the sites of one colour are
+    conditionally independent given the other colour, so one parallel sweep of
+    single-site rules over a colour leaves ``pi`` invariant; a step does colour 0
+    then colour 1 (one full sweep, ``x.size`` flip attempts) with two calls of
+    ``flip_log_ratios``.
+
+    With the Metropolis rule the sweep can be nearly periodic at high
+    temperature (at ``beta = 0`` it flips every spin every sweep), so it is
+    pi-invariant but may converge slowly from a bad start; the heat-bath rule
+    does not have this problem.
+
+    Parameters
+    ----------
+    flip_log_ratios : callable
+        ``x -> log ratios`` of every single-site move. The interaction must be
+        nearest-neighbour on a periodic lattice with even sides.
+    rule : {"metropolis", "heat_bath"}
+    num_categories : int or None
+        ``q`` for Potts-type states, ``None`` for +-1 spins.
+
+    Returns
+    -------
+    Kernel
+        ``init(x) -> DiscreteState``; ``step(key, state) -> (state, DiscreteInfo)``.
+    """
+    _check_rule(rule)
+
+    def init(position, rng_key=None):
+        position = jnp.asarray(position)
+        checkerboard_colours(position.shape)
+        return DiscreteState(position)
+
+    def step(rng_key, state):
+        x = state.position
+        colours = jnp.asarray(checkerboard_colours(x.shape))
+        num_changed = jnp.int32(0)
+        for colour in (0, 1):
+            r = _log_ratios(flip_log_ratios, x, num_categories)
+            new, changed = propose_sites(jax.random.fold_in(rng_key, colour), x, r, rule, num_categories)
+            mask = colours == colour
+            x = jnp.where(mask, new, x)
+            num_changed = num_changed + jnp.sum(changed & mask, dtype=jnp.int32)
+        info = DiscreteInfo(num_changed / x.size, jnp.int32(x.size), jnp.int32(2))
+        return DiscreteState(x), info
+
+    return Kernel(init, step)
+
+
+# --------------------------------------------------------------------------
+# registry: kernels on a lattice target
+# --------------------------------------------------------------------------
+
+
+def lattice_categories(target) -> int | None:
+    """``None`` for a spin target, ``q`` for a categorical one (from ``target.domain``)."""
+    kind = target.domain.kind
+    if kind == "spin":
+        return None
+    if kind == "categorical":
+        return target.domain.num_categories
+    raise ValueError(f"discrete kernels need a spin or categorical target, got domain {kind!r} of {target.name!r}")
+
+
+def _sweep(target, num_updates):
+    return int(np.prod(target.event_shape)) if num_updates is None else num_updates
+
+
+@SAMPLERS.register("metropolis_site")
+def metropolis_site_sampler(target, num_updates: int | None = None) -> Kernel:
+    """Random-scan single-site Metropolis on a lattice; num_updates sites per step (default one sweep)."""
+    q = lattice_categories(target)
+    return metropolis(target.flip_log_ratios, q, _sweep(target, num_updates))
+
+
+@SAMPLERS.register("glauber")
+def glauber_sampler(target, num_updates: int | None = None) -> Kernel:
+    """Random-scan heat bath (Glauber) on a lattice; num_updates sites per step (default one sweep)."""
+    q = lattice_categories(target)
+    return heat_bath(target.flip_log_ratios, q, _sweep(target, num_updates))
+
+
+@SAMPLERS.register("checkerboard")
+def checkerboard_sampler(target, rule: str = "heat_bath") -> Kernel:
+    """Checkerboard sweep (half the lattice in parallel) with the heat-bath or Metropolis rule."""
+    q = lattice_categories(target)
+    return checkerboard(target.flip_log_ratios, rule, q)
