@@ -1,0 +1,18 @@
+"""Annealing: AIS and SMC along an annealing path, with adaptive tempering and blackjax resamplers."""
+
+from jaxsamp.smc.annealing import (
+    AnnealResult,
+    SMCInfo,
+    SMCState,
+    anneal,
+    inner_target_evals,
+    linear_schedule,
+    smc,
+    weighted_samples,
+)
+from jaxsamp.smc.tempering import conditional_ess, next_temperature
+
+__all__ = [
+    "AnnealResult", "SMCInfo", "SMCState", "anneal", "conditional_ess", "inner_target_evals",
+    "linear_schedule", "next_temperature", "smc", "weighted_samples",
+]
