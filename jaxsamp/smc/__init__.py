@@ -7,6 +7,7 @@ from jaxsamp.smc.annealing import (
     anneal,
     inner_target_evals,
     linear_schedule,
+    path_member,
     smc,
     weighted_samples,
 )
@@ -14,5 +15,5 @@ from jaxsamp.smc.tempering import conditional_ess, next_temperature
 
 __all__ = [
     "AnnealResult", "SMCInfo", "SMCState", "anneal", "conditional_ess", "inner_target_evals",
-    "linear_schedule", "next_temperature", "smc", "weighted_samples",
+    "linear_schedule", "next_temperature", "path_member", "smc", "weighted_samples",
 ]

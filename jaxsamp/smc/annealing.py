@@ -142,6 +142,19 @@ def affine_in_t(path: AnnealingPath, example) -> bool:
     return not any(v is t_var for v in uses)
 
 
+def path_member(path: AnnealingPath, t):
+    """``pi_t`` as a :class:`~jaxsamp.core.target.Target` (``path.at(t)``), for building inner kernels.
+
+    When the path gives single-site log-ratios (lattice paths), the member has
+    ``flip_log_ratios(x) = path.flip_log_ratios(x, t)`` too, so the discrete
+    samplers of :mod:`jaxsamp.mcmc.discrete` can be built on it by name.
+    """
+    member = path.at(t)
+    if hasattr(path, "flip_log_ratios"):
+        member.flip_log_ratios = lambda x: path.flip_log_ratios(x, t)
+    return member
+
+
 def linear_schedule(num_levels: int) -> np.ndarray:
     """``num_levels + 1`` equally spaced temperatures from 0 to 1."""
     if num_levels < 1:
