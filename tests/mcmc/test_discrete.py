@@ -127,14 +127,14 @@ def test_info_counts_and_dtypes():
     ising = get("ising", L=4, beta=0.4)
     spins = jnp.ones((4, 4), jnp.int8)
     kernel = discrete.checkerboard(ising.flip_log_ratios)
-    state, info = kernel.step(jax.random.key(0), kernel.init(spins))
+    state, info = jax.jit(kernel.step)(jax.random.key(0), kernel.init(spins))
     assert state.position.dtype == jnp.int8 and set(np.unique(state.position)) <= {-1, 1}
     assert int(info.num_flip_attempts) == 16 and int(info.num_target_evals) == 2
     assert 0.0 <= float(info.acceptance_rate) <= 1.0
     potts = get("potts", L=4, beta=0.4, q=5)
     x = jnp.zeros((4, 4), jnp.int8)
     kernel = discrete.metropolis(potts.flip_log_ratios, 5, num_updates=7)
-    state, info = kernel.step(jax.random.key(1), kernel.init(x))
+    state, info = jax.jit(kernel.step)(jax.random.key(1), kernel.init(x))
     assert state.position.dtype == jnp.int8 and int(state.position.max()) < 5
     assert int(info.num_flip_attempts) == 7 and int(info.num_target_evals) == 7
 
@@ -143,7 +143,7 @@ def test_metropolis_proposes_only_other_categories():
     """At beta = 0 every Potts Metropolis proposal is accepted, so every update changes the site."""
     potts = get("potts", L=4, beta=0.0, q=3)
     kernel = discrete.metropolis(potts.flip_log_ratios, 3, num_updates=50)
-    _, info = kernel.step(jax.random.key(2), kernel.init(jnp.zeros((4, 4), jnp.int32)))
+    _, info = jax.jit(kernel.step)(jax.random.key(2), kernel.init(jnp.zeros((4, 4), jnp.int32)))
     assert float(info.acceptance_rate) == 1.0
 
 
