@@ -21,6 +21,7 @@ from jaxsamp.core import ensemble, run
 from jaxsamp.experiments.registry import SAMPLERS
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets import get
+from jaxsamp.targets.lattice import UniformLattice
 
 NUM_CHAINS = 20_000
 NUM_SWEEPS = 10
@@ -57,13 +58,6 @@ def _final_states(kernel, target, seed=0, num_steps=NUM_SWEEPS):
     key_run = jax.random.key(seed)
     state, _ = run(chains.step, chains.init(x0), key_run, num_steps, chunk=num_steps, progress=False)
     return np.asarray(state.position)
-
-
-def _uniform(target, key, n):
-    shape = (n, *target.event_shape)
-    if target.domain.kind == "spin":
-        return jax.random.rademacher(key, shape, dtype=jnp.float32)
-    return jax.random.randint(key, shape, 0, target.domain.num_categories, dtype=jnp.int32)
 
 
 def _check_exact(samples, target, wrong):
@@ -157,7 +151,7 @@ def test_metropolis_proposes_only_other_categories():
 )
 def test_registered_samplers_run_on_lattices(name, target):
     kernel = SAMPLERS.get(name, target)
-    x0 = _uniform(target, jax.random.key(0), 1)[0]
+    x0 = UniformLattice(target).sample(jax.random.key(0), 1)[0]
     state, info = jax.jit(kernel.step)(jax.random.key(1), kernel.init(x0))
     assert state.position.shape == (4, 4)
     assert int(info.num_flip_attempts) == 16  # one sweep per step by default
