@@ -238,7 +238,7 @@ def smc(
     dlog_prob_dt = jax.vmap(path.dlog_prob_dt, in_axes=(0, None))
 
     def init(positions, rng_key=None):
-        n = jax.tree.leaves(positions)[0].shape[0]
+        n = num_chains(positions)
         return SMCState(
             positions, jnp.zeros((n,), jnp.float32), jnp.float32(0.0), jnp.float32(0.0), jnp.int32(0)
         )
@@ -285,8 +285,7 @@ def smc(
     def advance(key, state):
         key_resample, key_move = jax.random.split(key)
         n = num_chains(state.position)
-        t_next, increment, reweight_cost = reweight(state)
-        t_next = jnp.where(t_next >= 1.0, 1.0, t_next).astype(jnp.float32)
+        t_next, increment, reweight_cost = reweight(state)  # t_next is exactly 1.0 at the last level
         log_w = state.log_w + increment
         ess = jnp.exp(2.0 * _lse(log_w) - _lse(2.0 * log_w)) / n
         do_resample = ess < ess_threshold
