@@ -10,7 +10,24 @@ from jaxsamp.core.target import Target
 from jaxsamp.experiments.registry import TARGETS
 
 
-class GaussianMixture(Target):
+class Mixture(Target):
+    """A mixture target: ``log p = logsumexp_k component_log_probs(x)_k``.
+
+    Subclasses implement :meth:`component_log_probs` (``log w_k + log p_k(x)``, shape (K,)).
+    """
+
+    def component_log_probs(self, x):  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must implement component_log_probs")
+
+    def _log_prob(self, x):
+        return jax.scipy.special.logsumexp(self.component_log_probs(x))
+
+    def assign_modes(self, xs):
+        """Most likely component of each sample in ``xs`` (n, d) -> (n,) ints (for mode coverage)."""
+        return jnp.argmax(jax.vmap(self.component_log_probs)(xs), axis=-1)
+
+
+class GaussianMixture(Mixture):
     """Normalised mixture ``sum_k w_k N(mu_k, s_k^2 I)``; ``log Z = 0``, exact samples.
 
     Parameters
@@ -43,13 +60,6 @@ class GaussianMixture(Target):
             - 0.5 * d * jnp.log(2 * jnp.pi)
         )
 
-    def _log_prob(self, x):
-        return jax.scipy.special.logsumexp(self.component_log_probs(x))
-
-    def assign_modes(self, xs):
-        """Most likely component of each sample in ``xs`` (n, d) -> (n,) ints."""
-        return jnp.argmax(jax.vmap(self.component_log_probs)(xs), axis=-1)
-
     def sample(self, key, n):
         kc, kz = jax.random.split(key)
         comp = jax.random.choice(kc, len(self.weights_np), (n,), p=jnp.asarray(self.weights_np))
@@ -65,7 +75,7 @@ def gaussian_mixture(means: list, scales: float | list = 1.0, weights: list | No
 
 @TARGETS.register("gmm")
 def gmm(dim: int = 2, num_modes: int = 40, box: float = 40.0, seed: int = 0) -> GaussianMixture:
-    """Beyond-ELBOs GMM40: equal-weight unit-variance modes, means uniform in [-box, box]^d.
+    """Beyond-ELBOs GMM40: equal-weight unit-variance modes, means U[-box, box]^d; log Z = 0, exact samples.
 
     Means are drawn from ``jax.random.uniform(jax.random.key(seed), (K, d), minval=-box,
     maxval=box)`` (Blessing et al. 2024, ``targets/gmm40.py``: PRNG seed 0).
