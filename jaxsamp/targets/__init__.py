@@ -4,11 +4,29 @@ from jaxsamp.experiments.registry import TARGETS
 from jaxsamp.targets import gaussian as _gaussian  # noqa: F401  (registers)
 from jaxsamp.targets import mixture as _mixture  # noqa: F401
 from jaxsamp.targets import lattice as _lattice  # noqa: F401
+from jaxsamp.targets import bayes_logreg as _bayes_logreg  # noqa: F401
+from jaxsamp.targets import funnel as _funnel  # noqa: F401
+from jaxsamp.targets import many_well as _many_well  # noqa: F401
+from jaxsamp.targets import particles as _particles  # noqa: F401
+from jaxsamp.targets import student_t_mixture as _student_t_mixture  # noqa: F401
+from jaxsamp.targets import transition_paths as _transition_paths  # noqa: F401
+from jaxsamp.targets.annealing import geometric_path
+from jaxsamp.targets.bayes_logreg import BayesLogisticRegression
+from jaxsamp.targets.funnel import Funnel
 from jaxsamp.targets.gaussian import Gaussian
 from jaxsamp.targets.lattice import Ising, LatticePath, Potts
+from jaxsamp.targets.many_well import ManyWell
 from jaxsamp.targets.mixture import GaussianMixture
+from jaxsamp.targets.numpyro_adapter import NumpyroTarget, from_numpyro
+from jaxsamp.targets.particles import DoubleWellParticles, LennardJones, remove_com
+from jaxsamp.targets.student_t_mixture import StudentTMixture
+from jaxsamp.targets.transition_paths import TransitionPathSpec, TransitionPathTarget
 
 get = TARGETS.get
 names = TARGETS.names
 
-__all__ = ["Gaussian", "GaussianMixture", "Ising", "LatticePath", "Potts", "get", "names"]
+__all__ = [
+    "BayesLogisticRegression", "DoubleWellParticles", "Funnel", "Gaussian", "GaussianMixture", "Ising",
+    "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget", "Potts", "StudentTMixture",
+    "TransitionPathSpec", "TransitionPathTarget", "from_numpyro", "geometric_path", "get", "names", "remove_com",
+]
