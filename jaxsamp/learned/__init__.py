@@ -1,0 +1,1 @@
+"""Learned samplers, one file each (LEAPS, Adjoint Sampling, ...), and their replay buffer."""

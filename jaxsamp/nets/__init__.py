@@ -1,0 +1,1 @@
+"""Flax nnx networks: MLP and time embeddings, locally equivariant lattice networks (LEAPS), EGNN."""
