@@ -1,0 +1,28 @@
+"""Run bench_classical in --quick mode so the script never rots (sizes are CI-small: no figure is asserted)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTINUOUS_FIGURES = {
+    "rmm_var_h05",
+    "ula_var_h05",
+    "rmm_underdamped_var_h05",
+    "speculative_calls_ratio",
+    *(f"{m}_w2_sep{s}" for m in ("almc", "lmc") for s in (2, 4, 8)),
+}
+
+
+def test_bench_classical_quick(tmp_path):
+    result = ROOT / "benchmarks/results/bench_classical_quick.json"
+    result.unlink(missing_ok=True)  # the run must write a fresh one
+    cmd = [sys.executable, "scripts/bench_classical.py", "--quick", "--plots", str(tmp_path)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(result.read_text())
+    assert out["command"].startswith("python scripts/bench_classical.py")
+    assert CONTINUOUS_FIGURES <= set(out["results"])
+    assert all(v == v for v in out["results"].values())  # no NaN
+    assert {"rmm_variance.png", "speculative_calls.png", "almc_vs_lmc_w2.png"} <= {p.name for p in tmp_path.iterdir()}
