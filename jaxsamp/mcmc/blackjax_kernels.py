@@ -204,6 +204,16 @@ def _run_tuner(tuner, target, seed: int, num_steps: int, *args):
     return params
 
 
+def _given_or_tuned(L, step_size, tuner, target, seed: int, num_steps: int, *args):
+    """``(L, step_size, inverse_mass_matrix)``: as given (unit mass), or found by the MCLMC-family ``tuner``."""
+    if (L is None) != (step_size is None):
+        raise ValueError("give both L and step_size, or neither (then they are tuned)")
+    if L is not None:
+        return L, step_size, 1.0
+    params = _run_tuner(tuner, target, seed, num_steps, *args)
+    return params.L, params.step_size, params.inverse_mass_matrix
+
+
 def _window_adapted(algorithm, target, seed: int, num_steps: int, target_acceptance: float, **fixed) -> Kernel:
     """``algorithm`` with the parameters found by :func:`window_adapt` from :func:`default_initial_position`."""
     _, params = window_adapt(
@@ -261,12 +271,7 @@ def mclmc_sampler(
     seed: int = 0,
 ) -> Kernel:
     """blackjax MCLMC (unadjusted microcanonical Langevin); tuned by mclmc_find_L_and_step_size unless L and step_size are given."""
-    if (L is None) != (step_size is None):
-        raise ValueError("give both L and step_size, or neither (then they are tuned)")
-    imm = 1.0
-    if L is None:
-        params = _run_tuner(tune_mclmc, target, seed, tune_steps, diagonal_preconditioning)
-        L, step_size, imm = params.L, params.step_size, params.inverse_mass_matrix
+    L, step_size, imm = _given_or_tuned(L, step_size, tune_mclmc, target, seed, tune_steps, diagonal_preconditioning)
     return with_default_init_key(blackjax.mclmc(target.log_prob, L=L, step_size=step_size, inverse_mass_matrix=imm))
 
 
@@ -281,10 +286,7 @@ def adjusted_mclmc_sampler(
     seed: int = 0,
 ) -> Kernel:
     """blackjax adjusted MCLMC (MAMS, random trajectory lengths); tuned by adjusted_mclmc_find_L_and_step_size unless given."""
-    if (L is None) != (step_size is None):
-        raise ValueError("give both L and step_size, or neither (then they are tuned)")
-    imm = 1.0
-    if L is None:
-        params = _run_tuner(tune_adjusted_mclmc, target, seed, tune_steps, target_acceptance, diagonal_preconditioning)
-        L, step_size, imm = params.L, params.step_size, params.inverse_mass_matrix
+    L, step_size, imm = _given_or_tuned(
+        L, step_size, tune_adjusted_mclmc, target, seed, tune_steps, target_acceptance, diagonal_preconditioning
+    )
     return adjusted_mclmc_kernel(target.log_prob, step_size, L, imm)

@@ -50,7 +50,7 @@ class SpeculativeInfo(NamedTuple):
     Attributes
     ----------
     acceptance_rate : float
-        Accepted drafts / verified drafts in the step.
+        Accepted drafts / ULA steps in the step (every step is one verified draft).
     num_sequential_calls : int
         Target calls that had to run one after another (latency).
     num_target_evals : int
@@ -143,10 +143,11 @@ def speculative_langevin(
         any_rejected = jnp.any(rejected_here)
         first = jnp.argmax(rejected_here)  # 0-based index of the first rejection
         advanced = jnp.where(any_rejected, first + 1, length)
-        verified = advanced
         num_accepted = jnp.where(any_rejected, first, length)
 
-        # on rejection: the exact ULA step from y~_{first}, m_q + s * reflected noise
+        # on rejection: the exact ULA step from y~_{first}, m_q + s * reflected noise. Its gradient
+        # is computed unconditionally (under vmap a cond would run both branches anyway) but
+        # counted as a target call only when a rejection happened.
         reflected_y = prev[first] + h * prev_grads[first] + s * reflected[first]
         reflected_logp, reflected_grad = jax.value_and_grad(logdensity_fn)(reflected_y)
         last = length - 1
@@ -155,7 +156,7 @@ def speculative_langevin(
         grad = jnp.where(any_rejected, reflected_grad, draft_grads[last])
         calls = 1 + any_rejected.astype(jnp.int32)
         evals = window + any_rejected.astype(jnp.int32)
-        return new_y, logp, grad, advanced, num_accepted, verified, calls, evals
+        return new_y, logp, grad, advanced, num_accepted, calls, evals
 
     def init_fn(position, rng_key=None):
         return ula_init(position, logdensity_fn)
@@ -165,16 +166,14 @@ def speculative_langevin(
             return carry[3] < num_steps
 
         def body(carry):
-            y, logp, g, done, acc, ver, calls, evals, w = carry
-            new_y, new_logp, new_g, adv, n_acc, n_ver, c, e = run_window(
-                jax.random.fold_in(rng_key, w), y, g, num_steps - done
-            )
-            return (new_y, new_logp, new_g, done + adv, acc + n_acc, ver + n_ver, calls + c, evals + e, w + 1)
+            y, logp, g, done, acc, calls, evals, w = carry
+            new_y, new_logp, new_g, adv, n_acc, c, e = run_window(jax.random.fold_in(rng_key, w), y, g, num_steps - done)
+            return (new_y, new_logp, new_g, done + adv, acc + n_acc, calls + c, evals + e, w + 1)
 
         zero = jnp.int32(0)
-        carry = (state.position, state.logdensity, state.logdensity_grad, zero, zero, zero, zero, zero, zero)
-        y, logp, g, _, acc, ver, calls, evals, windows = jax.lax.while_loop(cond, body, carry)
-        info = SpeculativeInfo(acc / ver, calls, evals, windows)
+        carry = (state.position, state.logdensity, state.logdensity_grad, zero, zero, zero, zero, zero)
+        y, logp, g, _, acc, calls, evals, windows = jax.lax.while_loop(cond, body, carry)
+        info = SpeculativeInfo(acc / num_steps, calls, evals, windows)
         return ULAState(y, logp, g), info
 
     return Kernel(init_fn, step_fn)
