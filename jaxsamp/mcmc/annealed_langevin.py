@@ -1,8 +1,10 @@
 """Annealed Langevin Monte Carlo (ALMC) along ``pi_theta ~ exp(-eta(theta) V - lambda(theta) |x|^2 / 2)``.
 
 Guo, Tao & Chen, "Provable Benefit of Annealed Langevin Monte Carlo for
-Non-log-concave Sampling", ICLR 2025 (arXiv 2407.16936), Sec. 4-5; digest:
-``research/paths.md`` Sec. C. With ``V = -log pi``, ``eta`` non-decreasing to
+Non-log-concave Sampling", ICLR 2025 (arXiv 2407.16936); digest:
+``research/paths.md`` Sec. C, reconstructed from the abstract and summaries
+(the paper's own schedules and constants were not available: here they are
+configurable, :func:`power_schedule` / :func:`make_schedule`). With ``V = -log pi``, ``eta`` non-decreasing to
 ``eta(1) = 1`` and ``lambda`` non-increasing to ``lambda(1) = 0``, the annealed
 Langevin diffusion ``dX = -[eta(t/T) grad V(X) + lambda(t/T) X] dt + sqrt(2) dB``
 is discretised on a partition ``0 = t_0 < ... < t_M = T`` with ``eta, lambda``

@@ -1,8 +1,10 @@
 """Speculative ULA: frozen-gradient drafts verified by reflection maximal coupling.
 
 De Bortoli, Galashov, Gretton & Doucet, "Accelerated diffusion models via
-speculative sampling", ICML 2025 (arXiv 2501.05370), Sec. 3 and the Langevin
-example; digest: ``research/methods.md`` Sec. 2.
+speculative sampling", ICML 2025 (arXiv 2501.05370); digest:
+``research/methods.md`` Sec. 2 (from the abstract, a reading note and standard
+coupling theory: the frozen-gradient draft follows the note's reading of the
+paper's Eq. 7, unverified against the full text).
 
 The target transition is ULA's, ``q(. | y) = N(m_q(y), s^2 I)`` with
 ``m_q(y) = y + h grad log pi(y)`` and ``s^2 = 2h``. A window of ``L`` steps is
