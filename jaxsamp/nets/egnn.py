@@ -2,8 +2,8 @@
 
 The network of Satorras, Hoogeboom & Welling (2021), "E(n) Equivariant Graph
 Neural Networks", eqs. 3-6, in the "dynamics" form used by the iDEM and Adjoint
-Sampling particle benchmarks (Akhound-Sadegh et al. 2024; Havens et al. 2025,
-App. "EGNN"): a fully connected graph over the particles, node features
+Sampling particle benchmarks (Akhound-Sadegh et al. 2024; Havens et al. 2025;
+reference code ``EGNN_dynamics``): a fully connected graph over the particles, node features
 initialised from the time ``t`` alone, edge attribute the initial squared
 distance, a sigmoid attention gate on the messages, ``tanh``-bounded coordinate
 updates, and an output ``x_L - x_0`` with its centre of mass removed.
@@ -25,6 +25,9 @@ from flax import nnx
 def _xavier_uniform(gain: float):
     """Glorot-uniform initialiser with a gain (torch ``xavier_uniform_(w, gain)``)."""
     return jax.nn.initializers.variance_scaling(gain**2, "fan_avg", "uniform")
+
+
+_TINY = 1e-12  # squared distances below this count as 0 in the coordinate-update norm
 
 
 def _dense(layer: nnx.Linear, x):
@@ -71,8 +74,10 @@ class EquivariantLayer(nnx.Module):
         """
         diff = x[..., :, None, :] - x[..., None, :, :]
         radial = jnp.sum(diff**2, axis=-1, keepdims=True)
-        # sqrt is not differentiable at 0: the diagonal is replaced before, masked after.
-        norm = jnp.sqrt(jnp.where(mask > 0, radial, 1.0)) + 1.0
+        # sqrt has an infinite derivative at 0: self-edges and coincident particles (every pair
+        # at X_t = 0, i.e. t = 0 in the bridge) take |x_i - x_j| = 0 with a zero gradient.
+        far = radial > _TINY
+        norm = jnp.where(far, jnp.sqrt(jnp.where(far, radial, 1.0)), 0.0) + 1.0
         m = (
             _dense(self.edge_source, h)[..., :, None, :]
             + _dense(self.edge_target, h)[..., None, :, :]
@@ -105,8 +110,10 @@ class EGNN(nnx.Module):
     -----
     ``__call__(t, x)`` takes flattened states ``x`` of shape ``(..., n * d)`` and
     times ``t`` broadcastable to ``x.shape[:-1]``; it returns a drift of the
-    shape of ``x`` with zero centre of mass per state. With the near-zero
-    initialised coordinate heads the initial output is ~1e-3 of the input scale.
+    shape of ``x`` with zero centre of mass per state. The coordinate heads are
+    Xavier-initialised with gain 1e-3, so a fresh network's output is a few percent of
+    ``|x|`` (a unit-gain head would saturate the tanh bound): training starts near the
+    base process.
     """
 
     def __init__(

@@ -1,0 +1,228 @@
+"""Adjoint Sampling: schedule, bridge, centre of mass, Girsanov weights, closed-form control, training, resume.
+
+Gaussian oracle. For ``E(x) = |x|^2 / (2 s^2)`` and the VE base with a Dirac start,
+``X_1 | X_t = x ~ N(x, nu_1 - nu_t)`` under the base, so the optimal control
+``u* = grad log h``, ``h(t, x) = E_base[exp(-E(X_1)) / N(X_1; 0, nu_1) | X_t = x]``, is
+
+    u*(t, x) = -c(t) x,   c(t) = (nu_1 - s^2) / (nu_1 (kappa_t s^2 + nu_1 (1 - kappa_t))),
+
+``kappa_t = nu_t / nu_1``. The same function is ``E[-a_1 | X_t = x]`` under the
+reciprocal process (``X_1 ~ N(0, s^2)``, ``X_t`` from the base bridge), the
+minimiser of the adjoint matching loss: ``-a_1 = -lam X_1`` with
+``lam = 1/s^2 - 1/nu_1`` and the posterior mean of ``X_1`` is ``s^2 x / (kappa s^2 + nu_1 (1 - kappa))``.
+"""
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxsamp.core import checkpoint as ckpt
+from jaxsamp.core import run
+from jaxsamp.core.target import Target
+from jaxsamp.learned.adjoint import (
+    AdjointSampling,
+    AdjointSettings,
+    GeometricNoiseSchedule,
+    StateSpace,
+    adjoint_matching_loss,
+    bridge_sample,
+    path_log_weights,
+    simulate,
+    terminal_adjoint,
+)
+from jaxsamp.targets.gaussian import Gaussian
+
+HERE = Path(__file__).parent
+SCHEDULE = GeometricNoiseSchedule(1e-2, 2.0)
+PLAIN = StateSpace(1, 2, False)
+PARTICLES = StateSpace(4, 2, True)
+
+
+def optimal_gain(t, s2, schedule=SCHEDULE):
+    """``c(t)`` of the closed-form optimal control ``u* = -c(t) x`` (module docstring)."""
+    nu1 = schedule.nu1
+    kappa = schedule.nu(t) / nu1
+    return (nu1 - s2) / (nu1 * (kappa * s2 + nu1 * (1 - kappa)))
+
+
+class CentredGaussianParticles(Target):
+    """``exp(-|x|^2 / (2 s^2))`` on the zero-COM subspace of 4 particles in 2-D; Z = (2 pi s^2)^(3)."""
+
+    name, event_shape, n_particles, spatial_dim = "centred_gaussian", (8,), 4, 2
+
+    def __init__(self, s2):
+        self.s2 = s2
+        self.log_Z = 0.5 * 6 * np.log(2 * np.pi * s2)
+
+    def _log_prob(self, x):
+        return -0.5 * jnp.sum(x**2) / self.s2
+
+
+def test_schedule_variance_is_the_integral_of_g_squared():
+    t = np.linspace(0.0, 1.0, 200_001)
+    g2 = np.asarray(SCHEDULE.g(jnp.asarray(t, jnp.float32)), np.float64) ** 2
+    integral = np.concatenate([[0.0], np.cumsum(0.5 * (g2[1:] + g2[:-1]) * np.diff(t))])
+    for i in (20_000, 100_000, 200_000):
+        np.testing.assert_allclose(float(SCHEDULE.nu(t[i])), integral[i], rtol=1e-4)
+    np.testing.assert_allclose(float(SCHEDULE.nu(1.0)), SCHEDULE.nu1, rtol=1e-6)
+    assert float(SCHEDULE.g(0.0)) > float(SCHEDULE.g(1.0))  # large noise first
+
+
+@pytest.mark.parametrize("space", [StateSpace(1, 3, False), PARTICLES], ids=["vector", "particles"])
+def test_bridge_mean_and_variance_match_the_closed_form(space):
+    """Mean kappa x1 and per-coordinate variance nu1 kappa (1 - kappa) (times 1 - 1/n on the COM-free subspace).
+
+    Budget: 5 standard errors of the sample mean and sample variance (n = 40000).
+    """
+    n = 40_000
+    x1 = space.project(jnp.arange(1.0, space.dim + 1.0) / space.dim)
+    for t in (0.1, 0.5, 0.9):
+        xt = np.asarray(bridge_sample(jax.random.key(int(10 * t)), jnp.tile(x1, (n, 1)), jnp.full((n,), t), SCHEDULE, space), np.float64)
+        kappa = float(SCHEDULE.nu(t)) / SCHEDULE.nu1
+        var = SCHEDULE.nu1 * kappa * (1 - kappa) * ((1 - 1 / space.n_particles) if space.centred else 1.0)
+        assert np.all(np.abs(xt.mean(0) - kappa * np.asarray(x1)) < 5 * np.sqrt(var / n))
+        assert np.all(np.abs(xt.var(0) / var - 1) < 5 * np.sqrt(2 / n))
+        if space.centred:
+            np.testing.assert_allclose(xt.reshape(n, 4, 2).mean(1), 0.0, atol=1e-5)
+
+
+def test_every_simulated_state_has_zero_centre_of_mass():
+    """A drift with a non-zero mean (a constant push) is projected away at every step."""
+    roll = simulate(lambda t, x: jnp.ones_like(x) + x, SCHEDULE, PARTICLES, jax.random.key(0), 64, 30, keep_path=True)
+    assert roll.path.shape == (30, 64, 8)
+    np.testing.assert_allclose(np.asarray(roll.path).reshape(30, 64, 4, 2).mean(2), 0.0, atol=1e-5)
+    assert np.abs(np.asarray(roll.x1)).max() > 0.5  # the states do move
+
+
+def test_terminal_adjoint_clips_each_particle_then_centres():
+    x1 = PARTICLES.project(jnp.arange(8.0)[None])
+    grad = jnp.array([[300.0, 400.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0]])  # particle 0 has norm 500
+    a1 = np.asarray(terminal_adjoint(x1, grad, SCHEDULE, PARTICLES, max_norm=100.0))
+    clipped = np.array([60.0, 80.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0]).reshape(4, 2)
+    expected = (clipped - clipped.mean(0)).ravel() - np.asarray(x1[0]) / SCHEDULE.nu1
+    np.testing.assert_allclose(a1[0], expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(a1.reshape(4, 2).mean(0), 0.0, atol=1e-5)
+
+
+def test_adjoint_matching_loss_is_minimised_by_the_closed_form_control():
+    """Correct the closed-form gain by a constant theta_k on each of K time bins; the loss minimiser is theta = 0.
+
+    The loss is quadratic in theta, so one Newton step from 0 gives its exact
+    minimiser on the drawn samples. The residual e = -a1 - u* has zero mean given
+    (t, X_t) and variance lam^2 sigma_post^2(t) per coordinate, so theta_k has standard
+    deviation sqrt(lam^2 E[sigma_post^2 |X_t|^2] / (N_k E[|X_t|^2]^2)) over the bin
+    (computed below by quadrature). Budget: 5 such standard deviations; bins where it
+    exceeds 10% of the gain (the first, where X_t ~ 0) are checked but not informative.
+    """
+    s2, n, k_bins = 0.25, 2**16, 8
+    nu1 = SCHEDULE.nu1
+    lam = 1 / s2 - 1 / nu1
+    k1, k2 = jax.random.split(jax.random.key(0))
+    x1 = jnp.sqrt(s2) * jax.random.normal(k1, (n, 2))
+    a1 = terminal_adjoint(x1, x1 / s2, SCHEDULE, PLAIN, max_norm=1e6)
+
+    def loss(theta):
+        def drift(t, x):
+            k = jnp.minimum((t * k_bins).astype(jnp.int32), k_bins - 1)
+            return -(optimal_gain(t, s2) + theta[k])[:, None] * x
+
+        return adjoint_matching_loss(drift, k2, x1, a1, SCHEDULE, PLAIN)
+
+    # Bins do not interact, so the Hessian is diagonal: grad(1) - grad(0) is its diagonal.
+    grad = jax.jit(jax.grad(loss))
+    g0, g1 = (np.asarray(grad(jnp.full(k_bins, v)), np.float64) for v in (0.0, 1.0))
+    theta = -g0 / (g1 - g0)
+
+    sd, gains = [], []
+    for k in range(k_bins):
+        t = np.linspace(k / k_bins, (k + 1) / k_bins, 1001)
+        kappa = np.asarray(SCHEDULE.nu(jnp.asarray(t)), np.float64) / nu1
+        v = 2 * (kappa**2 * s2 + nu1 * kappa * (1 - kappa))  # E|X_t|^2
+        post = s2 * nu1 * (1 - kappa) / (nu1 * (1 - kappa) + kappa * s2)  # Var(X_1 | X_t) per coordinate
+        sd.append(np.sqrt(lam**2 * np.mean(post * v) / (n / k_bins * np.mean(v) ** 2)))
+        gains.append(float(optimal_gain((k + 0.5) / k_bins, s2)))
+    sd, gains = np.array(sd), np.array(gains)
+    assert np.all(np.abs(theta) < 5 * sd), (theta, sd)
+    informative = 5 * sd < 0.1 * gains
+    assert informative.sum() >= k_bins - 1, (sd, gains)
+
+
+@pytest.mark.parametrize("space", ["vector", "particles"])
+def test_girsanov_weights_are_unbiased_for_z_with_any_drift(space):
+    """E_u[w] = Z exactly for the discretised sampler, whatever the drift and the number of steps.
+
+    A deliberately poor drift (half the optimal gain plus an offset), 19 steps.
+    Budget: 5 standard errors of the mean of w / Z over n = 50000 paths.
+    """
+    s2, n = 0.25, 50_000
+    if space == "vector":
+        target, sp = Gaussian(np.zeros(2), s2 * np.eye(2)), PLAIN
+    else:
+        target, sp = CentredGaussianParticles(s2), PARTICLES
+    drift = lambda t, x: -0.5 * optimal_gain(t, s2)[:, None] * x + 0.3  # noqa: E731
+    roll = simulate(drift, SCHEDULE, sp, jax.random.key(1), n, 20)
+    log_w = np.asarray(path_log_weights(target.log_prob, roll, SCHEDULE, sp, 20), np.float64)
+    ratio = np.exp(log_w - target.log_Z)
+    assert abs(ratio.mean() - 1) < 5 * ratio.std() / np.sqrt(n), (ratio.mean(), ratio.std())
+    assert ratio.std() > 0.05  # the drift is far enough from optimal for the check to bite
+
+
+def test_short_training_run_matches_a_gaussian_target():
+    """MLP drift on N(m, diag(0.5^2, 0.8^2)): mean within 0.1, variances within 20%, log Z within 0.1.
+
+    The budgets cover training and time-discretisation bias of a 40-epoch CPU run;
+    the sampling error of 4000 samples is 5x smaller (5 sd of the mean: 0.06 / 0.04).
+    """
+    target = Gaussian(np.array([1.0, -0.5]), np.diag([0.25, 0.64]))
+    settings = AdjointSettings(
+        network="mlp", hidden=32, num_layers=2, sigma_min=1e-2, sigma_max=3.0, nfe=40,
+        steps_per_epoch=50, learning_rate=2e-3, buffer_size=2048,
+    )
+    sampler = AdjointSampling(target, settings, batch_size=256)
+    state, trace = run(sampler.step, sampler.init(jax.random.key(0)), jax.random.key(1), 40, trace=lambda s, m: m, chunk=40, progress=False)
+    assert int(state.energy_evals) == 40 * 256
+    assert float(trace["loss"][-1]) < 0.1 * float(trace["loss"][0])
+    ws = sampler.sample(state.params, jax.random.key(2), 4000)
+    x = np.asarray(ws.x, np.float64)
+    np.testing.assert_allclose(x.mean(0), [1.0, -0.5], atol=0.1)
+    np.testing.assert_allclose(x.var(0), [0.25, 0.64], rtol=0.2)
+    assert abs(float(ws.log_Z) - target.log_Z) < 0.1
+    assert 0.05 < float(ws.ess) <= 1.0
+
+
+def test_killed_training_run_resumes_bit_identically(tmp_path):
+    """SIGKILL a checkpointing DW-4 training run after its first checkpoint, resume it, compare every array."""
+    child = HERE / "_adjoint_resume_child.py"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    ck = tmp_path / "ckpt"
+    proc = subprocess.Popen([sys.executable, str(child), str(ck), str(tmp_path / "killed.npz")], env=env)
+    deadline = time.time() + 600
+    while time.time() < deadline and proc.poll() is None:
+        if any((p / ckpt.MANIFEST).exists() for p in ckpt.list_steps(ck)):
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the child finished before it could be killed; make it longer"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = max(int(p.name.split("_")[1]) for p in ckpt.list_steps(ck) if (p / ckpt.MANIFEST).exists())
+    assert not (tmp_path / "killed.npz").exists()
+
+    resumed = tmp_path / "resumed.npz"
+    subprocess.run([sys.executable, str(child), str(ck), str(resumed)], check=True, env=env, timeout=600)
+    spec = importlib.util.spec_from_file_location("adjoint_resume_child", child)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert 0 < done < module.NUM_STEPS
+    reference, got = module.train(checkpoint=None), np.load(resumed)
+    assert sorted(reference) == sorted(got.files)
+    for name, value in reference.items():
+        np.testing.assert_array_equal(value, got[name], err_msg=name)
