@@ -74,3 +74,28 @@ def trace_plot(path: Path, series: dict[str, np.ndarray], title: str) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def samples_against_target(run_dir: Path, target, samples: np.ndarray, reference: np.ndarray | None, title: str) -> Path:
+    """``samples.png`` over the target's density contours for a 2-D target, else ``marginals.png``.
+
+    ``samples`` and ``reference`` are flattened sets ``(n, d)``; the reference panel
+    shows as many points as the sampler's.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    if samples.shape[1] != 2:
+        return marginals(run_dir / "marginals.png", samples, reference, title)
+    both = samples if reference is None else np.concatenate([samples, reference])
+    lo, hi = np.percentile(both, [0.5, 99.5], axis=0)
+    pad = 0.15 * (hi - lo)
+    extent = (lo[0] - pad[0], hi[0] + pad[0], lo[1] - pad[1], hi[1] + pad[1])
+    grid_lp = jax.jit(jax.vmap(target.log_prob))
+
+    def log_prob_grid(X, Y):
+        pts = jnp.stack([X.ravel(), Y.ravel()], -1).astype(jnp.float32)
+        return np.asarray(grid_lp(pts)).reshape(X.shape)
+
+    shown = None if reference is None else reference[: len(samples)]
+    return samples_over_density(run_dir / "samples.png", log_prob_grid, samples, extent, title, shown)

@@ -1,0 +1,43 @@
+"""The ``adjoint`` experiment kind through the runner: metrics, plots, samples, bad settings."""
+
+import json
+
+import pytest
+
+from jaxsamp.experiments.config import load_config
+from jaxsamp.experiments.registry import ConfigError
+from jaxsamp.experiments.runner import resume_experiment, run_experiment
+
+TINY = """
+name: adjoint_tiny
+seed: 0
+kind: adjoint
+target: {name: gaussian, params: {dim: 2, scale: 0.7}}
+sampler: {name: adjoint, params: {network: mlp, hidden: 16, num_layers: 1, sigma_max: 2.0, nfe: 10, steps_per_epoch: 5, learning_rate: 1.0e-3}}
+run: {num_chains: 32, num_steps: 4, chunk: 2, checkpoint_every: 2, progress: false, num_eval_samples: 200}
+"""
+
+
+def test_tiny_run_writes_metrics_plots_and_resumes(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY)
+    cfg = load_config(path, [f"run.out_dir={tmp_path / 'runs'}"])
+    run_dir, metrics = run_experiment(cfg, verbose=False)
+    for key in ("energy_w2", "w2", "log_Z_hat", "ess", "log_Z_exact", "energy_evals"):
+        assert key in metrics, key
+    assert metrics["energy_evals"] == 4 * 32
+    assert json.loads((run_dir / "metrics.json").read_text())["epochs"] == 4
+    for name in ("samples.npz", "samples.png", "energy_histogram.png", "training.png"):
+        assert (run_dir / name).is_file(), name
+    _, again = resume_experiment(run_dir, verbose=False)  # finished run: restores the last checkpoint
+    assert again["energy_evals"] == metrics["energy_evals"] and again["w2"] == metrics["w2"]
+
+
+def test_unknown_setting_and_egnn_on_a_vector_target_are_config_errors(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(TINY.replace("network: mlp", "network: mlp, momentum: 0.9"))
+    with pytest.raises(ConfigError, match="momentum"):
+        run_experiment(load_config(path, [f"run.out_dir={tmp_path}"]), verbose=False)
+    path.write_text(TINY.replace("network: mlp", "network: egnn"))
+    with pytest.raises(ConfigError, match="particle target"):
+        run_experiment(load_config(path, [f"run.out_dir={tmp_path}"]), verbose=False)
