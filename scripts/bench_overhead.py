@@ -6,7 +6,9 @@ variants alternated (so machine noise hits both alike):
 * ``wrapped_over_direct``: blackjax MALA through ``jaxsamp.ensemble`` +
   ``jaxsamp.run`` over the same MALA vmapped and scanned by hand;
 * ``driver_over_scan``: the same ensemble kernel under ``jaxsamp.run`` with its
-  progress bar and chunking on, over a hand-written jitted ``lax.scan``.
+  progress bar and chunking on, over a hand-written jitted ``lax.scan``;
+* ``control_direct_over_direct``: the hand-written scan against itself, the
+  noise floor of the two ratios above.
 
 Default: 1024 chains on a 32-d target, 400 steps per trial, 15 trials each.
 Usage: python scripts/bench_overhead.py [--quick]
@@ -83,7 +85,9 @@ def main(argv=None):
         with mock.patch("sys.stderr", sink):
             return jaxsamp.run(ensemble.step, state, key, args.steps, chunk=max(1, args.steps // 10), progress=True)[0]
 
-    variants = {"direct": lambda: direct(state, key), "wrapped": wrapped, "driver": driver}
+    # "control" runs the hand-written scan a second time: its ratio to "direct" is the
+    # noise floor of this measurement on this machine (an A/A comparison).
+    variants = {"direct": lambda: direct(state, key), "wrapped": wrapped, "driver": driver, "control": lambda: direct(state, key)}
     for fn in variants.values():  # compile
         time_call(fn)
     times = {name: [] for name in variants}
@@ -94,6 +98,7 @@ def main(argv=None):
     results = {
         "wrapped_over_direct": med["wrapped"] / med["direct"],
         "driver_over_scan": med["driver"] / med["direct"],
+        "control_direct_over_direct": med["control"] / med["direct"],
         "direct_step_ms": 1e3 * med["direct"],
         "wrapped_step_ms": 1e3 * med["wrapped"],
         "driver_step_ms": 1e3 * med["driver"],
