@@ -4,18 +4,18 @@
 permutations for a whole batch of ``n x n`` cost matrices in one jitted,
 vectorised program. It is the shortest-augmenting-path algorithm of Jonker &
 Volgenant (1987) in the form of Crouse (2016), which is also what
-``scipy.optimize.linear_sum_assignment`` runs, rewritten with fixed trip counts
-so that every matrix of the batch advances in lock step:
+``scipy.optimize.linear_sum_assignment`` runs, rewritten so that every matrix of
+the batch advances in lock step:
 
 * rows are inserted one at a time; inserting row ``k`` is a Dijkstra search
   over columns with reduced costs ``C[i, j] - u_i - v_j`` that stops at the
-  first free column. Only ``k`` columns are taken, so the search ends within
-  ``k + 1`` column scans and the loop runs exactly ``k + 1`` times (finished
-  matrices idle);
+  first free column. Only ``k`` columns are taken, so every search ends within
+  ``k + 1`` column scans; the batch loops until all its searches have ended
+  (finished matrices idle);
 * the row duals are never stored: an assigned edge is tight, so
   ``u_i = C[i, col(i)] - v_col(i)``; after the search the scanned columns get
   ``v_j += d_j - d_sink`` (those with ``d_j < d_sink``; the rest are unchanged);
-* the augmenting path is flipped back from the sink in at most ``k + 1`` steps.
+* the augmenting path is flipped back from the sink, in at most ``k + 1`` steps.
 
 The total work is ``O(n^3)`` per matrix. Batch state lives in ``(n, B)``
 arrays (batch minor) and rows of the cost are fetched as contiguous length-``n``
@@ -75,10 +75,10 @@ def _solve(c: jax.Array) -> jax.Array:
     def insert_row(k, carry):
         v, col4row, row4col = carry
 
-        def scan_column(_, s):
+        def scan_column(s):
             # dist: tentative distance of each column; a scanned column j is stored
             # as -1 - dist_j, so the sign marks the scanned set without another array.
-            dist, path, i, offset, last, sink, d_sink = s
+            dist, path, i, offset, last, sink, d_sink, scans = s
             dist = jnp.where(cols == last[None], -1.0 - dist, dist)
             # reduced costs are >= 0 in exact arithmetic; clamping removes round-off
             # that would otherwise read as the scanned mark
@@ -98,7 +98,7 @@ def _solve(c: jax.Array) -> jax.Array:
             # an infinite offset freezes a finished search.
             offset = jnp.where(follow, d_j - flat[(b * n + i) * n + j] + at(v, j), inf)
             last = jnp.where(searching, j, -1)
-            return dist, path, i, offset, last, sink, d_sink
+            return dist, path, i, offset, last, sink, d_sink, scans + 1
 
         start = (
             jnp.full((n, num), inf, c.dtype),
@@ -108,23 +108,28 @@ def _solve(c: jax.Array) -> jax.Array:
             jnp.full((num,), -1, jnp.int32),
             jnp.full((num,), -1, jnp.int32),
             jnp.zeros((num,), c.dtype),
+            jnp.int32(0),
         )
-        dist, path, _, _, last, sink, d_sink = jax.lax.fori_loop(0, k + 1, scan_column, start)
+        # every search ends within k + 1 scans (only k columns are taken): loop until all
+        # matrices have their sink, never more than k + 1 times (a guard for non-finite costs)
+        dist, path, _, _, last, sink, d_sink, _ = jax.lax.while_loop(
+            lambda s: jnp.any(s[5] < 0) & (s[7] <= k), scan_column, start
+        )
         dist = jnp.where(cols == last[None], -1.0 - dist, dist)
         dist = jnp.where(dist < 0, -1.0 - dist, dist)
         v = v + jnp.minimum(dist - d_sink[None], 0.0)
 
-        def flip_edge(_, s):
-            j, done, col4row, row4col = s
+        def flip_edge(s):
+            j, done, col4row, row4col, steps = s
             i = at(path, j)
             live = ~done
             row4col = jnp.where(live[None] & (cols == j[None]), i[None], row4col)
             previous = at(col4row, i)
             col4row = jnp.where(live[None] & (cols == i[None]), j[None], col4row)
-            return jnp.where(live, previous, j), done | (i == k), col4row, row4col
+            return jnp.where(live, previous, j), done | (i == k), col4row, row4col, steps + 1
 
-        _, _, col4row, row4col = jax.lax.fori_loop(
-            0, k + 1, flip_edge, (sink, jnp.zeros((num,), bool), col4row, row4col)
+        _, _, col4row, row4col, _ = jax.lax.while_loop(
+            lambda s: ~jnp.all(s[1]) & (s[4] <= k), flip_edge, (sink, jnp.zeros((num,), bool), col4row, row4col, jnp.int32(0))
         )
         return v, col4row, row4col
 
