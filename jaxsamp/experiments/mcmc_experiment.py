@@ -64,7 +64,9 @@ def mcmc_experiment(cfg, target, run_dir: Path) -> dict:
         kernel = shard(kernel)
     key = jax.random.key(cfg.seed)
     k_init, k_run, k_exact = jax.random.split(key, 3)
-    state = kernel.init(initial_positions(target, k_init, cfg.run.num_chains, cfg.run.init_scale))
+    k_pos, k_chain = jax.random.split(k_init)
+    # per-chain init keys: kernels with random initial state (MCLMC momenta) must not share one
+    state = kernel.init(initial_positions(target, k_pos, cfg.run.num_chains, cfg.run.init_scale), k_chain)
 
     def trace(s, info):
         return {
