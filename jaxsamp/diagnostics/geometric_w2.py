@@ -117,20 +117,22 @@ def aligned_distance(a: jax.Array, b: jax.Array) -> jax.Array:
     return jnp.sqrt(_aligned_sq_distance(a, b))
 
 
-def _matched_aligned_sq_costs(a: jax.Array, ys: jax.Array) -> jax.Array:
-    """Squared cost of ONE centred configuration ``a`` (k, s) against many ``ys`` (m, k, s)."""
-    # one spatial coordinate at a time keeps the (m, k, k) arrays dense (k-minor layout)
-    cdist = jnp.sqrt(sum((a[None, :, None, d] - ys[:, None, :, d]) ** 2 for d in range(a.shape[-1])))
-    match = linear_sum_assignment(cdist)  # (m, k): particle of y matched to particle i of a
-    return _aligned_sq_distance(a, jnp.take_along_axis(ys, match[..., None], axis=1))
+def _matched_aligned_sq_costs(xs: jax.Array, ys: jax.Array) -> jax.Array:
+    """Squared costs of centred configurations ``xs`` (r, k, s) against all ``ys`` (m, k, s) -> (r, m)."""
+    r, m, k, s = xs.shape[0], ys.shape[0], xs.shape[1], xs.shape[2]
+    # one spatial coordinate at a time keeps the (r, m, k, k) arrays dense (k-minor layout)
+    cdist = jnp.sqrt(sum((xs[:, None, :, None, d] - ys[None, :, None, :, d]) ** 2 for d in range(s)))
+    # one flat batch of r * m assignments (a vmap would batch the solver's while-loop predicates)
+    match = linear_sum_assignment(cdist.reshape(r * m, k, k)).reshape(r, m, k)
+    matched = jnp.take_along_axis(ys[None], match[..., None], axis=2)  # particle of y_j matched to x_i's
+    return _aligned_sq_distance(xs[:, None], matched)
 
 
 @functools.partial(jax.jit, static_argnames=("rows_per_block", "num_devices"))
 def _pair_sq_costs(xs, ys, rows_per_block: int, num_devices: int):
     def per_device(x_block):
         blocks = x_block.reshape((-1, rows_per_block) + x_block.shape[1:])
-        costs = jax.lax.map(lambda rows: jax.vmap(_matched_aligned_sq_costs, (0, None))(rows, ys), blocks)
-        return costs.reshape(-1, ys.shape[0])
+        return jax.lax.map(lambda rows: _matched_aligned_sq_costs(rows, ys), blocks).reshape(-1, ys.shape[0])
 
     mesh = chain_mesh(num_devices, axis=_ROWS)
     return jax.shard_map(per_device, mesh=mesh, in_specs=P(_ROWS), out_specs=P(_ROWS), check_vma=False)(xs)
