@@ -87,15 +87,15 @@ def connected_two_point(states: jax.Array, log_w: jax.Array | None = None) -> ja
 
     Returns
     -------
-    array (L // 2 + 1,)
+    array (min(Lx, Ly) // 2 + 1,)
     """
     s = _lattice(states).astype(jnp.float32)
     size = s.shape[-1] * s.shape[-2]
     ds = s - jnp.mean(s, axis=(-1, -2), keepdims=True)
     f = jnp.fft.fft2(ds)
     corr = jnp.fft.ifft2(f * jnp.conj(f)).real / size  # (n, L, L)
-    half = s.shape[-1] // 2 + 1
-    per_sample = 0.5 * (corr[:, : half, 0] + corr[:, 0, : half])
+    half = min(s.shape[-2], s.shape[-1]) // 2 + 1
+    per_sample = 0.5 * (corr[:, :half, 0] + corr[:, 0, :half])
     return self_normalized_mean(per_sample, log_w)
 
 
