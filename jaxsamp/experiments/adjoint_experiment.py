@@ -26,6 +26,7 @@ from jaxsamp.core import WeightedSamples, run
 from jaxsamp.core.target import ReferenceUnavailableError
 from jaxsamp.diagnostics import discrepancies
 from jaxsamp.diagnostics.geometric_w2 import geometric_w2
+from jaxsamp.diagnostics.mode_coverage import entropic_mode_coverage
 from jaxsamp.experiments import plots
 from jaxsamp.experiments.registry import EXPERIMENTS, ConfigError, validate_dataclass
 from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
@@ -84,7 +85,8 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
     """Sample ``num_samples`` states and compare them with the target's reference set.
 
     Returns a flat metrics dict (``energy_w2``, ``w2`` -- geometric for particles --,
-    ``log_Z_hat``, ``ess``, ``nonfinite_samples`` and, when known, ``log_Z_exact``);
+    ``log_Z_hat``, ``ess``, ``nonfinite_samples`` and, when known, ``log_Z_exact``;
+    for mixtures ``entropic_mode_coverage`` and ``modes_visited``);
     with ``run_dir`` also writes ``samples.npz`` and the histogram PNGs.
     """
     target = sampler.target
@@ -102,6 +104,10 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
     }
     if target.log_Z is not None:
         metrics["log_Z_exact"] = float(target.log_Z)
+    if hasattr(target, "assign_modes"):
+        modes = target.assign_modes(jnp.asarray(x[finite]))
+        metrics["entropic_mode_coverage"] = float(entropic_mode_coverage(modes, len(target.weights_np)))
+        metrics["modes_visited"] = int(np.unique(np.asarray(modes)).size)
     ref = reference_samples(target, k_ref, num_samples)
     ref_energies = None if ref is None else np.asarray(energy_fn(jnp.asarray(ref)))
     particles = sampler.space.centred
