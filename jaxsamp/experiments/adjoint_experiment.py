@@ -136,11 +136,14 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
 @EXPERIMENTS.register("adjoint")
 def adjoint_experiment(cfg, target, run_dir: Path) -> dict:
     """Train Adjoint Sampling on ``target`` for ``run.num_steps`` epochs; evaluate against its reference set."""
-    settings = validate_dataclass(f"sampler {cfg.sampler.name!r}", cfg.sampler.params, AdjointSettings)
+    where = f"sampler {cfg.sampler.name!r}"
     try:
+        settings = validate_dataclass(where, cfg.sampler.params, AdjointSettings)
         sampler = AdjointSampling(target, settings, batch_size=cfg.run.num_chains)
+    except ConfigError:
+        raise
     except ValueError as err:
-        raise ConfigError(f"sampler {cfg.sampler.name!r}: {err}") from None
+        raise ConfigError(f"{where}: {err}") from None
     k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
     start = time.perf_counter()
     state, trace = run(

@@ -33,11 +33,14 @@ def test_tiny_run_writes_metrics_plots_and_resumes(tmp_path):
     assert again["energy_evals"] == metrics["energy_evals"] and again["w2"] == metrics["w2"]
 
 
-def test_unknown_setting_and_egnn_on_a_vector_target_are_config_errors(tmp_path):
+def test_bad_settings_are_one_line_config_errors(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(TINY.replace("network: mlp", "network: mlp, momentum: 0.9"))
     with pytest.raises(ConfigError, match="momentum"):
         run_experiment(load_config(path, [f"run.out_dir={tmp_path}"]), verbose=False)
     path.write_text(TINY.replace("network: mlp", "network: egnn"))
     with pytest.raises(ConfigError, match="particle target"):
+        run_experiment(load_config(path, [f"run.out_dir={tmp_path}"]), verbose=False)
+    path.write_text(TINY.replace("sigma_max: 2.0", "sigma_max: 1.0e-3"))
+    with pytest.raises(ConfigError, match="sigma_min < sigma_max"):
         run_experiment(load_config(path, [f"run.out_dir={tmp_path}"]), verbose=False)
