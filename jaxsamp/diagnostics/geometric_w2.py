@@ -18,7 +18,10 @@ Step 2 needs only the cost: for ``R`` in O(s) the optimum is
 closed form for s = 2 and from the quartic of the singular-value sums for s = 3
 (:func:`aligned_distance`). All ``n x m`` pairs run as one vectorised program: blocks
 of rows of ``x`` against all of ``y`` through the batched exact assignment solver
-(:mod:`jaxsamp.diagnostics.assignment`), with the rows sharded over the visible devices.
+(:mod:`jaxsamp.diagnostics.assignment`), with the rows sharded over the visible devices:
+on a CPU, start the process with ``XLA_FLAGS=--xla_force_host_platform_device_count=<cores>``
+so that every core solves its own share (the solver's small kernels do not spread over
+cores by themselves).
 
 Invariances. The value is exactly unchanged when the particles of any configuration
 are permuted, when the configurations of either set are reordered or translated, and
