@@ -1,6 +1,6 @@
 """Child process of test_driver's kill-and-resume test: a checkpointed MALA run.
 
-Usage: python _resume_child.py CHECKPOINT_DIR OUT_NPZ
+Usage: python _resume_child.py CHECKPOINT_DIR|- OUT_NPZ  ("-": no checkpoints)
 """
 
 import sys

@@ -1,8 +1,3 @@
-import os
-import signal
-import subprocess
-import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -11,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _kill_resume import assert_kill_resume_bit_identical
 
 from jaxsamp.core import ensemble, run
 from jaxsamp.core import checkpoint as ckpt
@@ -101,27 +97,4 @@ def test_resume_with_another_key_is_refused(tmp_path):
 
 def test_killed_run_resumes_bit_identically(tmp_path):
     """SIGKILL a checkpointing run in a subprocess after its first checkpoint, resume, compare."""
-    child = HERE / "_resume_child.py"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    ref = tmp_path / "ref.npz"
-    subprocess.run([sys.executable, str(child), "-", str(ref)], check=True, env=env, timeout=600)
-
-    ck = tmp_path / "ckpt"
-    proc = subprocess.Popen([sys.executable, str(child), str(ck), str(tmp_path / "killed.npz")], env=env)
-    deadline = time.time() + 600
-    while time.time() < deadline and proc.poll() is None:
-        if any((p / ckpt.MANIFEST).exists() for p in ckpt.list_steps(ck)):
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, "the child finished before it could be killed; make it longer"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    done = max(int(p.name.split("_")[1]) for p in ckpt.list_steps(ck) if (p / ckpt.MANIFEST).exists())
-    assert 0 < done < 3000
-    assert not (tmp_path / "killed.npz").exists()
-
-    out = tmp_path / "resumed.npz"
-    subprocess.run([sys.executable, str(child), str(ck), str(out)], check=True, env=env, timeout=600)
-    a, b = np.load(ref), np.load(out)
-    for name in ("position", "logdensity", "mean", "acc"):
-        np.testing.assert_array_equal(a[name], b[name])
+    assert_kill_resume_bit_identical(HERE / "_resume_child.py", tmp_path, min_arrays=4)

@@ -12,20 +12,14 @@ minimiser of the adjoint matching loss: ``-a_1 = -lam X_1`` with
 ``lam = 1/s^2 - 1/nu_1`` and the posterior mean of ``X_1`` is ``s^2 x / (kappa s^2 + nu_1 (1 - kappa))``.
 """
 
-import importlib.util
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _kill_resume import assert_kill_resume_bit_identical
 
-from jaxsamp.core import checkpoint as ckpt
 from jaxsamp.core import run
 from jaxsamp.core.target import Target
 from jaxsamp.learned.adjoint import (
@@ -200,29 +194,5 @@ def test_short_training_run_matches_a_gaussian_target():
 
 
 def test_killed_training_run_resumes_bit_identically(tmp_path):
-    """SIGKILL a checkpointing DW-4 training run after its first checkpoint, resume it, compare every array."""
-    child = HERE / "_adjoint_resume_child.py"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    ck = tmp_path / "ckpt"
-    proc = subprocess.Popen([sys.executable, str(child), str(ck), str(tmp_path / "killed.npz")], env=env)
-    deadline = time.time() + 600
-    while time.time() < deadline and proc.poll() is None:
-        if any((p / ckpt.MANIFEST).exists() for p in ckpt.list_steps(ck)):
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the child finished before it could be killed; make it longer"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    done = max(int(p.name.split("_")[1]) for p in ckpt.list_steps(ck) if (p / ckpt.MANIFEST).exists())
-    assert not (tmp_path / "killed.npz").exists()
-
-    resumed = tmp_path / "resumed.npz"
-    subprocess.run([sys.executable, str(child), str(ck), str(resumed)], check=True, env=env, timeout=600)
-    spec = importlib.util.spec_from_file_location("adjoint_resume_child", child)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert 0 < done < module.NUM_STEPS
-    reference, got = module.train(checkpoint=None), np.load(resumed)
-    assert sorted(reference) == sorted(got.files)
-    for name, value in reference.items():
-        np.testing.assert_array_equal(value, got[name], err_msg=name)
+    """SIGKILL a checkpointing training run after its first checkpoint, resume it, compare every array."""
+    assert_kill_resume_bit_identical(HERE / "_adjoint_resume_child.py", tmp_path, min_arrays=10)

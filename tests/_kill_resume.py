@@ -1,0 +1,72 @@
+"""The SIGKILL-and-resume check shared by the driver, LEAPS and Adjoint Sampling tests.
+
+A *child* script runs a checkpointed job: ``python CHILD CHECKPOINT_DIR OUT_NPZ``
+(``-`` for no checkpoints) saves every array of its final state and trace to
+``OUT_NPZ`` and defines ``NUM_STEPS``. :func:`assert_kill_resume_bit_identical`
+kills a checkpointing child with SIGKILL as soon as its first complete checkpoint
+(manifest written) exists, re-runs it on the same folder (the driver resumes),
+runs it once more without checkpoints, and requires every array to be equal bit
+for bit.
+
+The three children share a persistent XLA compilation cache, so only the first
+compiles, and skip XLA's expensive optimisations; all three run the same
+executables, so bit-identity is unaffected.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from jaxsamp.core import checkpoint as ckpt
+
+FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+TIMEOUT_S = 600
+
+
+def _num_steps(child: Path) -> int:
+    spec = importlib.util.spec_from_file_location(child.stem, child)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.NUM_STEPS
+
+
+def assert_kill_resume_bit_identical(child: Path, tmp_path: Path, min_arrays: int = 1) -> int:
+    """Kill ``child`` after its first checkpoint, resume it, compare with an uninterrupted run.
+
+    Returns the step of the last complete checkpoint before the kill (``0 < step < NUM_STEPS``).
+    """
+    env = {
+        **os.environ, "PYTHONUNBUFFERED": "1", "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "xla_cache"),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+        "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip(),
+    }
+    folder, killed = tmp_path / "ckpt", tmp_path / "killed.npz"
+    proc = subprocess.Popen([sys.executable, str(child), str(folder), str(killed)], env=env)
+    deadline = time.time() + TIMEOUT_S
+    while time.time() < deadline and proc.poll() is None:
+        if any((p / ckpt.MANIFEST).exists() for p in ckpt.list_steps(folder)):
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the child finished before it could be killed; make it longer"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = max(int(p.name.split("_")[1]) for p in ckpt.list_steps(folder) if (p / ckpt.MANIFEST).exists())
+    assert 0 < done < _num_steps(child)
+    assert not killed.exists()
+
+    resumed, reference = tmp_path / "resumed.npz", tmp_path / "reference.npz"
+    subprocess.run([sys.executable, str(child), str(folder), str(resumed)], check=True, env=env, timeout=TIMEOUT_S)
+    subprocess.run([sys.executable, str(child), "-", str(reference)], check=True, env=env, timeout=TIMEOUT_S)
+    want, got = np.load(reference), np.load(resumed)
+    assert sorted(want.files) == sorted(got.files) and len(want.files) >= min_arrays
+    for name in want.files:
+        np.testing.assert_array_equal(want[name], got[name], err_msg=name)
+    return done
