@@ -13,7 +13,7 @@ equivariant* when changing site ``i`` changes the sign of its own output:
       G_{x_i, i}(x^{i<-c}) = -G_{c, i}(x)
 
 Then ``ReLU(G)`` are the CTMC out-rates of a rate matrix and ``ReLU(-G)`` its
-in-rates, all from one forward pass (LEAPS Sec. 4, Prop. "local equivariance").
+in-rates, all from one forward pass (LEAPS' local-equivariance construction).
 Every network here obtains the property the same way: a per-site feature
 ``h_i`` that does not depend on ``x_i``, then
 
@@ -153,7 +153,7 @@ class _StateDependentConv(nnx.Module):
     """One LEC layer: a per-site kernel generated from ``x_i``-invariant features, applied to the raw input.
 
     ``k_{c,o}(p) = SiLU(sum_c' A_{c,o,c'} a_c'(p) + b1_{c,o}) + b2_{c,o} + tau(t)_o`` with the
-    centre offset zeroed, then ``h_c(p) = sum_o k_{c,o}(p) u_c(p + delta_o)`` (LEAPS Sec. 5).
+    centre offset zeroed, then ``h_c(p) = sum_o k_{c,o}(p) u_c(p + delta_o)`` (LEAPS, deep LEC layers).
     """
 
     def __init__(self, kernel_size: int, channels: int, time_hidden: int, *, rngs: nnx.Rngs):
@@ -176,7 +176,7 @@ class _StateDependentConv(nnx.Module):
 
 
 class LocallyEquivariantConv(_LatticeNetwork):
-    """Deep locally equivariant convolution ("LEC", LEAPS Sec. 5), circular padding everywhere.
+    """Deep locally equivariant convolution ("LEC" of LEAPS), circular padding everywhere.
 
     Parameters
     ----------
@@ -243,7 +243,7 @@ class LocallyEquivariantConv(_LatticeNetwork):
 
 
 class LocallyEquivariantMLP(_LatticeNetwork):
-    """``G_i = x_i g_i(x_{-i}, t)`` with ``g_i = [MLP(x with x_i zeroed, t)]_i`` (LEAPS Sec. 5, "LE-MLP").
+    """``G_i = x_i g_i(x_{-i}, t)`` with ``g_i = [MLP(x with x_i zeroed, t)]_i`` (LEAPS' "LE-MLP").
 
     The first layer's pre-activation for every masked input is the full one minus
     site ``i``'s own contribution, so all ``N`` masked passes share one
@@ -322,7 +322,7 @@ class _MaskedAttentionLayer(nnx.Module):
 
 
 class LocallyEquivariantAttention(_LatticeNetwork):
-    """Locally equivariant attention ("LEA", LEAPS Sec. 5) with a masked diagonal.
+    """Locally equivariant attention ("LEA" of LEAPS) with a masked diagonal.
 
     Tokens ``e_j`` embed the raw ``x_j`` (a linear map of the spin, or a
     categorical embedding). The features ``h_i`` start from a time embedding

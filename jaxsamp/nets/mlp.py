@@ -4,7 +4,7 @@
 default). :func:`fourier_time_features` and :class:`TimeEmbedding` turn a scalar
 time ``t in [0, 1]`` into a feature vector, the usual conditioning of
 time-dependent drifts, rates and free-energy networks (e.g. LEAPS' ``F_phi(t)``
-and its per-layer time MLPs, Holderrieth, Albergo & Jaakkola 2025, Sec. 5).
+and the per-layer time MLPs of its convolutions, Holderrieth, Albergo & Jaakkola 2025).
 """
 
 from __future__ import annotations

@@ -1,0 +1,302 @@
+"""The ``leaps`` experiment kind: train a LEAPS sampler on a lattice target, sample, compare with exact answers.
+
+Training runs through the driver (:func:`jaxsamp.core.run`, progress bar,
+checkpoints in ``run_dir/checkpoints``, so ``jaxsamp resume RUN_DIR`` continues a
+killed run). Then ``run.num_eval_samples`` walkers are drawn with the evaluation
+grid of ``sampler.params`` under the three weight conventions of
+:func:`jaxsamp.learned.leaps.simulate` (``pre``, ``post``, ``trapezoid``; only the
+configured one when ``compare_weight_points`` is false), and the run reports for
+each its ESS and ``log Z`` estimate, with the error against the exact ``log Z``
+(Kaufman / transfer matrix) when it is known, plus the ESS and log-weight
+variance of the untrained network (same walkers, same grid) for comparison.
+
+Observables (as in the LEAPS experiments): the magnetisation histogram and ``<|m|>`` and the
+connected two-point function ``G(r)`` (Ising), or ``|M|`` (Potts), all
+self-normalised with the weights, against exact enumeration for tiny lattices,
+the exact ``P(m)`` of the transfer matrix (Ising), and otherwise a Glauber
+(heat-bath) reference run, also through the driver. Plots: ``training.png``,
+``magnetization.png``, ``two_point.png`` (Ising), ``log_weights.png``.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsamp.core import ensemble, run
+from jaxsamp.core.protocols import WeightedSamples
+from jaxsamp.diagnostics import observables as obs
+from jaxsamp.experiments import plots
+from jaxsamp.experiments.registry import EXPERIMENTS, ConfigError, validate_dataclass
+from jaxsamp.learned import leaps
+from jaxsamp.learned.leaps_training import LeapsSettings, free_energy_log_Z, make_trainer, sampler
+from jaxsamp.mcmc import discrete
+from jaxsamp.targets.lattice import LatticePath
+from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable
+
+NUM_BINS = 20
+
+
+# --------------------------------------------------------------------------
+# observables
+# --------------------------------------------------------------------------
+
+
+def order_parameter_axis(target) -> tuple[tuple[float, float], str]:
+    """Histogram range and label of the order parameter: ``m`` in [-1, 1] (Ising), ``|M|`` in [0, 1] (Potts)."""
+    return ((-1.0, 1.0), "m") if target.domain.kind == "spin" else ((0.0, 1.0), "|M|")
+
+
+def order_parameter(target, x: jax.Array) -> jax.Array:
+    """Per-sample order parameter of states ``x`` (n, Lx, Ly): ``m`` (Ising) or ``|M|`` (Potts)."""
+    return obs.magnetization(x) if target.domain.kind == "spin" else obs.potts_magnetization(x, target.q)
+
+
+def lattice_observables(target, x: jax.Array, log_w: jax.Array | None = None) -> dict[str, np.ndarray]:
+    """Histogram (density, 20 bins) and mean absolute value of the order parameter; ``G(r)`` for Ising.
+
+    Self-normalised with ``softmax(log_w)`` when given (exact probabilities make it exact).
+    """
+    values, (value_range, _) = order_parameter(target, x), order_parameter_axis(target)
+    w = None if log_w is None else np.asarray(jax.nn.softmax(log_w), np.float64)
+    density, _ = np.histogram(np.asarray(values), bins=NUM_BINS, range=value_range, weights=w, density=True)
+    out = {"hist": density, "abs_order": float(obs.self_normalized_mean(jnp.abs(values), log_w))}
+    if target.domain.kind == "spin":
+        out["two_point"] = np.asarray(obs.connected_two_point(x, log_w))
+    return out
+
+
+def glauber_reference(target, key, num_chains: int, num_sweeps: int, checkpoint: Path, progress: bool) -> dict:
+    """Observables of a heat-bath (Glauber) run: ``num_chains`` chains, second half of ``num_sweeps`` sweeps.
+
+    Checkerboard sweeps when both sides are even, else random-scan sweeps of ``N`` site updates.
+    """
+    q = discrete.lattice_categories(target)
+    if all(n % 2 == 0 for n in target.event_shape):
+        kernel = discrete.checkerboard(target.flip_log_ratios, "heat_bath", q)
+    else:
+        kernel = discrete.heat_bath(target.flip_log_ratios, q, int(np.prod(target.event_shape)))
+    chains = ensemble(kernel)
+    key_init, key_run = jax.random.split(key)
+    state = chains.init(LatticePath(target).sample_base(key_init, num_chains))
+    every = max(1, num_sweeps // 200)
+
+    def trace(s, info):
+        x = s.position
+        values = order_parameter(target, x)
+        two_point = obs.connected_two_point(x) if target.domain.kind == "spin" else jnp.zeros(())
+        return {"values": values, "two_point": two_point}
+
+    _, tr = run(
+        chains.step, state, key_run, num_sweeps, trace=trace, chunk=every * 10, progress=progress,
+        checkpoint=checkpoint, checkpoint_every=max(1, num_sweeps // 4), desc="glauber reference",
+    )
+    keep = slice(num_sweeps // 2, None, every)
+    values = np.asarray(tr["values"][keep]).ravel()
+    density, _ = np.histogram(values, bins=NUM_BINS, range=order_parameter_axis(target)[0], density=True)
+    out = {"hist": density, "abs_order": float(np.abs(values).mean())}
+    if target.domain.kind == "spin":
+        out["two_point"] = np.asarray(tr["two_point"][keep]).mean(0)
+    return out
+
+
+def reference_observables(target, settings: LeapsSettings, key, run_dir: Path, progress: bool) -> tuple[dict, str]:
+    """Exact observables by enumeration when the lattice is tiny, else Glauber (with exact ``P(m)`` for Ising)."""
+    try:
+        states, probs = target.enumerate_states()
+        return lattice_observables(target, jnp.asarray(states), jnp.log(jnp.asarray(probs, jnp.float32))), "exact"
+    except ExactReferenceUnavailable:
+        pass
+    ref = glauber_reference(
+        target, key, settings.reference_chains, settings.reference_sweeps, run_dir / "reference_checkpoints", progress
+    )
+    source = "glauber"
+    if target.domain.kind == "spin":
+        try:
+            m, p = target.exact_magnetization_distribution()
+        except ExactReferenceUnavailable:
+            return ref, source
+        ref["hist"], _ = np.histogram(m, bins=NUM_BINS, range=(-1.0, 1.0), weights=p, density=True)
+        ref["abs_order"] = float(np.sum(np.abs(m) * p))
+        source = "exact P(m), glauber G(r)"
+    return ref, source
+
+
+# --------------------------------------------------------------------------
+# plots
+# --------------------------------------------------------------------------
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_order_parameter(path: Path, target, got: dict, ref: dict, source: str, title: str) -> None:
+    plt = _pyplot()
+    value_range, label = order_parameter_axis(target)
+    edges = np.linspace(*value_range, NUM_BINS + 1)
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    ax.bar(edges[:-1], got["hist"], width=np.diff(edges), align="edge", alpha=0.6, label="LEAPS (weighted)")
+    ax.step(edges, np.append(ref["hist"], ref["hist"][-1]), where="post", color="k", label=source)
+    ax.set_xlabel(label)
+    ax.set_ylabel("density")
+    ax.set_title(f"{title}: <{label.strip('|')}|> {got['abs_order']:.4f} vs {ref['abs_order']:.4f}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_two_point(path: Path, got: np.ndarray, ref: np.ndarray, source: str, title: str) -> None:
+    plt = _pyplot()
+    r = np.arange(len(got))
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    ax.plot(r, got, "o-", label="LEAPS (weighted)")
+    ax.plot(r, ref, "k--", label=source)
+    ax.set_xlabel("r")
+    ax.set_ylabel("G(r)")
+    ax.set_title(f"{title}: connected two-point function")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_log_weights(path: Path, samples: dict[str, WeightedSamples], title: str) -> None:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    for rule, ws in samples.items():
+        a = np.asarray(ws.log_w)
+        ax.hist(a - a.mean(), bins=60, histtype="step", density=True, label=f"{rule} (ESS {float(ws.ess):.3f})")
+    ax.set_xlabel("A - mean(A)")
+    ax.set_title(f"{title}: log-weights")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------
+# the experiment
+# --------------------------------------------------------------------------
+
+
+def _settings(cfg) -> LeapsSettings:
+    if cfg.sampler.name != "leaps":
+        raise ConfigError(f"experiment kind 'leaps' needs sampler.name: leaps, got {cfg.sampler.name!r}")
+    try:
+        return validate_dataclass("sampler 'leaps'", cfg.sampler.params, LeapsSettings)
+    except ValueError as err:
+        if isinstance(err, ConfigError):
+            raise
+        raise ConfigError(f"sampler 'leaps': {err}") from None
+
+
+def draw_samples(draw, key, num_samples: int, batch: int) -> WeightedSamples:
+    """``num_samples`` walkers in batches of at most ``batch`` (one weighted sample set)."""
+    parts, done, i = [], 0, 0
+    while done < num_samples:
+        n = min(batch, num_samples - done)
+        parts.append(draw(jax.random.fold_in(key, i), n))
+        done, i = done + n, i + 1
+    return WeightedSamples(
+        jnp.concatenate([p.x for p in parts]), jnp.concatenate([p.log_w for p in parts]), parts[0].log_Z0
+    )
+
+
+@EXPERIMENTS.register("leaps")
+def leaps_experiment(cfg, target, run_dir: Path) -> dict:
+    """Train LEAPS on an Ising/Potts target through the driver; ESS, log Z and observables vs exact answers."""
+    settings = _settings(cfg)
+    try:
+        path = LatticePath(target)
+    except TypeError:
+        raise ConfigError(f"experiment kind 'leaps' needs a lattice target (ising, potts), got {target.name!r}") from None
+    trainer, model = make_trainer(path, settings, cfg.run.num_chains)
+    key_init, key_train, key_eval, key_ref = jax.random.split(jax.random.key(cfg.seed), 4)
+    initial = jax.jit(trainer.init)(key_init)
+    start = time.perf_counter()
+    state, trace = run(
+        trainer.step, initial, key_train, cfg.run.num_steps, trace=lambda s, m: m,
+        chunk=cfg.run.chunk, progress=cfg.run.progress, checkpoint=run_dir / "checkpoints",
+        checkpoint_every=cfg.run.checkpoint_every, desc=cfg.name,
+    )
+    train_seconds = time.perf_counter() - start
+
+    samples, seconds = {}, {}
+    n_first = min(cfg.run.num_eval_samples, settings.eval_batch)
+    rules = leaps.WEIGHT_POINTS if settings.compare_weight_points else (settings.weight_point,)
+    for rule in rules:
+        # parameters are an argument (not a constant) so the untrained and trained nets share one compilation
+        draw_with = jax.jit(
+            lambda p, k, n, r=rule: sampler(model, p, path, settings, weight_point=r)(k, n), static_argnums=2
+        )
+        draw = functools.partial(draw_with, state.params)
+        samples[rule] = draw_samples(draw, key_eval, cfg.run.num_eval_samples, settings.eval_batch)
+        t0 = time.perf_counter()
+        jax.block_until_ready(draw(jax.random.fold_in(key_eval, 10**6), n_first))
+        seconds[rule] = (time.perf_counter() - t0) * 1000 / n_first
+        if rule == settings.weight_point:
+            untrained = draw_with(initial.params, jax.random.fold_in(key_eval, 10**6 + 1), n_first)
+
+    if trace is None:  # num_steps = 0: evaluate the untrained sampler
+        trace = {"loss": np.full(1, np.nan), "rollout_ess": np.full(1, np.nan), "k": np.zeros(1)}
+    loss = np.asarray(trace["loss"])
+    tail = loss[-max(1, len(loss) // 20):]
+    metrics = {
+        "train_steps": cfg.run.num_steps,
+        "train_seconds": train_seconds,
+        "final_loss": float(np.mean(tail)),
+        "final_rollout_ess": float(np.asarray(trace["rollout_ess"])[-1]),
+        "eval_walkers": cfg.run.num_eval_samples,
+        "eval_steps": settings.eval_steps,
+        "log_Z_free_energy": float(free_energy_log_Z(model, state.params, path)),
+    }
+    exact = target.log_Z
+    for rule, ws in samples.items():
+        metrics[f"ess_{rule}"] = float(ws.ess)
+        metrics[f"log_Z_{rule}"] = float(ws.log_Z)
+        metrics[f"sample_seconds_per_1000_walkers_{rule}"] = seconds[rule]
+        if exact is not None:
+            metrics[f"log_Z_abs_err_{rule}"] = abs(float(ws.log_Z) - exact)
+    main = samples[settings.weight_point]
+    metrics["ess_untrained"] = float(untrained.ess)
+    metrics["log_w_var_untrained"] = float(jnp.var(untrained.log_w))
+    metrics["log_w_var"] = float(jnp.var(main.log_w))
+    metrics["ess"] = float(main.ess)
+    metrics["log_Z_hat"] = float(main.log_Z)
+    if exact is not None:
+        metrics["log_Z_exact"] = float(exact)
+        metrics["log_Z_abs_err"] = abs(float(main.log_Z) - exact)
+        metrics["log_Z_free_energy_abs_err"] = abs(metrics["log_Z_free_energy"] - exact)
+
+    got = lattice_observables(target, main.x, main.log_w)
+    ref, source = reference_observables(target, settings, key_ref, run_dir, cfg.run.progress)
+    width = np.diff(np.linspace(*order_parameter_axis(target)[0], NUM_BINS + 1))
+    metrics["abs_order"] = got["abs_order"]
+    metrics["abs_order_reference"] = ref["abs_order"]
+    metrics["order_hist_tv"] = float(0.5 * np.sum(np.abs(got["hist"] - ref["hist"]) * width))
+    if "two_point" in got:
+        metrics["two_point_max_abs_err"] = float(np.max(np.abs(got["two_point"] - ref["two_point"])))
+
+    np.savez(run_dir / "samples.npz", x=np.asarray(main.x).astype(np.int8), log_w=np.asarray(main.log_w))
+    plots.trace_plot(
+        run_dir / "training.png",
+        {"loss": np.log10(np.maximum(loss, 1e-12)), "rollout_ess": np.asarray(trace["rollout_ess"]), "k": np.asarray(trace["k"])},
+        f"{cfg.name}: log10 loss, rollout ESS, curriculum steps",
+    )
+    plot_order_parameter(run_dir / "magnetization.png", target, got, ref, source, cfg.name)
+    if "two_point" in got:
+        plot_two_point(run_dir / "two_point.png", got["two_point"], ref["two_point"], source, cfg.name)
+    plot_log_weights(run_dir / "log_weights.png", samples, cfg.name)
+    return metrics

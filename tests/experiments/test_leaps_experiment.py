@@ -1,0 +1,149 @@
+"""The ``leaps`` experiment kind, and the trained-sampler checks of LEAPS on a 3x3 Ising lattice.
+
+One tiny run (LE-MLP, 150 updates, about half a minute of CPU) is shared by the
+tests: it must cut the log-weight variance, and its weighted ``<|m|>``, ``P(m)``,
+``G(r)`` and ``log Z`` must match exact enumeration.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxsamp.experiments.config import load_config
+from jaxsamp.experiments.leaps_experiment import glauber_reference, lattice_observables, reference_observables
+from jaxsamp.experiments.registry import ConfigError
+from jaxsamp.experiments.runner import run_experiment
+from jaxsamp.learned.leaps_training import LeapsSettings
+from jaxsamp.targets.lattice import ising, potts
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+TINY = """
+name: leaps_tiny
+seed: 0
+kind: leaps
+target: {name: ising, params: {L: 3, beta: 0.4407}}
+sampler:
+  name: leaps
+  params:
+    network: mlp
+    network_params: {hidden: [32, 32]}
+    free_energy_hidden: [32]
+    learning_rate: 0.003
+    loss_batch: 128
+    rollout_steps: 20
+    curriculum_steps: 60
+    rollout_every: 5
+    buffer_rollouts: 10
+    states_per_walker: 8
+    mcmc_updates: 9
+    weight_point: trapezoid
+    compare_weight_points: false
+run: {num_chains: 64, num_steps: 150, chunk: 75, checkpoint_every: 75, progress: false, num_eval_samples: 4000}
+"""
+# the run is a child process (the CLI end to end) compiled without XLA's expensive optimisations
+FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("leaps")
+    (out / "tiny.yaml").write_text(TINY)
+    env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip()}
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxsamp.cli", "run", str(out / "tiny.yaml"), f"run.out_dir={out}"],
+        env=env, capture_output=True, text=True, timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run_dir,) = (out / "leaps_tiny").iterdir()
+    return run_dir, json.loads((run_dir / "metrics.json").read_text())
+
+
+@pytest.mark.parametrize("name", ["leaps_ising_L8", "leaps_ising_L15", "leaps_potts_L15"])
+def test_shipped_configs_load(name):
+    cfg = load_config(CONFIGS / f"{name}.yaml")
+    assert cfg.name == name and cfg.kind == "leaps"
+    LeapsSettings(**cfg.sampler.params)
+
+
+def test_run_writes_metrics_samples_and_plots(tiny_run):
+    run_dir, metrics = tiny_run
+    assert 0 < metrics["ess_trapezoid"] <= 1 and "ess_pre" not in metrics  # compare_weight_points=false
+    assert metrics["ess"] == metrics["ess_trapezoid"] and metrics["train_steps"] == 150
+    saved = np.load(run_dir / "samples.npz")
+    assert saved["x"].shape == (4000, 3, 3) and saved["x"].dtype == np.int8 and saved["log_w"].shape == (4000,)
+    for png in ("training.png", "magnetization.png", "two_point.png", "log_weights.png"):
+        assert (run_dir / png).is_file(), png
+    assert any((run_dir / "checkpoints").iterdir())
+
+
+def test_training_reduces_log_weight_variance(tiny_run):
+    _, metrics = tiny_run
+    assert metrics["log_w_var"] < 0.05 * metrics["log_w_var_untrained"], metrics
+    assert metrics["ess"] > 0.9 > metrics["ess_untrained"]
+
+
+def test_weighted_observables_match_exact_enumeration(tiny_run):
+    run_dir, metrics = tiny_run
+    target = ising(3, 0.4407)
+    m, p = target.exact_magnetization_distribution()
+    exact = float(np.sum(np.abs(m) * p))
+    assert metrics["abs_order_reference"] == pytest.approx(exact, rel=1e-5)
+    saved = np.load(run_dir / "samples.npz")
+    w = np.asarray(jax.nn.softmax(jnp.asarray(saved["log_w"])), np.float64)
+    obs = np.abs(saved["x"].reshape(len(w), -1).mean(1))
+    se = float(np.sqrt(np.sum(w**2 * (obs - np.sum(w * obs)) ** 2)))  # delta method, self-normalised weights
+    # 5 sigma, plus 0.01 for the O(h) Euler bias of 100 steps
+    assert abs(metrics["abs_order"] - exact) < 5 * se + 0.01, (metrics["abs_order"], exact, se)
+    assert metrics["order_hist_tv"] < 0.05 and metrics["two_point_max_abs_err"] < 0.03
+    # trapezoid weights: log Z within 0.05 of the exact value (bias O(h^2) + 4000-walker noise)
+    assert metrics["log_Z_abs_err"] < 0.05
+    # F_phi learned the free energy: its own log Z_1 estimate is close
+    assert metrics["log_Z_free_energy_abs_err"] < 0.5
+
+
+def test_potts_observables_and_glauber_reference():
+    target = potts(3, 1.0, q=3)
+    states, probs = target.enumerate_states()
+    exact = lattice_observables(target, jnp.asarray(states), jnp.log(jnp.asarray(probs, jnp.float32)))
+    assert "two_point" not in exact and 0 < exact["abs_order"] < 1
+    settings = LeapsSettings(reference_chains=200, reference_sweeps=200)
+    ref, source = reference_observables(target, settings, jax.random.key(0), Path("/nonexistent"), False)
+    assert source == "exact" and ref["abs_order"] == pytest.approx(exact["abs_order"])
+    # an odd lattice (random-scan heat bath): 200 chains x second half of 200 sweeps, within 0.05 of exact
+    glauber = glauber_reference(target, jax.random.key(1), 200, 200, None, False)
+    assert abs(glauber["abs_order"] - exact["abs_order"]) < 0.05
+
+
+def test_glauber_reference_matches_exact_ising():
+    target = ising(4, 0.4407)
+    states, probs = target.enumerate_states()
+    exact = lattice_observables(target, jnp.asarray(states), jnp.log(jnp.asarray(probs, jnp.float32)))
+    glauber = glauber_reference(target, jax.random.key(0), 200, 200, None, False)  # checkerboard sweeps
+    assert abs(glauber["abs_order"] - exact["abs_order"]) < 0.05
+    np.testing.assert_allclose(glauber["two_point"], exact["two_point"], atol=0.05)
+
+
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("sampler.params.network=transformer", "network must be one of"),
+        ("sampler.params.network=mlp", "not parameters of network 'mlp'"),
+        ("sampler.params.bogus=1", "unknown parameter 'bogus'"),
+        ("sampler.name=glauber", "sampler.name: leaps"),
+        ("target.name=gaussian", "lattice target"),
+    ],
+)
+def test_bad_settings_fail_before_running(tmp_path, override, message):
+    cfg = load_config(CONFIGS / "leaps_ising_L8.yaml", [override, f"run.out_dir={tmp_path}"])
+    if override.startswith("target.name"):
+        cfg.target.params = {"dim": 2}
+    with pytest.raises(ConfigError, match=message):
+        run_experiment(cfg, verbose=False)
+    assert not any(tmp_path.rglob("*.png"))

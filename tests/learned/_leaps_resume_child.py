@@ -1,0 +1,37 @@
+"""Child process of test_leaps' kill-and-resume test: a checkpointed LEAPS training run on a 3x3 Ising lattice.
+
+A tiny LE-MLP, rollouts every 2 updates into a buffer of 3 rollouts (so the FIFO
+wraps around) and a curriculum that is still growing when the run is killed.
+Usage: python _leaps_resume_child.py CHECKPOINT_DIR|- OUT_NPZ  ("-": no checkpoints)
+"""
+
+import sys
+
+import jax
+import numpy as np
+
+from jaxsamp.core import run
+from jaxsamp.learned.leaps_training import LeapsSettings, make_trainer
+from jaxsamp.targets.lattice import LatticePath, ising
+
+NUM_STEPS, EVERY = 40, 4
+
+
+def train(checkpoint=None) -> dict:
+    """Train for NUM_STEPS updates; every array of the final state and the trace."""
+    settings = LeapsSettings(
+        network="mlp", network_params={"hidden": [16]}, free_energy_hidden=[8], loss_batch=32,
+        rollout_steps=8, curriculum_steps=30, rollout_every=2, buffer_rollouts=3, states_per_walker=2,
+        mcmc_updates=3, learning_rate=1e-2,
+    )
+    trainer, _ = make_trainer(LatticePath(ising(3, 0.4407)), settings, num_walkers=8)
+    state, trace = run(
+        trainer.step, jax.jit(trainer.init)(jax.random.key(0)), jax.random.key(42), NUM_STEPS, trace=lambda s, m: m,
+        chunk=2, progress=False, checkpoint=checkpoint, checkpoint_every=EVERY,
+    )
+    leaves = {f"state_{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree.leaves(state))}
+    return {**{f"trace_{k}": np.asarray(v) for k, v in trace.items()}, **leaves}
+
+
+if __name__ == "__main__":
+    np.savez(sys.argv[2], **train(None if sys.argv[1] == "-" else sys.argv[1]))

@@ -1,0 +1,32 @@
+"""Run bench_leaps in --quick mode so the script never rots (no figure or timing is asserted)."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FIGURES = {
+    "ess_L8_conv", "ess_L8_mlp", "ess_L8_attention", "logz_hat_L8", "logz_abs_err_L8", "train_steps_per_s_L8",
+    "smc_logz_abs_err_L8_equal_evals", "buffer_bytes_per_state",
+}
+
+
+def test_bench_leaps_quick():
+    # compiled without XLA's expensive optimisations: this only checks that the script runs
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+    proc = subprocess.run(
+        [sys.executable, "scripts/bench_leaps.py", "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "XLA_FLAGS": flags.strip()},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads((ROOT / "benchmarks/results/bench_leaps_quick.json").read_text())
+    results = out["results"]
+    assert FIGURES <= set(results)
+    assert out["command"].startswith("python scripts/bench_leaps.py")
+    assert all(0 < results[f"ess_L8_{n}"] <= 1 for n in ("conv", "mlp", "attention"))
+    assert results["buffer_bytes_per_state"] == 8 * 8 + 4  # int8 spins and a float32 time
+    assert results["smc_target_evals_L8"] <= results["leaps_target_evals_L8"]
+    assert math.isfinite(results["logz_abs_err_L8"]) and math.isfinite(results["smc_logz_abs_err_L8_equal_evals"])
