@@ -8,7 +8,7 @@ protocol): geometric W2 and energy W2, plus the metrics' noise floor (test split
 against validation split, same sizes). Paper (Havens et al. 2025, Table 1,
 GPU, 5000 / 4000 epochs of the paper configs): DW-4 0.62 / 0.55, LJ-13 1.67 / 2.40.
 
-Usage: python scripts/bench_adjoint.py [--quick] [--train-minutes 60]
+Usage: python scripts/bench_adjoint.py [--quick] [--train-minutes 60] [--systems dw4 lj13]
 Writes benchmarks/results/bench_adjoint.json (``--quick``: bench_adjoint_quick.json).
 """
 
@@ -33,6 +33,7 @@ from jaxsamp.experiments.registry import validate_dataclass
 from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+SYSTEMS = {"dw4": "adjoint_dw4_cpu.yaml", "lj13": "adjoint_lj13_cpu.yaml"}
 QUICK = dict(hidden=8, num_layers=1, nfe=10, steps_per_epoch=5, train_batch_size=32)
 
 
@@ -82,10 +83,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run (tiny networks, 3 epochs, 64 samples)")
     parser.add_argument("--train-minutes", type=float, default=60.0, help="wall-clock cap of the LJ-13 training run")
+    parser.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS),
+                        help="systems to run; the results file keeps the other systems' earlier figures")
     args = parser.parse_args()
 
     results = {}
-    for name, config, minutes in (("dw4", "adjoint_dw4_cpu.yaml", None), ("lj13", "adjoint_lj13_cpu.yaml", args.train_minutes)):
+    for name in args.systems:
+        config, minutes = SYSTEMS[name], (args.train_minutes if name == "lj13" else None)
         sampler, epochs, n_eval, cfg = build(config, args.quick)
         state, done, took, rate = train(sampler, cfg, epochs, minutes, 1 if args.quick else cfg.run.chunk or 10)
         metrics = evaluate(sampler, state.params, jax.random.key(cfg.seed + 1), n_eval)
@@ -102,7 +106,7 @@ def main():
         if name == "dw4":
             results["epochs_per_s_dw4"] = rate
         print(f"{name}: " + ", ".join(f"{k}={v:.4g}" for k, v in results.items() if k.startswith(name)), flush=True)
-    path = write_results("bench_adjoint", results, quick=args.quick)
+    path = write_results("bench_adjoint", results, quick=args.quick, merge=set(args.systems) != set(SYSTEMS))
     print(f"wrote {path}")
 
 

@@ -30,20 +30,36 @@ def machine() -> dict:
     }
 
 
-def write_results(script_name: str, results: dict, argv: list[str] | None = None, quick: bool = False) -> Path:
+def results_path(script_name: str, quick: bool = False) -> Path:
+    """``benchmarks/results/<script>.json`` (``<script>_quick.json`` for ``--quick`` runs)."""
+    return RESULTS_DIR / f"{script_name}{'_quick' if quick else ''}.json"
+
+
+def write_results(
+    script_name: str, results: dict, argv: list[str] | None = None, quick: bool = False, merge: bool = False
+) -> Path:
     """Write the results JSON for ``script_name`` (e.g. ``"bench_overhead"``); return its path.
 
     A ``--quick`` run writes ``<script>_quick.json`` so it never overwrites the
-    full-size figures recorded in BENCHMARKS.md.
+    full-size figures recorded in BENCHMARKS.md. With ``merge=True`` (a run of part
+    of a script's figures) the figures already in the file are kept unless
+    re-measured, and ``figure_commands`` records the command behind every figure.
     """
     argv = sys.argv if argv is None else argv
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"{script_name}{'_quick' if quick else ''}.json"
+    path = results_path(script_name, quick)
+    command = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(argv[0])] + list(argv[1:]))
+    results = {k: (float(v) if isinstance(v, (int, float)) else v) for k, v in results.items()}
     payload = {
-        "command": "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(argv[0])] + list(argv[1:])),
+        "command": command,
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
-        "results": {k: (float(v) if isinstance(v, (int, float)) else v) for k, v in results.items()},
+        "results": results,
     }
+    if merge and path.exists():
+        old = json.loads(path.read_text())
+        commands = old.get("figure_commands") or {k: old["command"] for k in old["results"]}
+        payload["results"] = {**old["results"], **results}
+        payload["figure_commands"] = {**commands, **{k: command for k in results}}
     path.write_text(json.dumps(payload, indent=2) + "\n")
     return path
