@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsamp.diagnostics.stein import SteinTestResult
+from jaxsamp.diagnostics.stein import SteinTestResult, rademacher_multipliers
 
 
 def monomial_exponents(dim: int, order: int) -> np.ndarray:
@@ -102,7 +102,7 @@ def _feature_sums(key, x, score_fn, order, num_bootstrap, block_size):
         total, outer, boot = carry
         i, xb, ok = inputs
         z = jnp.where(ok[:, None], stein_features(xb, jax.vmap(score_fn)(xb), exps), 0.0)
-        w = jax.random.rademacher(jax.random.fold_in(key, i), (block, num_bootstrap), dtype=x.dtype)
+        w = rademacher_multipliers(jax.random.fold_in(key, i), block, num_bootstrap, x.dtype)
         return (total + jnp.sum(z, 0), outer + z.T @ z, boot + w.T @ z), None
 
     j = exps.shape[0]

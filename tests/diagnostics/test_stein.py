@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxsamp.diagnostics.stein import imq_stein_kernel, kernel_stein_discrepancy, ksd_test
+from jaxsamp.diagnostics.stein import imq_stein_kernel, kernel_stein_discrepancy, ksd_test, rademacher_multipliers
 
 D = 3
 
@@ -54,3 +54,13 @@ def test_bootstrap_test_has_its_size_and_detects_a_mean_shift():
     n = xs.shape[1]
     v = kernel_stein_discrepancy(xs[0], score).v_statistic
     assert float(null.statistic[0]) == pytest.approx(n * float(v), rel=1e-4)
+
+
+def test_rademacher_multipliers_are_fair_independent_signs():
+    """Values +-1; column means and pairwise column correlations within 5 sigma of 0 (sigma = 1/sqrt(n))."""
+    n, b = 20000, 70  # 70 = 2 full words + 6 bits of a third
+    w = np.asarray(rademacher_multipliers(jax.random.key(0), n, b, jnp.float32))
+    assert w.shape == (n, b) and set(np.unique(w)) == {-1.0, 1.0}
+    assert np.abs(w.mean(0)).max() < 5 / np.sqrt(n)
+    corr = (w.T @ w) / n - np.eye(b)
+    assert np.abs(corr).max() < 5 / np.sqrt(n) * 1.5  # max over 2415 pairs: allow a little over 5 sigma
