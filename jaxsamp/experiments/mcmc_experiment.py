@@ -106,20 +106,9 @@ def mcmc_experiment(cfg, target, run_dir: Path) -> dict:
     if target.log_Z is not None:
         metrics["log_Z_exact"] = float(target.log_Z)
     np.savez(run_dir / "samples.npz", **arrays)
-    flat = samples.reshape(len(samples), -1)
-    if target.domain.kind == "real" and flat.shape[1] == 2:
-        both = flat if exact is None else np.concatenate([flat, exact])
-        lo, hi = np.percentile(both, [0.5, 99.5], axis=0)
-        pad = 0.15 * (hi - lo)
-        extent = (lo[0] - pad[0], hi[0] + pad[0], lo[1] - pad[1], hi[1] + pad[1])
-        grid_lp = jax.jit(jax.vmap(target.log_prob))
-
-        def log_prob_grid(X, Y):
-            pts = jnp.stack([X.ravel(), Y.ravel()], -1).astype(jnp.float32)
-            return np.asarray(grid_lp(pts)).reshape(X.shape)
-
-        shown = None if exact is None else exact[: len(flat)]  # same number of points in both panels
-        plots.samples_over_density(run_dir / "samples.png", log_prob_grid, flat, extent, cfg.name, shown)
+    if target.domain.kind == "real":  # samples over the density (2-D) or marginals, next to exact samples
+        flat = samples.reshape(len(samples), -1)
+        plots.samples_against_target(run_dir, target, flat, None if exact is None else exact.reshape(len(exact), -1), cfg.name)
     elif target.domain.kind == "real":
         plots.marginals(run_dir / "marginals.png", flat, exact, cfg.name)
     plots.trace_plot(run_dir / "acceptance.png", {"acceptance": acc}, cfg.name)

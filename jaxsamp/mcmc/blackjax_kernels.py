@@ -223,6 +223,13 @@ def _window_adapted(algorithm, target, seed: int, num_steps: int, target_accepta
     return as_kernel(algorithm(target.log_prob, **params))
 
 
+def _hmc_family(algorithm, target, step_size, tune_steps, target_acceptance, seed, **params) -> Kernel:
+    """``algorithm`` (blackjax HMC or NUTS) with a unit inverse mass, or window-adapted when ``tune_steps > 0``."""
+    if tune_steps > 0:
+        return _window_adapted(algorithm, target, seed, tune_steps, target_acceptance, **params)
+    return as_kernel(algorithm(target.log_prob, step_size, jnp.ones(_flat_dim(target)), **params))
+
+
 @SAMPLERS.register("mala")
 def mala_sampler(target, step_size: float = 0.1) -> Kernel:
     """blackjax MALA (Metropolis-adjusted Langevin)."""
@@ -239,10 +246,8 @@ def hmc_sampler(
     seed: int = 0,
 ) -> Kernel:
     """blackjax HMC; tune_steps > 0 runs blackjax.window_adaptation (step size, diagonal mass) first."""
-    if tune_steps > 0:
-        return _window_adapted(blackjax.hmc, target, seed, tune_steps, target_acceptance, num_integration_steps=num_integration_steps)
-    imm = jnp.ones(_flat_dim(target))
-    return as_kernel(blackjax.hmc(target.log_prob, step_size, imm, num_integration_steps))
+    return _hmc_family(blackjax.hmc, target, step_size, tune_steps, target_acceptance, seed,
+                       num_integration_steps=num_integration_steps)
 
 
 @SAMPLERS.register("nuts")
@@ -255,10 +260,8 @@ def nuts_sampler(
     seed: int = 0,
 ) -> Kernel:
     """blackjax NUTS; tune_steps > 0 runs blackjax.window_adaptation (step size, diagonal mass) first."""
-    if tune_steps > 0:
-        return _window_adapted(blackjax.nuts, target, seed, tune_steps, target_acceptance, max_num_doublings=max_num_doublings)
-    imm = jnp.ones(_flat_dim(target))
-    return as_kernel(blackjax.nuts(target.log_prob, step_size, imm, max_num_doublings=max_num_doublings))
+    return _hmc_family(blackjax.nuts, target, step_size, tune_steps, target_acceptance, seed,
+                       max_num_doublings=max_num_doublings)
 
 
 @SAMPLERS.register("mclmc")
