@@ -65,7 +65,7 @@ def interatomic_distances(target, x: np.ndarray) -> np.ndarray:
 
 
 def _histogram(path: Path, generated: np.ndarray, reference: np.ndarray | None, xlabel: str, title: str) -> None:
-    plt = plots._pyplot()
+    plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.5))
     pooled = generated if reference is None else np.concatenate([generated, reference])
     lo, hi = np.percentile(pooled, [0.5, 99.5])

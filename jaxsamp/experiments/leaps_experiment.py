@@ -132,17 +132,8 @@ def reference_observables(target, settings: LeapsSettings, key, run_dir: Path, p
 # --------------------------------------------------------------------------
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def plot_order_parameter(path: Path, target, got: dict, ref: dict, source: str, title: str) -> None:
-    plt = _pyplot()
+    plt = plots.pyplot()
     value_range, label = order_parameter_axis(target)
     edges = np.linspace(*value_range, NUM_BINS + 1)
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
@@ -158,7 +149,7 @@ def plot_order_parameter(path: Path, target, got: dict, ref: dict, source: str, 
 
 
 def plot_two_point(path: Path, got: np.ndarray, ref: np.ndarray, source: str, title: str) -> None:
-    plt = _pyplot()
+    plt = plots.pyplot()
     r = np.arange(len(got))
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     ax.plot(r, got, "o-", label="LEAPS (weighted)")
@@ -173,7 +164,7 @@ def plot_two_point(path: Path, got: np.ndarray, ref: np.ndarray, source: str, ti
 
 
 def plot_log_weights(path: Path, samples: dict[str, WeightedSamples], title: str) -> None:
-    plt = _pyplot()
+    plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for rule, ws in samples.items():
         a = np.asarray(ws.log_w)

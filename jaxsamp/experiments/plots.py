@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 
 
-def _pyplot():
+def pyplot():
+    """``matplotlib.pyplot`` with the non-interactive Agg backend (imported on first use)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -22,7 +23,7 @@ def samples_over_density(path: Path, log_prob_grid, samples: np.ndarray, extent,
     ``log_prob_grid(X, Y) -> Z`` evaluates the log density on a mesh grid;
     ``extent = (xmin, xmax, ymin, ymax)``.
     """
-    plt = _pyplot()
+    plt = pyplot()
     xs = np.linspace(extent[0], extent[1], 200)
     ys = np.linspace(extent[2], extent[3], 200)
     X, Y = np.meshgrid(xs, ys)
@@ -44,7 +45,7 @@ def samples_over_density(path: Path, log_prob_grid, samples: np.ndarray, extent,
 
 def marginals(path: Path, samples: np.ndarray, reference: np.ndarray | None, title: str, max_dims: int = 4) -> Path:
     """Histograms of the first coordinates of ``samples`` (and a reference set)."""
-    plt = _pyplot()
+    plt = pyplot()
     k = min(max_dims, samples.shape[1])
     fig, axes = plt.subplots(1, k, figsize=(3.2 * k, 3), squeeze=False)
     for j, ax in enumerate(axes[0]):
@@ -63,7 +64,7 @@ def marginals(path: Path, samples: np.ndarray, reference: np.ndarray | None, tit
 
 def trace_plot(path: Path, series: dict[str, np.ndarray], title: str) -> Path:
     """Line plots of per-step scalar series (acceptance rate, loss, ...)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(len(series), 1, figsize=(7, 2.2 * len(series)), squeeze=False, sharex=True)
     for ax, (name, values) in zip(axes[:, 0], series.items()):
         ax.plot(np.asarray(values))
