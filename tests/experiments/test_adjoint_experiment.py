@@ -1,12 +1,16 @@
 """The ``adjoint`` experiment kind through the runner: metrics, plots, samples, bad settings."""
 
 import json
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.registry import ConfigError
 from jaxsamp.experiments.runner import resume_experiment, run_experiment
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 TINY = """
 name: adjoint_tiny
@@ -44,3 +48,26 @@ def test_bad_settings_are_one_line_config_errors(tmp_path):
     path.write_text(TINY.replace("sigma_max: 2.0", "sigma_max: 1.0e-3"))
     with pytest.raises(ConfigError, match="sigma_min < sigma_max"):
         run_experiment(load_config(path, [f"run.out_dir={tmp_path}"]), verbose=False)
+
+
+SHIPPED = sorted(p.name for p in CONFIGS.glob("adjoint_*.yaml"))
+SHRINK = [  # the method and schedule of each config, at a size that compiles and runs in seconds
+    "sampler.params.hidden=8", "sampler.params.num_layers=1", "sampler.params.nfe=4",
+    "sampler.params.steps_per_epoch=2", "sampler.params.train_batch_size=8", "sampler.params.buffer_size=64",
+    "run.num_chains=8", "run.num_steps=2", "run.chunk=1", "run.checkpoint_every=1", "run.progress=false",
+    "run.num_eval_samples=16",
+]
+
+
+def test_every_system_is_shipped():
+    targets = {load_config(CONFIGS / name).target.name for name in SHIPPED}
+    assert {"dw4", "lj13", "lj55", "gmm", "many_well"} <= targets
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_config_trains_and_samples_through_the_driver(name, tmp_path):
+    cfg = load_config(CONFIGS / name, [*SHRINK, f"run.out_dir={tmp_path}"])
+    run_dir, metrics = run_experiment(cfg, verbose=False)
+    assert metrics["energy_evals"] == 2 * 8
+    assert (run_dir / "energy_histogram.png").is_file()
+    assert all(np.isfinite(metrics[k]) for k in ("log_Z_hat", "ess", "energy_w2") if metrics.get(k) is not None)
