@@ -35,6 +35,12 @@ def results_path(script_name: str, quick: bool = False) -> Path:
     return RESULTS_DIR / f"{script_name}{'_quick' if quick else ''}.json"
 
 
+def read_results(script_name: str, quick: bool = False) -> dict:
+    """The ``results`` already recorded for ``script_name`` (empty when there is no file yet)."""
+    path = results_path(script_name, quick)
+    return json.loads(path.read_text())["results"] if path.exists() else {}
+
+
 def write_results(
     script_name: str, results: dict, argv: list[str] | None = None, quick: bool = False, merge: bool = False
 ) -> Path:
@@ -57,7 +63,7 @@ def write_results(
         "results": results,
     }
     if merge and path.exists():
-        old = json.loads(path.read_text())
+        old = json.loads(path.read_text())  # the full payload: its command stands behind its figures
         commands = old.get("figure_commands") or {k: old["command"] for k in old["results"]}
         payload["results"] = {**old["results"], **results}
         payload["figure_commands"] = {**commands, **{k: command for k in results}}

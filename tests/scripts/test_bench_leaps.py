@@ -29,4 +29,6 @@ def test_bench_leaps_quick():
     assert all(0 < results[f"ess_L8_{n}"] <= 1 for n in ("conv", "mlp", "attention"))
     assert results["buffer_bytes_per_state"] == 8 * 8 + 4  # int8 spins and a float32 time
     assert results["smc_target_evals_L8"] <= results["leaps_target_evals_L8"]
+    assert results["logz_network_L8"] in ("conv", "mlp", "attention")
+    assert results["logz_abs_err_L8"] == results[f"logz_abs_err_L8_{results['logz_network_L8']}"]
     assert math.isfinite(results["logz_abs_err_L8"]) and math.isfinite(results["smc_logz_abs_err_L8_equal_evals"])

@@ -1,0 +1,36 @@
+"""The benchmark results format: a partial run merges into the file and records the command of every figure."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import benchmark_io  # noqa: E402
+
+
+@pytest.fixture
+def results_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(benchmark_io, "RESULTS_DIR", tmp_path)
+    return tmp_path
+
+
+def test_read_results_is_empty_without_a_file(results_dir):
+    assert benchmark_io.read_results("bench_none") == {}
+
+
+def test_merge_keeps_earlier_figures_and_their_commands(results_dir):
+    benchmark_io.write_results("bench_x", {"a": 1, "b": 2}, argv=["scripts/bench_x.py"])
+    benchmark_io.write_results("bench_x", {"b": 3, "c": "conv"}, argv=["scripts/bench_x.py", "--only", "b"], merge=True)
+    payload = json.loads((results_dir / "bench_x.json").read_text())
+    assert payload["results"] == {"a": 1.0, "b": 3.0, "c": "conv"}
+    assert benchmark_io.read_results("bench_x") == payload["results"]
+    commands = payload["figure_commands"]
+    assert commands["a"].endswith("bench_x.py") and commands["b"].endswith("--only b") and commands["c"] == commands["b"]
+
+
+def test_without_merge_the_file_is_replaced(results_dir):
+    benchmark_io.write_results("bench_x", {"a": 1}, argv=["scripts/bench_x.py"])
+    benchmark_io.write_results("bench_x", {"b": 2}, argv=["scripts/bench_x.py"])
+    assert benchmark_io.read_results("bench_x") == {"b": 2.0}
