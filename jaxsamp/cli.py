@@ -1,9 +1,24 @@
-"""Command line: ``jaxsamp run CONFIG [key=value ...] | resume RUN_DIR | list``."""
+"""Command line: ``jaxsamp run CONFIG [key=value ...] | resume RUN_DIR | list``.
+
+Every expected error -- a bad config, parameter or state, a checkpoint of
+another run, a file or folder that cannot be read or written, a run that failed
+its health checks under ``--strict`` -- is printed as one line,
+``jaxsamp: error: <Type>: <message> (hint: ...)``, with exit status 2.
+``--debug`` shows the traceback instead. Anything else is a bug in jaxsamp: it
+is printed as one line asking for ``--debug`` and a report, with status 1.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+#: Exit status of an expected error (bad input, unusable file, failed health check).
+EXIT_ERROR = 2
+#: Exit status of an unexpected error (a bug).
+EXIT_BUG = 1
+#: Exit status after Ctrl-C.
+EXIT_INTERRUPTED = 130
 
 
 def _cmd_run(args) -> int:
@@ -11,22 +26,20 @@ def _cmd_run(args) -> int:
     from jaxsamp.experiments.runner import run_experiment
 
     cfg = load_config(args.config, args.overrides)
-    run_experiment(cfg)
+    run_experiment(cfg, strict=args.strict)
     return 0
 
 
 def _cmd_resume(args) -> int:
     from jaxsamp.experiments.runner import resume_experiment
 
-    resume_experiment(args.run_dir)
+    resume_experiment(args.run_dir, strict=args.strict)
     return 0
 
 
 def _cmd_list(args) -> int:
-    import jaxsamp.targets  # noqa: F401  (registers targets)
-    from jaxsamp.experiments import kinds as _kinds  # noqa: F401
-    from jaxsamp.experiments.registry import EXPERIMENTS, SAMPLERS, TARGETS
-    import jaxsamp.mcmc  # noqa: F401  (registers samplers)
+    from jaxsamp.experiments import runner  # noqa: F401  (imports every registering module)
+    from jaxsamp.core.registry import EXPERIMENTS, SAMPLERS, TARGETS
 
     for registry in (TARGETS, SAMPLERS, EXPERIMENTS):
         print(f"{registry.kind}s:")
@@ -37,31 +50,64 @@ def _cmd_list(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jaxsamp", description="Sampling experiments from YAML configs.")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks instead of one-line errors")
+    # the same flag after the sub-command; SUPPRESS keeps it from resetting the one given before
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
-    p_run = sub.add_parser("run", help="run an experiment config into runs/<name>/<timestamp>/")
+    strict = argparse.ArgumentParser(add_help=False)
+    strict.add_argument(
+        "--strict", action="store_true", help="fail (exit 2) when the run ends with health warnings"
+    )
+    p_run = sub.add_parser(
+        "run", parents=[common, strict], help="run an experiment config into runs/<name>/<timestamp>/"
+    )
     p_run.add_argument("config", help="path to a YAML config, e.g. configs/quickstart.yaml")
     p_run.add_argument("overrides", nargs="*", help="key=value overrides, e.g. run.num_steps=100")
     p_run.set_defaults(func=_cmd_run)
-    p_resume = sub.add_parser("resume", help="continue a killed run from its newest checkpoint")
+    p_resume = sub.add_parser("resume", parents=[common, strict], help="continue a killed run from its newest checkpoint")
     p_resume.add_argument("run_dir")
     p_resume.set_defaults(func=_cmd_resume)
-    p_list = sub.add_parser("list", help="list targets, samplers and experiment kinds")
+    p_list = sub.add_parser("list", parents=[common], help="list targets, samplers and experiment kinds")
     p_list.set_defaults(func=_cmd_list)
     return parser
 
 
+def _expected(err: BaseException) -> bool:
+    """Errors a user can cause and fix: jaxsamp's own, files and folders, memory."""
+    from jaxsamp.core.errors import JaxsampError
+
+    return isinstance(err, (JaxsampError, OSError, MemoryError))
+
+
+def _one_line(err: BaseException) -> str:
+    if hasattr(err, "one_line"):
+        return err.one_line()
+    text = " ".join(str(err).split()) or "(no message)"
+    return f"{type(err).__name__}: {text}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from jaxsamp.experiments.registry import ConfigError
-
     try:
         return args.func(args)
-    except ConfigError as err:
-        print(f"jaxsamp: error: {err}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
+        if args.debug:
+            raise
         print("jaxsamp: interrupted; `jaxsamp resume RUN_DIR` continues from the last checkpoint", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as err:
+        if args.debug:
+            raise
+        if _expected(err):
+            print(f"jaxsamp: error: {_one_line(err)}", file=sys.stderr)
+            return EXIT_ERROR
+        print(
+            f"jaxsamp: internal error: {_one_line(err)} (this is a bug in jaxsamp: rerun with --debug for the "
+            "traceback and report it)",
+            file=sys.stderr,
+        )
+        return EXIT_BUG
 
 
 if __name__ == "__main__":

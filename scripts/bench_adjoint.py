@@ -30,7 +30,7 @@ from jaxsamp.diagnostics import discrepancies
 from jaxsamp.diagnostics.geometric_w2 import geometric_w2
 from jaxsamp.experiments.adjoint_experiment import evaluate
 from jaxsamp.experiments.config import load_config
-from jaxsamp.experiments.registry import validate_dataclass
+from jaxsamp.core.registry import validate_dataclass
 from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"

@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from benchmark_io import read_results, write_results

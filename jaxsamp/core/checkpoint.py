@@ -4,12 +4,19 @@ Layout of one checkpoint ``<dir>/step_<0000000123>/``:
 
 * ``state/`` -- the run state's leaves, written by ``orbax.checkpoint.StandardCheckpointer``;
 * ``trace.npz`` -- the trace collected so far;
-* ``manifest.json`` -- written LAST: step, key data, tree structure and the
-  SHA-256 of every file above.
+* ``manifest.json`` -- written LAST: step, key data, the run's fingerprint,
+  tree structure, the SHA-256 of every file above, and the SHA-256 of the
+  manifest's own content (``manifest_sha256``).
 
 A checkpoint without a manifest was interrupted while being written; one whose
-files do not match their hashes is corrupt. Both are skipped with a warning that
-names them, and the next older checkpoint is used; nothing loads silently.
+files do not match their hashes is corrupt; a manifest that fails its own
+checksum, lacks a field, or names a step other than its folder's was edited.
+All of them are skipped with a warning that names them, and the next older
+checkpoint is used; nothing loads silently.
+
+With several JAX processes (``jax.distributed.initialize()``) every process
+writes its shards of the state through orbax; process 0 alone writes the trace
+and the manifest, and the processes meet at a barrier before and after.
 """
 
 from __future__ import annotations
@@ -26,8 +33,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import CheckpointError
+
 MANIFEST = "manifest.json"
 _PREFIX = "step_"
+_FIELDS = {"step": int, "key_data": list, "treedef": str, "num_leaves": int, "files": dict}
 
 
 class CheckpointSkippedWarning(UserWarning):
@@ -58,33 +68,89 @@ def step_dir(directory: str | os.PathLike, step: int) -> Path:
     return Path(directory).resolve() / f"{_PREFIX}{step:010d}"
 
 
-def save(directory, step: int, state: Any, trace: Any, key_data: list[int]) -> Path:
-    """Write a checkpoint of ``state`` and ``trace`` at ``step``; return its folder."""
+def _manifest_digest(manifest: dict) -> str:
+    """SHA-256 of a manifest's content without its own checksum field (canonical JSON)."""
+    body = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _is_primary() -> bool:
+    return jax.process_index() == 0
+
+
+def _barrier(name: str) -> None:
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+
+        multihost_utils.sync_global_devices(name)
+
+
+def _host_array(a) -> np.ndarray:
+    """A trace leaf on this host: gathered from every process when it is not all addressable here."""
+    if isinstance(a, jax.Array) and not a.is_fully_addressable:
+        from jax.experimental import multihost_utils
+
+        return np.asarray(multihost_utils.process_allgather(a, tiled=True))
+    return np.asarray(a)
+
+
+def save(directory, step: int, state: Any, trace: Any, key_data: list[int], fingerprint: str | None = None) -> Path:
+    """Write a checkpoint of ``state`` and ``trace`` at ``step``; return its folder.
+
+    If writing fails (a full disk, a read-only folder, an interrupt), the
+    partial folder is removed before the error propagates.
+    """
     import orbax.checkpoint as ocp
 
     target = step_dir(directory, step)
-    if target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True)
-    leaves, treedef = jax.tree.flatten(state)
-    tree = {f"leaf_{i:05d}": _to_storable(leaf) for i, leaf in enumerate(leaves)}
-    ckptr = ocp.StandardCheckpointer()
-    ckptr.save(target / "state", tree)
-    ckptr.wait_until_finished()
-    ckptr.close()
-    trace_leaves = jax.tree.leaves(trace) if trace is not None else []
-    np.savez(target / "trace.npz", **{f"leaf_{i:05d}": np.asarray(a) for i, a in enumerate(trace_leaves)})
-    manifest = {
-        "step": int(step),
-        "key_data": key_data,
-        "treedef": str(treedef),
-        "num_leaves": len(leaves),
-        "files": {str(p.relative_to(target)): _sha256(p) for p in _files(target)},
-    }
-    tmp = target / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1))
-    os.replace(tmp, target / MANIFEST)
+    trace_arrays = [_host_array(a) for a in (jax.tree.leaves(trace) if trace is not None else [])]
+    try:
+        if _is_primary():
+            if target.exists():
+                shutil.rmtree(target)
+            target.mkdir(parents=True)
+        _barrier(f"jaxsamp-ckpt-mkdir-{step}")
+        leaves, treedef = jax.tree.flatten(state)
+        tree = {f"leaf_{i:05d}": _to_storable(leaf) for i, leaf in enumerate(leaves)}
+        ckptr = ocp.StandardCheckpointer()
+        ckptr.save(target / "state", tree)
+        ckptr.wait_until_finished()
+        ckptr.close()
+        _barrier(f"jaxsamp-ckpt-state-{step}")
+        if _is_primary():
+            np.savez(target / "trace.npz", **{f"leaf_{i:05d}": a for i, a in enumerate(trace_arrays)})
+            manifest = {
+                "step": int(step),
+                "key_data": key_data,
+                "fingerprint": fingerprint,
+                "treedef": str(treedef),
+                "num_leaves": len(leaves),
+                "files": {str(p.relative_to(target)): _sha256(p) for p in _files(target)},
+            }
+            manifest["manifest_sha256"] = _manifest_digest(manifest)
+            tmp = target / (MANIFEST + ".tmp")
+            tmp.write_text(json.dumps(manifest, indent=1))
+            os.replace(tmp, target / MANIFEST)
+        _barrier(f"jaxsamp-ckpt-done-{step}")
+    except BaseException:
+        if _is_primary():
+            shutil.rmtree(target, ignore_errors=True)
+        raise
     return target
+
+
+def _check_manifest(manifest, folder: Path) -> str:
+    """Why ``manifest`` is not a valid manifest of ``folder`` ("" when it is)."""
+    if not isinstance(manifest, dict):
+        return "its manifest is not a JSON object"
+    if manifest.get("manifest_sha256") != _manifest_digest(manifest):
+        return "its manifest does not match its own checksum (edited or corrupt)"
+    for name, kind in _FIELDS.items():
+        if not isinstance(manifest.get(name), kind):
+            return f"its manifest has no valid {name!r}"
+    if step_dir(folder.parent, manifest["step"]).name != folder.name:
+        return f"its manifest names step {manifest['step']}, not the folder's"
+    return ""
 
 
 def _verify(folder: Path) -> tuple[dict | None, str]:
@@ -93,8 +159,11 @@ def _verify(folder: Path) -> tuple[dict | None, str]:
         return None, "it has no manifest (the run was killed while writing it)"
     try:
         manifest = json.loads(mf.read_text())
-    except (json.JSONDecodeError, OSError) as err:
-        return None, f"its manifest is unreadable ({err})"
+    except (json.JSONDecodeError, OSError, UnicodeDecodeError) as err:
+        return None, f"its manifest is unreadable ({' '.join(str(err).split())})"
+    why = _check_manifest(manifest, folder)
+    if why:
+        return None, why
     on_disk = {str(p.relative_to(folder)) for p in _files(folder)}
     missing = set(manifest["files"]) - on_disk
     if missing:
@@ -128,9 +197,9 @@ def restore(folder: Path, manifest: dict, state_template: Any, trace_template: A
 
     leaves, treedef = jax.tree.flatten(state_template)
     if manifest["num_leaves"] != len(leaves) or manifest["treedef"] != str(treedef):
-        raise ValueError(
-            f"checkpoint {folder} holds a state of a different structure than this run's; "
-            "was it written by another configuration?"
+        raise CheckpointError(
+            f"checkpoint {folder} holds a state of a different structure than this run's",
+            "it was written by another configuration; use a new checkpoint folder",
         )
 
     def abstract(leaf):
@@ -158,6 +227,8 @@ def restore(folder: Path, manifest: dict, state_template: Any, trace_template: A
 
 
 def prune(directory, keep: int) -> None:
-    """Delete all but the ``keep`` newest valid-looking checkpoints."""
+    """Delete all but the ``keep`` newest checkpoints (process 0 only)."""
+    if not _is_primary():
+        return
     for folder in list_steps(directory)[keep:]:
         shutil.rmtree(folder, ignore_errors=True)

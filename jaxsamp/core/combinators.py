@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
 
 # --------------------------------------------------------------------------
@@ -72,8 +73,8 @@ def _zeros_like_output(fn, *args):
 def num_chains(state) -> int:
     """Length of the leading (chain) axis of an ensemble state."""
     leaves = jax.tree.leaves(state)
-    if not leaves:
-        raise ValueError("empty state has no chain axis")
+    if not leaves or not jnp.ndim(leaves[0]):
+        raise InputError("a state without a leading chain axis has no chains (batch the positions: shape (n, ...))")
     return leaves[0].shape[0]
 
 
@@ -87,9 +88,11 @@ def ensemble(kernel) -> Kernel:
     """
 
     def init(positions, rng_key=None):
+        n = num_chains(positions)
+        if n == 0:
+            raise InputError("ensemble.init needs at least one chain; the positions' leading axis has length 0")
         if rng_key is None:
             return jax.vmap(kernel.init)(positions)
-        n = num_chains(positions)
         return jax.vmap(kernel.init)(positions, jax.random.split(rng_key, n))
 
     def step(rng_key, state):
@@ -110,7 +113,7 @@ def repeat(kernel, num_steps: int) -> Kernel:
     Sub-step ``j`` uses ``fold_in(key, j)``.
     """
     if num_steps < 1:
-        raise ValueError(f"repeat needs num_steps >= 1, got {num_steps}")
+        raise InputError(f"repeat needs num_steps >= 1, got {num_steps}")
 
     def step(rng_key, state):
         def body(s, j):
@@ -146,7 +149,7 @@ def compose(*kernels) -> Kernel:
     one extra log-density-and-gradient evaluation per child per step.
     """
     if not kernels:
-        raise ValueError("compose needs at least one kernel")
+        raise InputError("compose needs at least one kernel")
 
     def init(position, rng_key=None):
         return tuple(k.init(position) for k in kernels)
@@ -190,10 +193,10 @@ def mixture(kernels: Sequence, weights: Sequence[float] | None = None) -> Kernel
     kernels = tuple(kernels)
     m = len(kernels)
     if m == 0:
-        raise ValueError("mixture needs at least one kernel")
+        raise InputError("mixture needs at least one kernel")
     w = np.ones(m) / m if weights is None else np.asarray(weights, dtype=float)
     if w.shape != (m,) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError(f"mixture weights must be {m} non-negative numbers, got {weights}")
+        raise InputError(f"mixture weights must be {m} non-negative numbers, got {weights}")
     log_w = jnp.log(jnp.asarray(w / w.sum()))
 
     def init(position, rng_key=None):
@@ -272,10 +275,10 @@ def on_blocks(
     infos of the same structure); equal sizes use one gather.
     """
     if order not in ("random", "cyclic"):
-        raise ValueError(f"order must be 'random' or 'cyclic', got {order!r}")
+        raise InputError(f"order must be 'random' or 'cyclic', got {order!r}")
     index_sets = [np.asarray(b, dtype=np.int32) for b in blocks]
     if not index_sets or any(b.ndim != 1 or b.size == 0 for b in index_sets):
-        raise ValueError("blocks must be a non-empty list of non-empty index lists")
+        raise InputError("blocks must be a non-empty list of non-empty index lists")
     nb = len(index_sets)
     equal = len({b.size for b in index_sets}) == 1
 
@@ -316,6 +319,7 @@ def on_blocks(
 class GuardInfo(NamedTuple):
     inner: Any
     rejected_nonfinite: jax.Array  # True when the proposal had a NaN/inf and was discarded
+    moved: jax.Array  # True when the kept position differs from the previous one
 
 
 def _all_finite(tree) -> jax.Array:
@@ -327,20 +331,32 @@ def _all_finite(tree) -> jax.Array:
     return jnp.all(jnp.stack(checks)) if checks else jnp.bool_(True)
 
 
+def _position_changed(new_state, old_state) -> jax.Array:
+    """Whether the position (or, for states without one, any leaf) differs between two states."""
+    try:
+        new, old = position_of(new_state), position_of(old_state)
+    except TypeError:
+        new, old = new_state, old_state
+    changes = [jnp.any(a != b) for a, b in zip(jax.tree.leaves(new), jax.tree.leaves(old))]
+    return jnp.any(jnp.stack(changes)) if changes else jnp.bool_(False)
+
+
 def guard_finite(kernel) -> Kernel:
     """Reject any step whose new state holds a NaN or inf, keeping the old state.
 
     A log density that returns NaN/inf at a proposal (a numerical blow-up, a
     point outside the support) then costs one rejected step instead of a
-    poisoned chain. ``info.rejected_nonfinite`` says when it happened; sum it over
-    the trace to count.
+    poisoned chain. ``info.rejected_nonfinite`` says when it happened and
+    ``info.moved`` whether the chain's position changed; sum them over the trace
+    to count (:func:`jaxsamp.diagnostics.health.chain_warnings` turns the counts
+    into warnings when a run did not sample).
     """
 
     def step(rng_key, state):
         new_state, info = kernel.step(rng_key, state)
         ok = _all_finite(new_state)
         kept = jax.tree.map(lambda new, old: jnp.where(ok, new, old), new_state, state)
-        return kept, GuardInfo(info, jnp.logical_not(ok))
+        return kept, GuardInfo(info, jnp.logical_not(ok), _position_changed(kept, state))
 
     return Kernel(kernel.init, step)
 

@@ -20,10 +20,23 @@ import jax
 import jax.numpy as jnp
 
 from jaxsamp.core import checkpoint as ckpt
+from jaxsamp.core.errors import CheckpointError, InputError
+from jaxsamp.core.validation import check_int
 
 
 def _key_data(key) -> list[int]:
-    data = jax.random.key_data(key) if ckpt._is_key(key) else key
+    if ckpt._is_key(key):
+        data = jax.random.key_data(key)
+    elif hasattr(key, "dtype") and key.dtype == jnp.uint32 and key.ndim == 1:
+        data = key  # a raw (legacy) key
+    else:
+        raise InputError(
+            f"key must be a PRNG key, got {type(key).__name__}"
+            + (f" of dtype {key.dtype} and shape {key.shape}" if hasattr(key, "dtype") else ""),
+            "make one with jax.random.key(seed)",
+        )
+    if data.ndim != 1:
+        raise InputError(f"key must be ONE PRNG key, got a batch of shape {tuple(data.shape[:-1])}")
     return [int(v) for v in jax.device_get(data).ravel()]
 
 
@@ -71,6 +84,7 @@ def run(
     checkpoint: str | Path | None = None,
     checkpoint_every: int | None = None,
     keep: int = 2,
+    fingerprint: str | None = None,
     desc: str = "jaxsamp",
 ) -> tuple[Any, Any]:
     """Run ``num_steps`` steps of a kernel or trainer.
@@ -103,6 +117,10 @@ def run(
         Write a checkpoint every this many steps (default: only at the end).
     keep : int
         Number of checkpoints kept on disk.
+    fingerprint : str, optional
+        What identifies this run's settings (the experiment runner passes a
+        hash of its config). It is stored in every checkpoint; resuming from a
+        folder whose checkpoints carry another fingerprint is refused.
 
     Returns
     -------
@@ -110,12 +128,23 @@ def run(
         The state after ``num_steps`` steps.
     trace : PyTree or None
         Stacked trace outputs, leading axis ``num_steps``.
+
+    Raises
+    ------
+    InputError
+        A non-callable ``step``, a key that is not a PRNG key, or a step count,
+        chunk, checkpoint spacing or ``keep`` that is not an integer in range.
+    CheckpointError
+        The checkpoint folder belongs to another run (PRNG key or fingerprint),
+        is ahead of ``num_steps``, or holds a state of another structure.
     """
-    if num_steps < 0:
-        raise ValueError(f"num_steps must be >= 0, got {num_steps}")
+    if not callable(step):
+        raise InputError(f"step must be a function step(key, state) -> (state, info), got {type(step).__name__}")
+    num_steps = check_int("num_steps", num_steps, ge=0)
+    chunk = check_int("chunk", chunk, ge=1, optional=True)
+    checkpoint_every = check_int("checkpoint_every", checkpoint_every, ge=1, optional=True)
+    keep = check_int("keep", keep, ge=1)
     chunk = chunk or max(1, min(1000, math.ceil(num_steps / 50)))
-    if checkpoint_every is not None and checkpoint_every < 1:
-        raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
     key_data = _key_data(key)
 
     start, parts = 0, []
@@ -124,12 +153,18 @@ def run(
         if found is not None:
             folder, manifest = found
             if manifest["key_data"] != key_data:
-                raise ValueError(
-                    f"checkpoint {folder} was written with a different PRNG key; "
-                    "resume with the key of the original run"
+                raise CheckpointError(
+                    f"checkpoint {folder} was written with a different PRNG key",
+                    "resume with the key of the original run, or use another checkpoint folder",
+                )
+            if manifest.get("fingerprint") != fingerprint:
+                raise CheckpointError(
+                    f"checkpoint {folder} belongs to a run with other settings (fingerprint "
+                    f"{str(manifest.get('fingerprint'))[:12]} vs {str(fingerprint)[:12]})",
+                    "use a new checkpoint folder for new settings",
                 )
             if manifest["step"] > num_steps:
-                raise ValueError(f"checkpoint {folder} is at step {manifest['step']} > num_steps={num_steps}")
+                raise CheckpointError(f"checkpoint {folder} is at step {manifest['step']} > num_steps={num_steps}")
             trace_template = None
             if trace is not None:
                 n_done = manifest["step"]
@@ -157,7 +192,7 @@ def run(
         pending = (jax.tree.leaves(state)[:1], length)
         end = s0 + length
         if checkpoint is not None and checkpoint_every and end % checkpoint_every == 0 and end < num_steps:
-            ckpt.save(checkpoint, end, state, _concat(parts), key_data)
+            ckpt.save(checkpoint, end, state, _concat(parts), key_data, fingerprint)
             ckpt.prune(checkpoint, keep)
     if pending is not None:
         jax.block_until_ready(pending[0])
@@ -169,6 +204,6 @@ def run(
     if parts and len(parts) > 1:
         parts[:] = [full_trace]
     if checkpoint is not None and num_steps > start:
-        ckpt.save(checkpoint, num_steps, state, full_trace, key_data)
+        ckpt.save(checkpoint, num_steps, state, full_trace, key_data, fingerprint)
         ckpt.prune(checkpoint, keep)
     return state, full_trace

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import jax
 from jax.sharding import NamedSharding, PartitionSpec as P
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
 
 CHAINS = "chains"
@@ -25,7 +26,7 @@ def chain_mesh(num_devices: int | None = None, axis: str = CHAINS) -> jax.shardi
     """A 1-D mesh over ``num_devices`` devices (default: all) with axis ``axis``."""
     n = num_devices or jax.device_count()
     if n > jax.device_count():
-        raise ValueError(f"asked for {n} devices, only {jax.device_count()} are visible")
+        raise InputError(f"asked for {n} devices, only {jax.device_count()} are visible")
     # Auto axes: jit partitions the vmapped per-chain work by itself, so kernels
     # written for one device (all of blackjax) run unchanged on the mesh.
     return jax.make_mesh((n,), (axis,), devices=jax.devices()[:n], axis_types=(jax.sharding.AxisType.Auto,))
@@ -50,7 +51,7 @@ def shard_state(state: Any, mesh: jax.sharding.Mesh | None = None, axis: str = C
         if not hasattr(leaf, "ndim") or leaf.ndim == 0:
             return jax.device_put(leaf, NamedSharding(mesh, P()))
         if leaf.shape[0] % size:
-            raise ValueError(
+            raise InputError(
                 f"the chain axis has length {leaf.shape[0]}, not divisible by the "
                 f"{size} devices of mesh axis {axis!r}"
             )

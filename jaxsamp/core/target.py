@@ -14,12 +14,16 @@ the LEAPS/Jarzynski integrand need.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
+
+from jaxsamp.core.errors import InputError
 
 
 class ReferenceUnavailableError(LookupError):
@@ -44,13 +48,26 @@ class Domain:
 
     def __post_init__(self):
         if self.kind not in ("real", "spin", "categorical"):
-            raise ValueError(f"unknown domain kind {self.kind!r}")
+            raise InputError(f"unknown domain kind {self.kind!r}")
         if (self.kind == "categorical") != (self.num_categories is not None):
-            raise ValueError("num_categories is given exactly for categorical domains")
+            raise InputError("num_categories is given exactly for categorical domains")
 
     @property
     def is_discrete(self) -> bool:
         return self.kind != "real"
+
+    def contains(self, x) -> jax.Array:
+        """Elementwise: is each value of ``x`` a value of this domain (finite; +-1; an integer in [0, q))?"""
+        x = jnp.asarray(x)
+        if self.kind == "spin":
+            return jnp.abs(x) == 1
+        if self.kind == "categorical":
+            whole = x == jnp.round(x) if jnp.issubdtype(x.dtype, jnp.inexact) else True
+            return whole & (x >= 0) & (x < self.num_categories)
+        return jnp.isfinite(x)
+
+    def describe_values(self) -> str:
+        return {"spin": "+-1", "categorical": f"integers in [0, {self.num_categories})"}.get(self.kind, "finite numbers")
 
 
 REAL = Domain("real")
@@ -74,15 +91,26 @@ class Target:
     event_shape: tuple[int, ...] = ()
     domain: Domain = REAL
     log_Z: float | None = None
+    check: bool = True
+    """Check states of discrete domains in :meth:`log_prob` (see there); :meth:`with_checks` turns it off."""
 
     # -- density ---------------------------------------------------------
     def log_prob(self, x: jax.Array) -> jax.Array:
         """Unnormalised log density of ONE state ``x`` of shape ``event_shape``.
 
+        With ``check`` on (the default) a state of a discrete domain that holds
+        a value outside the domain (a spin of 0.5, a Potts colour of 7) raises
+        :class:`~jaxsamp.core.errors.InputError` when ``x`` is a concrete array,
+        and gives a NaN log density when it is traced (inside ``jit``/``vmap``),
+        which :func:`~jaxsamp.core.guard_finite` and the run's health checks
+        report. The check costs one comparison per site.
+
         Raises
         ------
         AssertionError
             (chex, at trace time) when ``x`` does not have ``event_shape``.
+        InputError
+            A concrete state outside a discrete domain (with ``check`` on).
         """
         chex.assert_shape(
             x,
@@ -92,7 +120,43 @@ class Target:
         )
         if self.domain.kind == "real":
             chex.assert_type(x, float)
-        return self._log_prob(x)
+        if not (self.check and self.domain.is_discrete):
+            return self._log_prob(x)
+        if not isinstance(x, jax.core.Tracer):
+            self.check_states(x)
+        lp = self._log_prob(x)
+        return jnp.where(jnp.all(self.domain.contains(x)), lp, jnp.nan)
+
+    def check_states(self, x) -> None:
+        """Check one state or a batch (leading axes) on the host: shape, and values in the domain.
+
+        Raises
+        ------
+        InputError
+            Naming the first bad state and what its values must be.
+        """
+        arr = np.asarray(x)
+        k = len(self.event_shape)
+        if arr.shape[arr.ndim - k:] != tuple(self.event_shape) or arr.ndim < k:
+            raise InputError(f"{self.name}: states must have shape (..., {', '.join(map(str, self.event_shape))}), got {arr.shape}")
+        if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise InputError(f"{self.name}: states must be numeric, got dtype {arr.dtype}")
+        ok = np.asarray(self.domain.contains(arr)).reshape(*arr.shape[: arr.ndim - k], -1).all(axis=-1)
+        if not np.all(ok):
+            first = tuple(int(i) for i in np.argwhere(~ok)[0]) if ok.ndim else ()
+            bad = arr[first] if first else arr
+            values = np.unique(bad[~np.asarray(self.domain.contains(bad))])[:3].tolist()
+            where = f" (state {first})" if first else ""
+            raise InputError(
+                f"{self.name}: {int(np.sum(~ok))} state(s) hold values outside the domain{where}, e.g. {values}; "
+                f"values must be {self.domain.describe_values()}"
+            )
+
+    def with_checks(self, enabled: bool) -> "Target":
+        """A copy of this target with :attr:`check` set to ``enabled`` (off: no per-call state checks)."""
+        other = copy.copy(self)
+        other.check = bool(enabled)
+        return other
 
     def _log_prob(self, x: jax.Array) -> jax.Array:  # pragma: no cover - abstract
         raise TypeError(f"{type(self).__name__} must implement _log_prob")
@@ -177,11 +241,11 @@ class GeometricPath(AnnealingPath):
 
     def __init__(self, base: Target, target: Target):
         if base.event_shape != target.event_shape:
-            raise ValueError(
+            raise InputError(
                 f"base event shape {base.event_shape} != target {target.event_shape}"
             )
         if base.log_Z is None:
-            raise ValueError(f"the base {base.name!r} of a path needs a known log_Z")
+            raise InputError(f"the base {base.name!r} of a path needs a known log_Z")
         self.base, self.target, self.log_Z0 = base, target, base.log_Z
 
     def log_prob(self, x, t):

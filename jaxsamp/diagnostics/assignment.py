@@ -28,6 +28,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxsamp.core.errors import InputError
+
 
 def linear_sum_assignment(cost: jax.Array) -> jax.Array:
     """Optimal assignment of rows to columns for a batch of square cost matrices.
@@ -51,7 +53,7 @@ def linear_sum_assignment(cost: jax.Array) -> jax.Array:
     non-negative. Work is ``O(n^3)`` per matrix; the whole batch is vectorised.
     """
     if cost.ndim < 2 or cost.shape[-1] != cost.shape[-2]:
-        raise ValueError(f"cost must have shape (..., n, n), got {cost.shape}")
+        raise InputError(f"cost must have shape (..., n, n), got {cost.shape}")
     n = cost.shape[-1]
     batch_shape = cost.shape[:-2]
     c = cost.reshape((-1, n, n))

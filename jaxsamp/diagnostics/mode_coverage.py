@@ -13,6 +13,8 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from jaxsamp.core.errors import InputError
+
 
 def entropic_mode_coverage(assignments: jax.Array, num_modes: int, log_w: jax.Array | None = None) -> jax.Array:
     """Normalised entropy of the mode frequencies.
@@ -33,7 +35,7 @@ def entropic_mode_coverage(assignments: jax.Array, num_modes: int, log_w: jax.Ar
     """
     chex.assert_rank(assignments, 1)
     if num_modes < 2:
-        raise ValueError("entropic mode coverage needs at least two modes")
+        raise InputError("entropic mode coverage needs at least two modes")
     w = jnp.ones(assignments.shape[0]) if log_w is None else jax.nn.softmax(log_w)
     p = jnp.zeros(num_modes, w.dtype).at[assignments].add(w)
     p = p / jnp.sum(p)

@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.diagnostics.stein import SteinTestResult, rademacher_multipliers
 
 
@@ -168,7 +169,7 @@ def psd_test(
     SteinTestResult
     """
     if method not in ("bootstrap", "asymptotic"):
-        raise ValueError(f"method must be 'bootstrap' or 'asymptotic', got {method!r}")
+        raise InputError(f"method must be 'bootstrap' or 'asymptotic', got {method!r}")
     n = x.shape[0]
     boot_key, null_key = jax.random.split(key)
     total, outer, boot = _feature_sums(

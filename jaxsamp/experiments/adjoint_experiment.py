@@ -28,7 +28,8 @@ from jaxsamp.diagnostics import discrepancies
 from jaxsamp.diagnostics.geometric_w2 import geometric_w2
 from jaxsamp.diagnostics.mode_coverage import entropic_mode_coverage
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.registry import EXPERIMENTS, ConfigError, validate_dataclass
+from jaxsamp.core.errors import ConfigError, InputError
+from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
 
 EVAL_BATCH = 1000
@@ -133,17 +134,20 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
     return metrics
 
 
-@EXPERIMENTS.register("adjoint")
-def adjoint_experiment(cfg, target, run_dir: Path) -> dict:
-    """Train Adjoint Sampling on ``target`` for ``run.num_steps`` epochs; evaluate against its reference set."""
+def check(cfg, target) -> AdjointSampling:
+    """The Adjoint Sampling settings against the target (a real-valued one), before any work."""
     where = f"sampler {cfg.sampler.name!r}"
+    if cfg.sampler.name != "adjoint":
+        raise ConfigError(f"experiment kind 'adjoint' needs sampler.name: adjoint, got {cfg.sampler.name!r}")
+    settings = validate_dataclass(where, cfg.sampler.params, AdjointSettings)
     try:
-        settings = validate_dataclass(where, cfg.sampler.params, AdjointSettings)
-        sampler = AdjointSampling(target, settings, batch_size=cfg.run.num_chains)
-    except ConfigError:
-        raise
-    except ValueError as err:
-        raise ConfigError(f"{where}: {err}") from None
+        return AdjointSampling(target, settings, batch_size=cfg.run.num_chains)
+    except InputError as err:
+        raise ConfigError(f"{where}: {err}", err.hint) from None
+
+
+def run_adjoint(cfg, target, sampler: AdjointSampling, run_dir: Path) -> dict:
+    """Train Adjoint Sampling on ``target`` for ``run.num_steps`` epochs; evaluate against its reference set."""
     k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
     start = time.perf_counter()
     state, trace = run(
@@ -152,11 +156,7 @@ def adjoint_experiment(cfg, target, run_dir: Path) -> dict:
         k_train,
         cfg.run.num_steps,
         trace=lambda s, m: {"loss": m["loss"], "energy_mean": m["energy_mean"]},
-        chunk=cfg.run.chunk,
-        progress=cfg.run.progress,
-        checkpoint=run_dir / "checkpoints",
-        checkpoint_every=cfg.run.checkpoint_every,
-        desc=cfg.name,
+        **cfg.driver_options(run_dir),
     )
     train_seconds = time.perf_counter() - start
     metrics = {
@@ -168,3 +168,8 @@ def adjoint_experiment(cfg, target, run_dir: Path) -> dict:
     metrics.update(evaluate(sampler, state.params, k_eval, cfg.run.num_eval_samples, run_dir, cfg.name))
     plots.trace_plot(run_dir / "training.png", {"log10 loss": np.log10(np.asarray(trace["loss"])), "rollout energy": np.asarray(trace["energy_mean"])}, cfg.name)
     return metrics
+
+
+EXPERIMENTS.register("adjoint", "train Adjoint Sampling through the driver; W2, energy W2, log Z and ESS vs references")(
+    ExperimentKind(check, run_adjoint)
+)

@@ -2,21 +2,32 @@
 
 A config names a target and a sampler by registry name, with their parameters,
 plus the run settings. Loading merges the YAML and any ``key=value`` overrides
-into the structured schema, so an unknown key, a wrong type or a missing file is
-a one-line :class:`~jaxsamp.experiments.registry.ConfigError` naming it, raised
-before anything is written.
+into the structured schema and checks every run setting's range (the
+``Annotated`` types of :mod:`jaxsamp.core.validation`), so an unknown key, a
+wrong type or range, a missing file or a refused interpolation is a one-line
+:class:`~jaxsamp.core.errors.ConfigError` naming it, raised before anything is
+written.
+
+Two things never reach the run folder: a ``name`` that is not a single path
+component (it is sanitised, so ``../../x`` cannot write outside ``out_dir``)
+and environment variables (``${oc.env:...}`` is refused, so a secret cannot
+land in the saved ``config.yaml``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from jaxsamp.experiments.registry import ConfigError
+from jaxsamp.core.errors import ConfigError
+from jaxsamp.core.validation import Interval, NonNegativeInt, PositiveFloat, PositiveInt, check_fields
 
 
 @dataclasses.dataclass
@@ -31,16 +42,16 @@ class Component:
 class RunSettings:
     """How the driver runs: chains/walkers, steps, chunking, checkpoints."""
 
-    num_chains: int = 256
-    num_steps: int = 1000
-    burn_in: int = 0
-    thin: int = 1
-    init_scale: float = 1.0
-    chunk: Optional[int] = None
-    checkpoint_every: Optional[int] = None
+    num_chains: PositiveInt = 256
+    num_steps: PositiveInt = 1000
+    burn_in: NonNegativeInt = 0
+    thin: PositiveInt = 1
+    init_scale: PositiveFloat = 1.0
+    chunk: Optional[PositiveInt] = None
+    checkpoint_every: Optional[PositiveInt] = None
     progress: bool = True
     shard: bool = False
-    num_eval_samples: int = 2000
+    num_eval_samples: Annotated[int, Interval(ge=2)] = 2000
     out_dir: str = "runs"
 
 
@@ -49,11 +60,51 @@ class ExperimentConfig:
     """One experiment: ``jaxsamp run configs/<name>.yaml [key=value ...]``."""
 
     name: str = "???"
-    seed: int = 0
+    seed: NonNegativeInt = 0
     kind: str = "mcmc"
     target: Component = dataclasses.field(default_factory=Component)
     sampler: Component = dataclasses.field(default_factory=Component)
     run: RunSettings = dataclasses.field(default_factory=RunSettings)
+
+    def fingerprint(self) -> str:
+        """SHA-256 of what determines a run's numbers: seed, kind, target, sampler, chains, thinning, init scale.
+
+        Run length, chunking, checkpoint spacing, progress, sharding, the output
+        folder and the evaluation size do not change the sampled numbers, so a
+        resumed run may change them; a checkpoint written under another
+        fingerprint belongs to another run and is refused.
+        """
+        what = {
+            "seed": self.seed, "kind": self.kind,
+            "target": dataclasses.asdict(self.target), "sampler": dataclasses.asdict(self.sampler),
+            "run": {k: getattr(self.run, k) for k in ("num_chains", "thin", "init_scale")},
+        }
+        return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
+
+    def driver_options(self, run_dir: Path, folder: str = "checkpoints") -> dict:
+        """The keyword arguments every experiment passes to :func:`jaxsamp.run` (checkpoints in ``run_dir/folder``)."""
+        return {
+            "chunk": self.run.chunk,
+            "progress": self.run.progress,
+            "checkpoint": Path(run_dir) / folder,
+            "checkpoint_every": self.run.checkpoint_every,
+            "fingerprint": self.fingerprint(),
+            "desc": self.name,
+        }
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]")
+
+
+def safe_run_name(name: str) -> str:
+    """``name`` as one path component: other characters become ``_``, leading dots are dropped.
+
+    ``"../../x"`` becomes ``"_.._x"``, so a run can never write outside its ``out_dir``.
+    """
+    cleaned = _SAFE_NAME.sub("_", name).lstrip(".")
+    if not cleaned:
+        raise ConfigError(f"name {name!r} has no usable characters for a folder name (use letters, digits, . _ + -)")
+    return cleaned
 
 
 def _one_line(err: OmegaConfBaseException) -> str:
@@ -67,8 +118,31 @@ def _parse_override(item: str) -> tuple[str, Any]:
     if "=" not in item:
         raise ConfigError(f"override {item!r} is not of the form key=value")
     key, _, raw = item.partition("=")
-    value = OmegaConf.create({"v": raw} if raw == "" else f"v: {raw}")["v"]
-    return key.strip(), value
+    node = OmegaConf.create({"v": raw} if raw == "" else f"v: {raw}")
+    return key.strip(), OmegaConf.to_container(node, resolve=False)["v"]  # interpolations stay unresolved
+
+
+def _refuse_env(node: Any, key: str = "") -> None:
+    """Refuse ``${oc.env:...}`` anywhere in a config: its value would be saved in the run folder."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _refuse_env(v, f"{key}.{k}" if key else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _refuse_env(v, f"{key}[{i}]")
+    elif isinstance(node, str) and "oc.env" in node:
+        raise ConfigError(
+            f"{key}: environment interpolation {node!r} is not allowed",
+            "its value would be written to the run folder's config.yaml; pass the value as a key=value override",
+        )
+
+
+def check_config(cfg: ExperimentConfig, where: str = "config") -> ExperimentConfig:
+    """Check every run setting's range and sanitise the run name; return ``cfg``."""
+    check_fields(cfg.run, where, ConfigError, prefix="run.")
+    check_fields(cfg, where, ConfigError)
+    cfg.name = safe_run_name(cfg.name)
+    return cfg
 
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExperimentConfig:
@@ -77,8 +151,9 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     Raises
     ------
     ConfigError
-        Missing file, YAML error, unknown key, wrong type or missing value; the
-        message is one line and names the culprit.
+        Missing file, YAML error, unknown key, wrong type or range, missing
+        value, or an ``${oc.env:...}`` interpolation; the message is one line
+        and names the culprit.
     """
     path = Path(path)
     if not path.is_file():
@@ -92,12 +167,16 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
         for item in overrides:
             key, value = _parse_override(item)
             OmegaConf.update(cfg, key, value, merge=True, force_add=".params." in key)
+        _refuse_env(OmegaConf.to_container(cfg, resolve=False))
         missing = sorted(OmegaConf.missing_keys(cfg))
         if missing:
-            raise ConfigError(f"{path}: missing required value(s): {', '.join(missing)}")
-        return OmegaConf.to_object(cfg)
+            raise ConfigError(f"missing required value(s): {', '.join(missing)}")
+        obj = OmegaConf.to_object(cfg)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}", err.hint) from None
     except OmegaConfBaseException as err:
         raise ConfigError(f"{path}: {_one_line(err)}") from None
+    return check_config(obj, str(path))
 
 
 def to_yaml(cfg: ExperimentConfig) -> str:

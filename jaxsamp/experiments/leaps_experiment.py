@@ -32,7 +32,8 @@ from jaxsamp.core import ensemble, run
 from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.registry import EXPERIMENTS, ConfigError, validate_dataclass
+from jaxsamp.core.errors import ConfigError
+from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.learned import leaps
 from jaxsamp.learned.leaps_training import LeapsSettings, free_energy_log_Z, make_trainer, sampler
 from jaxsamp.mcmc import discrete
@@ -71,10 +72,11 @@ def lattice_observables(target, x: jax.Array, log_w: jax.Array | None = None) ->
     return out
 
 
-def glauber_reference(target, key, num_chains: int, num_sweeps: int, checkpoint: Path, progress: bool) -> dict:
+def glauber_reference(target, key, num_chains: int, num_sweeps: int, options: dict) -> dict:
     """Observables of a heat-bath (Glauber) run: ``num_chains`` chains, second half of ``num_sweeps`` sweeps.
 
-    Checkerboard sweeps when both sides are even, else random-scan sweeps of ``N`` site updates.
+    ``options`` are the driver's (checkpoint folder, progress, fingerprint); the
+    chunking and checkpoint spacing are set here. Checkerboard sweeps when both sides are even, else random-scan sweeps of ``N`` site updates.
     """
     q = discrete.lattice_categories(target)
     if all(n % 2 == 0 for n in target.event_shape):
@@ -92,10 +94,8 @@ def glauber_reference(target, key, num_chains: int, num_sweeps: int, checkpoint:
         two_point = obs.connected_two_point(x) if target.domain.kind == "spin" else jnp.zeros(())
         return {"values": values, "two_point": two_point}
 
-    _, tr = run(
-        chains.step, state, key_run, num_sweeps, trace=trace, chunk=every * 10, progress=progress,
-        checkpoint=checkpoint, checkpoint_every=max(1, num_sweeps // 4), desc="glauber reference",
-    )
+    options = {**options, "chunk": every * 10, "checkpoint_every": max(1, num_sweeps // 4), "desc": "glauber reference"}
+    _, tr = run(chains.step, state, key_run, num_sweeps, trace=trace, **options)
     keep = slice(num_sweeps // 2, None, every)
     values = np.asarray(tr["values"][keep]).ravel()
     density, _ = np.histogram(values, bins=NUM_BINS, range=order_parameter_axis(target)[0], density=True)
@@ -105,16 +105,17 @@ def glauber_reference(target, key, num_chains: int, num_sweeps: int, checkpoint:
     return out
 
 
-def reference_observables(target, settings: LeapsSettings, key, run_dir: Path, progress: bool) -> tuple[dict, str]:
-    """Exact observables by enumeration when the lattice is tiny, else Glauber (with exact ``P(m)`` for Ising)."""
+def reference_observables(target, settings: LeapsSettings, key, options: dict) -> tuple[dict, str]:
+    """Exact observables by enumeration when the lattice is tiny, else Glauber (with exact ``P(m)`` for Ising).
+
+    ``options`` are the driver's options for the Glauber run (checkpoint folder, progress, fingerprint).
+    """
     try:
         states, probs = target.enumerate_states()
         return lattice_observables(target, jnp.asarray(states), jnp.log(jnp.asarray(probs, jnp.float32))), "exact"
     except ExactReferenceUnavailable:
         pass
-    ref = glauber_reference(
-        target, key, settings.reference_chains, settings.reference_sweeps, run_dir / "reference_checkpoints", progress
-    )
+    ref = glauber_reference(target, key, settings.reference_chains, settings.reference_sweeps, options)
     source = "glauber"
     if target.domain.kind == "spin":
         try:
@@ -182,15 +183,13 @@ def plot_log_weights(path: Path, samples: dict[str, WeightedSamples], title: str
 # --------------------------------------------------------------------------
 
 
-def _settings(cfg) -> LeapsSettings:
+def check(cfg, target) -> LeapsSettings:
+    """The LEAPS settings and a lattice target, checked before any work."""
     if cfg.sampler.name != "leaps":
         raise ConfigError(f"experiment kind 'leaps' needs sampler.name: leaps, got {cfg.sampler.name!r}")
-    try:
-        return validate_dataclass("sampler 'leaps'", cfg.sampler.params, LeapsSettings)
-    except ValueError as err:
-        if isinstance(err, ConfigError):
-            raise
-        raise ConfigError(f"sampler 'leaps': {err}") from None
+    if not target.domain.is_discrete or not hasattr(target, "flip_log_ratios"):
+        raise ConfigError(f"experiment kind 'leaps' needs a lattice target (ising, potts), got {target.name!r}")
+    return validate_dataclass("sampler 'leaps'", cfg.sampler.params, LeapsSettings)
 
 
 def draw_samples(draw, key, num_samples: int, batch: int) -> WeightedSamples:
@@ -205,23 +204,14 @@ def draw_samples(draw, key, num_samples: int, batch: int) -> WeightedSamples:
     )
 
 
-@EXPERIMENTS.register("leaps")
-def leaps_experiment(cfg, target, run_dir: Path) -> dict:
+def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
     """Train LEAPS on an Ising/Potts target through the driver; ESS, log Z and observables vs exact answers."""
-    settings = _settings(cfg)
-    try:
-        path = LatticePath(target)
-    except TypeError:
-        raise ConfigError(f"experiment kind 'leaps' needs a lattice target (ising, potts), got {target.name!r}") from None
+    path = LatticePath(target)
     trainer, model = make_trainer(path, settings, cfg.run.num_chains)
     key_init, key_train, key_eval, key_ref = jax.random.split(jax.random.key(cfg.seed), 4)
     initial = jax.jit(trainer.init)(key_init)
     start = time.perf_counter()
-    state, trace = run(
-        trainer.step, initial, key_train, cfg.run.num_steps, trace=lambda s, m: m,
-        chunk=cfg.run.chunk, progress=cfg.run.progress, checkpoint=run_dir / "checkpoints",
-        checkpoint_every=cfg.run.checkpoint_every, desc=cfg.name,
-    )
+    state, trace = run(trainer.step, initial, key_train, cfg.run.num_steps, trace=lambda s, m: m, **cfg.driver_options(run_dir))
     train_seconds = time.perf_counter() - start
 
     samples, seconds = {}, {}
@@ -240,8 +230,6 @@ def leaps_experiment(cfg, target, run_dir: Path) -> dict:
         if rule == settings.weight_point:
             untrained = draw_with(initial.params, jax.random.fold_in(key_eval, 10**6 + 1), n_first)
 
-    if trace is None:  # num_steps = 0: evaluate the untrained sampler
-        trace = {"loss": np.full(1, np.nan), "rollout_ess": np.full(1, np.nan), "k": np.zeros(1)}
     loss = np.asarray(trace["loss"])
     tail = loss[-max(1, len(loss) // 20):]
     metrics = {
@@ -272,7 +260,9 @@ def leaps_experiment(cfg, target, run_dir: Path) -> dict:
         metrics["log_Z_free_energy_abs_err"] = abs(metrics["log_Z_free_energy"] - exact)
 
     got = lattice_observables(target, main.x, main.log_w)
-    ref, source = reference_observables(target, settings, key_ref, run_dir, cfg.run.progress)
+    ref, source = reference_observables(
+        target, settings, key_ref, cfg.driver_options(run_dir, "reference_checkpoints")
+    )
     width = np.diff(np.linspace(*order_parameter_axis(target)[0], NUM_BINS + 1))
     metrics["abs_order"] = got["abs_order"]
     metrics["abs_order_reference"] = ref["abs_order"]
@@ -291,3 +281,8 @@ def leaps_experiment(cfg, target, run_dir: Path) -> dict:
         plot_two_point(run_dir / "two_point.png", got["two_point"], ref["two_point"], source, cfg.name)
     plot_log_weights(run_dir / "log_weights.png", samples, cfg.name)
     return metrics
+
+
+EXPERIMENTS.register("leaps", "train LEAPS on an Ising/Potts lattice; ESS, log Z and observables vs exact answers")(
+    ExperimentKind(check, run_leaps)
+)

@@ -17,8 +17,10 @@ import numpy as np
 
 from jaxsamp.core import ensemble, guard_finite, run, shard, thin
 from jaxsamp.core.combinators import position_of
+from jaxsamp.core.errors import ConfigError, InputError
+from jaxsamp.core.registry import EXPERIMENTS, SAMPLERS, ExperimentKind
+from jaxsamp.diagnostics import health
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.registry import EXPERIMENTS, SAMPLERS
 
 
 def initial_positions(target, key, n: int, scale: float = 1.0):
@@ -55,52 +57,69 @@ def compare_with_exact(target, samples: np.ndarray, exact: np.ndarray) -> dict:
     return out
 
 
-@EXPERIMENTS.register("mcmc")
-def mcmc_experiment(cfg, target, run_dir: Path) -> dict:
+def check(cfg, target) -> dict:
+    """The sampler's parameters (names, types, ranges) and the run settings the kind needs, before any work."""
+    params = SAMPLERS.validate(cfg.sampler.name, cfg.sampler.params, skip=("target",))
+    if cfg.run.burn_in >= cfg.run.num_steps:
+        raise ConfigError(
+            f"run.burn_in ({cfg.run.burn_in}) must be < run.num_steps ({cfg.run.num_steps}): no step would be kept"
+        )
+    return params
+
+
+def run_mcmc(cfg, target, params: dict, run_dir: Path) -> dict:
     """Run ``cfg.run.num_chains`` chains of ``cfg.sampler`` on ``target``; compare with the exact answer."""
-    single = SAMPLERS.get(cfg.sampler.name, target, **cfg.sampler.params)
+    single = SAMPLERS.get(cfg.sampler.name, target, **params)
     kernel = ensemble(guard_finite(thin(single, cfg.run.thin) if cfg.run.thin > 1 else single))
     if cfg.run.shard:
         kernel = shard(kernel)
     key = jax.random.key(cfg.seed)
     k_init, k_run, k_exact = jax.random.split(key, 3)
     k_pos, k_chain = jax.random.split(k_init)
+    positions = initial_positions(target, k_pos, cfg.run.num_chains, cfg.run.init_scale)
+    bad_starts = health.count_nonfinite_log_prob(target.log_prob, positions)
+    if bad_starts == cfg.run.num_chains:
+        raise InputError(
+            f"all {bad_starts} chains start where {target.name}.log_prob is NaN/inf",
+            "lower run.init_scale, or check the target's parameters and support",
+        )
     # per-chain init keys: kernels with random initial state (MCLMC momenta) must not share one
-    state = kernel.init(initial_positions(target, k_pos, cfg.run.num_chains, cfg.run.init_scale), k_chain)
+    state = kernel.init(positions, k_chain)
 
     def trace(s, info):
         return {
             "acceptance": _acceptance(info),
             "nonfinite": jnp.sum(info.rejected_nonfinite.astype(jnp.int32)),
+            "moved": jnp.sum(info.moved.astype(jnp.int32)),
         }
 
     start = time.perf_counter()
-    state, tr = run(
-        kernel.step,
-        state,
-        k_run,
-        cfg.run.num_steps,
-        trace=trace,
-        chunk=cfg.run.chunk,
-        progress=cfg.run.progress,
-        checkpoint=run_dir / "checkpoints",
-        checkpoint_every=cfg.run.checkpoint_every,
-        desc=cfg.name,
-    )
+    state, tr = run(kernel.step, state, k_run, cfg.run.num_steps, trace=trace, **cfg.driver_options(run_dir))
     elapsed = time.perf_counter() - start
     samples = np.asarray(jax.vmap(position_of)(state) if not hasattr(state, "position") else state.position)
     acc = np.asarray(tr["acceptance"])
     metrics = {
         "num_chains": cfg.run.num_chains,
         "num_steps": cfg.run.num_steps,
-        "acceptance_rate": float(np.nanmean(acc[cfg.run.burn_in:])) if len(acc) > cfg.run.burn_in else float("nan"),
+        "acceptance_rate": float(np.nanmean(acc[cfg.run.burn_in:])) if np.any(np.isfinite(acc)) else float("nan"),
         "nonfinite_rejections": int(np.asarray(tr["nonfinite"]).sum()),
+        "nonfinite_starts": bad_starts,
         "seconds_incl_compile": elapsed,
     }
+    metrics["warnings"] = health.initial_warnings(bad_starts, cfg.run.num_chains) + health.chain_warnings(
+        start=np.asarray(positions),
+        end=samples,
+        moved=np.asarray(tr["moved"]),
+        acceptance=acc,
+        nonfinite=np.asarray(tr["nonfinite"]),
+        burn_in=cfg.run.burn_in,
+        continuous=target.domain.kind == "real",
+        metropolis=SAMPLERS.entry(cfg.sampler.name).meta.get("metropolis", False),
+    )
     arrays = {"samples": samples}
     exact = None
     if target.domain.kind == "real" and target.has_exact_samples:
-        exact = np.asarray(target.sample(k_exact, max(cfg.run.num_eval_samples, 2)))
+        exact = np.asarray(target.sample(k_exact, cfg.run.num_eval_samples))
         arrays["exact_samples"] = exact
         metrics.update(compare_with_exact(target, samples, exact))
     if target.log_Z is not None:
@@ -109,7 +128,10 @@ def mcmc_experiment(cfg, target, run_dir: Path) -> dict:
     if target.domain.kind == "real":  # samples over the density (2-D) or marginals, next to exact samples
         flat = samples.reshape(len(samples), -1)
         plots.samples_against_target(run_dir, target, flat, None if exact is None else exact.reshape(len(exact), -1), cfg.name)
-    elif target.domain.kind == "real":
-        plots.marginals(run_dir / "marginals.png", flat, exact, cfg.name)
     plots.trace_plot(run_dir / "acceptance.png", {"acceptance": acc}, cfg.name)
     return metrics
+
+
+EXPERIMENTS.register("mcmc", "many chains of a registered kernel through ensemble/guard_finite/thin")(
+    ExperimentKind(check, run_mcmc)
+)

@@ -4,6 +4,18 @@
 experiment's outputs (``samples.npz``, PNG plots, ``checkpoints/``) and
 ``metrics.json``. ``resume`` re-enters an existing folder; the driver then
 continues from its newest valid checkpoint.
+
+Everything that can be checked without running is checked before the folder
+exists: the target and its parameters, the experiment kind and its settings,
+the sampler's parameters, and that the chains divide over the devices. A run
+that fails later never leaves a folder holding only its config: a folder with
+nothing worth keeping is removed, and one with checkpoints keeps them (so
+``jaxsamp resume`` can continue) and gets an ``error.json`` saying what failed.
+
+A run that finishes but did not sample (chains that never moved, acceptance
+exactly 0 or 1, too many non-finite proposals, chains started at a NaN) ends
+with its ``warnings`` in ``metrics.json`` and on stderr; with ``strict=True``
+it then fails with :class:`~jaxsamp.core.errors.RunHealthError`.
 """
 
 from __future__ import annotations
@@ -11,17 +23,23 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 
+import jax
+
 import jaxsamp.mcmc  # noqa: F401  (registers samplers)
 import jaxsamp.targets  # noqa: F401  (registers targets)
+from jaxsamp.core import checkpoint as ckpt
+from jaxsamp.core.errors import ConfigError, RunHealthError
+from jaxsamp.core.registry import EXPERIMENTS, TARGETS
 from jaxsamp.experiments import kinds as _kinds  # noqa: F401  (registers experiment kinds)
 from jaxsamp.experiments.config import ExperimentConfig, load_config, to_yaml
-from jaxsamp.experiments.registry import EXPERIMENTS, TARGETS, ConfigError
 
 CONFIG_FILE = "config.yaml"
 METRICS_FILE = "metrics.json"
+ERROR_FILE = "error.json"
 
 
 def _new_run_dir(cfg: ExperimentConfig) -> Path:
@@ -34,53 +52,142 @@ def _new_run_dir(cfg: ExperimentConfig) -> Path:
 
 
 def format_metrics(metrics: dict) -> str:
-    """A short two-column table of metrics."""
-    width = max((len(k) for k in metrics), default=0)
+    """A short two-column table of metrics (warnings are printed separately)."""
+    shown = {k: v for k, v in metrics.items() if k != "warnings"}
+    width = max((len(k) for k in shown), default=0)
     lines = []
-    for k, v in metrics.items():
-        shown = f"{v:.6g}" if isinstance(v, float) else str(v)
-        lines.append(f"  {k.ljust(width)}  {shown}")
+    for k, v in shown.items():
+        text = f"{v:.6g}" if isinstance(v, float) else str(v)
+        lines.append(f"  {k.ljust(width)}  {text}")
     return "\n".join(lines)
 
 
-def run_experiment(cfg: ExperimentConfig, run_dir: str | Path | None = None, verbose: bool = True) -> tuple[Path, dict]:
-    """Validate ``cfg``, run it, write ``metrics.json``; return ``(run_dir, metrics)``.
+def prepare(cfg: ExperimentConfig):
+    """Check ``cfg`` without running or writing anything; return ``(target, kind, checked)``.
 
-    Everything that can be checked without running (target and its parameters,
-    experiment kind) is checked before the run folder is created; a
-    :class:`ConfigError` raised by the experiment before it wrote anything removes
-    the fresh folder again, so a bad config leaves nothing half-written.
+    Raises
+    ------
+    ConfigError
+        A bad target or target parameter, an unknown experiment kind, settings
+        the kind refuses, or a chain count the devices do not divide.
     """
     target = TARGETS.get(cfg.target.name, **cfg.target.params)
-    experiment = EXPERIMENTS.entry(cfg.kind).factory
+    kind = EXPERIMENTS.entry(cfg.kind).factory
+    if cfg.run.shard and cfg.run.num_chains % jax.device_count():
+        raise ConfigError(
+            f"run.num_chains ({cfg.run.num_chains}) must be divisible by the {jax.device_count()} devices "
+            "to shard the chains",
+            "change run.num_chains or set run.shard=false",
+        )
+    return target, kind, kind.check(cfg, target)
+
+
+def _created_dirs(run_dir: Path) -> list[Path]:
+    """The folders ``run_dir.mkdir(parents=True)`` is about to create, innermost first."""
+    out, p = [], run_dir
+    while not p.exists():
+        out.append(p)
+        p = p.parent
+    return out
+
+
+def _worth_keeping(run_dir: Path) -> bool:
+    """Whether a failed run left anything but its config: a file of its own or a valid checkpoint."""
+    for path in run_dir.rglob("*"):
+        if not path.is_file() or path.name in (CONFIG_FILE, ERROR_FILE):
+            continue
+        if any(part.startswith(ckpt._PREFIX) for part in path.relative_to(run_dir).parts):
+            continue  # checkpoint files count only through a valid manifest, below
+        return True
+    return any(ckpt.latest_valid(d) is not None for d in run_dir.glob("*checkpoints*") if d.is_dir())
+
+
+def _record_failure(run_dir: Path, created: list[Path], err: BaseException) -> None:
+    """Remove a failed run's folder if nothing in it is worth keeping, else write ``error.json`` into it."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ckpt.CheckpointSkippedWarning)
+        keep = _worth_keeping(run_dir)
+    if not keep and created:
+        for folder in created:  # innermost first; a parent is removed only when it is empty
+            if folder == run_dir:
+                shutil.rmtree(folder, ignore_errors=True)
+            elif folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        return
+    status = "interrupted" if isinstance(err, KeyboardInterrupt) else "failed"
+    record = {"status": status, "error": type(err).__name__, "message": " ".join(str(err).split())}
+    if getattr(err, "hint", None):
+        record["hint"] = err.hint
+    try:
+        (run_dir / ERROR_FILE).write_text(json.dumps(record, indent=2) + "\n")
+    except OSError:
+        pass  # the folder itself is unwritable: the error on stderr says what happened
+
+
+def _as_floats(metrics: dict) -> dict:
+    return {
+        k: (float(v) if hasattr(v, "__float__") and not isinstance(v, (bool, str, int)) else v) for k, v in metrics.items()
+    }
+
+
+def run_experiment(
+    cfg: ExperimentConfig, run_dir: str | Path | None = None, verbose: bool = True, strict: bool = False
+) -> tuple[Path, dict]:
+    """Check ``cfg``, run it, write ``metrics.json``; return ``(run_dir, metrics)``.
+
+    Parameters
+    ----------
+    cfg : ExperimentConfig
+        A loaded config (:func:`~jaxsamp.experiments.config.load_config`).
+    run_dir : path, optional
+        An existing run folder to continue (``resume``); default: a new
+        ``<out_dir>/<name>/<timestamp>/``.
+    verbose : bool
+        Print the folder, the metrics table and any warnings.
+    strict : bool
+        Fail with :class:`RunHealthError` when the run ends with warnings.
+    """
+    target, kind, checked = prepare(cfg)
     fresh = run_dir is None
     run_dir = _new_run_dir(cfg) if fresh else Path(run_dir)
+    created = _created_dirs(run_dir) if fresh else []
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / CONFIG_FILE).write_text(to_yaml(cfg))
-    if verbose:
-        print(f"jaxsamp: {cfg.kind} run '{cfg.name}' -> {run_dir}", flush=True)
-    start = time.perf_counter()
     try:
-        metrics = experiment(cfg, target, run_dir)
-    except ConfigError:
-        if fresh and [p.name for p in run_dir.iterdir()] == [CONFIG_FILE]:
-            shutil.rmtree(run_dir)
+        (run_dir / CONFIG_FILE).write_text(to_yaml(cfg))
+        if verbose:
+            print(f"jaxsamp: {cfg.kind} run '{cfg.name}' -> {run_dir}", flush=True)
+        start = time.perf_counter()
+        metrics = _as_floats(kind.run(cfg, target, checked, run_dir))
+        metrics["wall_seconds"] = time.perf_counter() - start
+        warnings = list(metrics.pop("warnings", []))
+        metrics["warnings"] = warnings
+        (run_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n")
+        if verbose:
+            print(format_metrics(metrics), flush=True)
+            pngs = sorted(p.name for p in run_dir.glob("*.png"))
+            if pngs:
+                print(f"plots: {', '.join(pngs)} in {run_dir}", flush=True)
+        for w in warnings:
+            print(f"jaxsamp: warning: {w}", file=sys.stderr, flush=True)
+        if strict and warnings:
+            raise RunHealthError(
+                f"the run finished with {len(warnings)} warning(s): {warnings[0]}",
+                f"all warnings are in {run_dir / METRICS_FILE}",
+            )
+    except BaseException as err:
+        _record_failure(run_dir, created, err)
         raise
-    metrics = {k: (float(v) if hasattr(v, "__float__") and not isinstance(v, (bool, str)) else v) for k, v in metrics.items()}
-    metrics["wall_seconds"] = time.perf_counter() - start
-    (run_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n")
-    if verbose:
-        print(format_metrics(metrics), flush=True)
-        pngs = sorted(p.name for p in run_dir.glob("*.png"))
-        if pngs:
-            print(f"plots: {', '.join(pngs)} in {run_dir}", flush=True)
+    (run_dir / ERROR_FILE).unlink(missing_ok=True)  # a resumed run that now succeeded
     return run_dir, metrics
 
 
-def resume_experiment(run_dir: str | Path, verbose: bool = True) -> tuple[Path, dict]:
+def resume_experiment(run_dir: str | Path, verbose: bool = True, strict: bool = False) -> tuple[Path, dict]:
     """Continue the run in ``run_dir`` from its newest valid checkpoint."""
     run_dir = Path(run_dir)
     if not (run_dir / CONFIG_FILE).is_file():
         raise ConfigError(f"not a run folder (no {CONFIG_FILE}): {run_dir}")
     cfg = load_config(run_dir / CONFIG_FILE)
-    return run_experiment(cfg, run_dir=run_dir, verbose=verbose)
+    return run_experiment(cfg, run_dir=run_dir, verbose=verbose, strict=strict)
+

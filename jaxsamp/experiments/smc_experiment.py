@@ -24,7 +24,8 @@ import jax
 import numpy as np
 
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.registry import EXPERIMENTS, SAMPLERS, ConfigError, validate_dataclass
+from jaxsamp.core.errors import ConfigError
+from jaxsamp.core.registry import EXPERIMENTS, SAMPLERS, ExperimentKind, validate_dataclass
 from jaxsamp.smc.annealing import RESAMPLERS, anneal, linear_schedule, path_member
 from jaxsamp.targets.annealing import geometric_path
 from jaxsamp.targets.lattice import LatticePath
@@ -69,7 +70,8 @@ def annealing_path(target, base_scale: float = 1.0):
     return geometric_path(target, base_scale)
 
 
-def _settings(cfg) -> SMCSettings:
+def check(cfg, target) -> SMCSettings:
+    """The SMC settings, the particle count and the inner kernel's parameters, before any work."""
     where = f"sampler {cfg.sampler.name!r}"
     if cfg.sampler.name not in ("smc", "ais"):
         raise ConfigError(f"experiment kind 'smc' takes sampler name 'smc' or 'ais', got {cfg.sampler.name!r}")
@@ -78,15 +80,19 @@ def _settings(cfg) -> SMCSettings:
         raise ConfigError(f"{where}: resampling must be one of {', '.join(RESAMPLERS)}, got {settings.resampling!r}")
     if settings.target_cess is not None and not 0.0 < settings.target_cess < 1.0:
         raise ConfigError(f"{where}: target_cess must lie in (0, 1), got {settings.target_cess}")
+    if cfg.run.num_chains < 2:
+        raise ConfigError(
+            f"run.num_chains must be >= 2 for {cfg.sampler.name}, got {cfg.run.num_chains}",
+            "log Z and the ESS are averages over particles; use hundreds or more",
+        )
+    SAMPLERS.validate(settings.inner, settings.inner_params, skip=("target",))
     if cfg.sampler.name == "ais":
         settings = dataclasses.replace(settings, ess_threshold=0.0)
     return settings
 
 
-@EXPERIMENTS.register("smc")
-def smc_experiment(cfg, target, run_dir: Path) -> dict[str, Any]:
+def run_smc(cfg, target, settings: SMCSettings, run_dir: Path) -> dict[str, Any]:
     """Anneal ``cfg.run.num_chains`` particles to ``target``; report log Z, its error, ESS and cost."""
-    settings = _settings(cfg)
     path = annealing_path(target, settings.base_scale)
 
     def make_kernel(t):
@@ -106,10 +112,7 @@ def smc_experiment(cfg, target, run_dir: Path) -> dict[str, Any]:
         num_mcmc_steps=settings.num_mcmc_steps,
         ess_threshold=settings.ess_threshold,
         resampling_fn=settings.resampling,
-        progress=cfg.run.progress,
-        checkpoint=run_dir / "checkpoints",
-        checkpoint_every=cfg.run.checkpoint_every,
-        chunk=cfg.run.chunk,
+        **{k: v for k, v in cfg.driver_options(run_dir).items() if k != "desc"},
     )
     elapsed = time.perf_counter() - start
     samples, trace, levels = result.samples, result.trace, result.num_levels
@@ -133,3 +136,8 @@ def smc_experiment(cfg, target, run_dir: Path) -> dict[str, Any]:
         f"{cfg.name}: temperature and ESS per level",
     )
     return metrics
+
+
+EXPERIMENTS.register("smc", "AIS/SMC from a tractable base to the target; log Z, its error, ESS and cost")(
+    ExperimentKind(check, run_smc)
+)

@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import optax
 from flax import nnx
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.learned import buffer as replay
 from jaxsamp.nets.egnn import EGNN
@@ -304,11 +305,11 @@ class AdjointSettings:
 
     def __post_init__(self):
         if self.network not in ("egnn", "mlp"):
-            raise ValueError(f"network must be 'egnn' or 'mlp', got {self.network!r}")
+            raise InputError(f"network must be 'egnn' or 'mlp', got {self.network!r}")
         if not 0 < self.sigma_min < self.sigma_max:
-            raise ValueError(f"need 0 < sigma_min < sigma_max, got {self.sigma_min}, {self.sigma_max}")
+            raise InputError(f"need 0 < sigma_min < sigma_max, got {self.sigma_min}, {self.sigma_max}")
         if self.nfe < 2:
-            raise ValueError(f"nfe must be >= 2, got {self.nfe}")
+            raise InputError(f"nfe must be >= 2, got {self.nfe}")
 
 
 class AdjointTrainState(NamedTuple):
@@ -342,9 +343,9 @@ class AdjointSampling:
 
     def __init__(self, target, settings: AdjointSettings, batch_size: int):
         if target.domain.kind != "real":
-            raise ValueError(f"Adjoint Sampling needs a real-valued target, got {target.domain.kind!r}")
+            raise InputError(f"Adjoint Sampling needs a real-valued target, got {target.domain.kind!r}")
         if settings.network == "egnn" and not hasattr(target, "n_particles"):
-            raise ValueError(f"the EGNN drift needs a particle target; {target.name!r} has no n_particles")
+            raise InputError(f"the EGNN drift needs a particle target; {target.name!r} has no n_particles")
         self.target, self.settings, self.batch_size = target, settings, batch_size
         self.space = state_space(target)
         self.schedule = GeometricNoiseSchedule(settings.sigma_min, settings.sigma_max)

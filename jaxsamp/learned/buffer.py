@@ -19,6 +19,8 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxsamp.core.errors import InputError
+
 PyTree = Any
 
 
@@ -55,7 +57,7 @@ def init(example: PyTree, capacity: int) -> ReplayBuffer:
         Maximum number of items held; older ones are overwritten first.
     """
     if capacity < 1:
-        raise ValueError(f"capacity must be >= 1, got {capacity}")
+        raise InputError(f"capacity must be >= 1, got {capacity}")
     data = jax.tree.map(lambda a: jnp.zeros((capacity, *a.shape), a.dtype), example)
     return ReplayBuffer(data, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
 
@@ -65,15 +67,15 @@ def add(buffer: ReplayBuffer, batch: PyTree) -> ReplayBuffer:
     capacity = buffer.capacity
     sizes = {a.shape[0] for a in jax.tree.leaves(batch)}
     if len(sizes) != 1:
-        raise ValueError(f"batch leaves have different leading sizes {sorted(sizes)}")
+        raise InputError(f"batch leaves have different leading sizes {sorted(sizes)}")
     (n,) = sizes
     if n > capacity:
-        raise ValueError(f"batch of {n} items does not fit a buffer of capacity {capacity}")
+        raise InputError(f"batch of {n} items does not fit a buffer of capacity {capacity}")
     if jax.tree.structure(batch) != jax.tree.structure(buffer.data):
-        raise ValueError("batch does not have the buffer's tree structure")
+        raise InputError("batch does not have the buffer's tree structure")
     for store, new in zip(jax.tree.leaves(buffer.data), jax.tree.leaves(batch)):
         if store.shape[1:] != new.shape[1:]:
-            raise ValueError(f"item shape {new.shape[1:]} does not match the buffer's {store.shape[1:]}")
+            raise InputError(f"item shape {new.shape[1:]} does not match the buffer's {store.shape[1:]}")
     slots = (buffer.position + jnp.arange(n, dtype=jnp.int32)) % capacity
     data = jax.tree.map(lambda store, new: store.at[slots].set(new.astype(store.dtype)), buffer.data, batch)
     return ReplayBuffer(data, (buffer.position + n) % capacity, jnp.minimum(buffer.size + n, capacity))

@@ -50,6 +50,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.mcmc import discrete
 
@@ -239,7 +240,7 @@ def simulate(
     Rollout
     """
     if weight_point not in WEIGHT_POINTS:
-        raise ValueError(f"weight_point must be one of {WEIGHT_POINTS}, got {weight_point!r}")
+        raise InputError(f"weight_point must be one of {WEIGHT_POINTS}, got {weight_point!r}")
     chex.assert_rank(ts, 1)
     num_walkers = x0.shape[0]
     num_steps = ts.shape[0] - 1

@@ -41,6 +41,7 @@ import numpy as np
 import optax
 from flax import nnx
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned import leaps
@@ -92,20 +93,20 @@ class LeapsSettings:
 
     def __post_init__(self):
         if self.network not in NETWORKS:
-            raise ValueError(f"network must be one of {sorted(NETWORKS)}, got {self.network!r}")
+            raise InputError(f"network must be one of {sorted(NETWORKS)}, got {self.network!r}")
         signature = inspect.signature(NETWORKS[self.network].__init__)
         accepted = set(signature.parameters) - {"self", "lattice_shape", "num_categories", "rngs"}
         unknown = sorted(set(self.network_params) - accepted)
         if unknown:
-            raise ValueError(
+            raise InputError(
                 f"network_params {unknown} are not parameters of network {self.network!r}; accepted: {sorted(accepted)}"
             )
         if self.eval_grid not in leaps.TIME_GRIDS:
-            raise ValueError(f"eval_grid must be one of {sorted(leaps.TIME_GRIDS)}, got {self.eval_grid!r}")
+            raise InputError(f"eval_grid must be one of {sorted(leaps.TIME_GRIDS)}, got {self.eval_grid!r}")
         if self.weight_point not in leaps.WEIGHT_POINTS:
-            raise ValueError(f"weight_point must be one of {leaps.WEIGHT_POINTS}, got {self.weight_point!r}")
+            raise InputError(f"weight_point must be one of {leaps.WEIGHT_POINTS}, got {self.weight_point!r}")
         if not 1 <= self.curriculum_start <= self.rollout_steps:
-            raise ValueError("need 1 <= curriculum_start <= rollout_steps")
+            raise InputError("need 1 <= curriculum_start <= rollout_steps")
 
 
 class LeapsModel(NamedTuple):
@@ -173,7 +174,7 @@ def curriculum_schedule(start: int, k_max: int, num_steps: int, warm_up: int = 0
         body = np.full(max(num_steps, 0), k_max, np.int32)
     else:
         if num_steps < n:
-            raise ValueError(f"curriculum_steps={num_steps} must be >= the {n} step counts it visits")
+            raise InputError(f"curriculum_steps={num_steps} must be >= the {n} step counts it visits")
         d = 2.0 * (num_steps - n) / (n * (n - 1))
         cum = np.concatenate([[0.0], np.cumsum(1.0 + d * np.arange(n))])
         bounds = np.round(cum * num_steps / cum[-1]).astype(np.int64)

@@ -42,8 +42,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
+from jaxsamp.core.validation import NonNegativeFloat, PositiveFloat, PositiveInt
 
 
 class AnnealingSchedule(NamedTuple):
@@ -87,18 +89,18 @@ def make_schedule(eta_fn: Callable, lambda_fn: Callable, times) -> AnnealingSche
     """
     t = np.asarray(times, dtype=np.float64)
     if t.ndim != 1 or t.shape[0] < 2 or t[0] != 0.0 or np.any(np.diff(t) <= 0):
-        raise ValueError("times must be an increasing 1-D array starting at 0 with at least 2 points")
+        raise InputError("times must be an increasing 1-D array starting at 0 with at least 2 points")
     theta = t[1:] / t[-1]
     eta = np.asarray(eta_fn(theta), dtype=np.float64) * np.ones_like(theta)
     lam = np.asarray(lambda_fn(theta), dtype=np.float64) * np.ones_like(theta)
     if not np.isclose(eta[-1], 1.0) or not np.isclose(lam[-1], 0.0):
-        raise ValueError(f"the curve must end at the target: eta(1) = 1, lambda(1) = 0; got {eta[-1]}, {lam[-1]}")
+        raise InputError(f"the curve must end at the target: eta(1) = 1, lambda(1) = 0; got {eta[-1]}, {lam[-1]}")
     if np.any(lam < 0) or np.any(eta < 0):
-        raise ValueError("eta and lambda must be non-negative")
+        raise InputError("eta and lambda must be non-negative")
     eta0 = float(np.asarray(eta_fn(np.zeros(1)))[0])
     lam0 = float(np.asarray(lambda_fn(np.zeros(1)))[0])
     if eta0 == 0.0 and lam0 <= 0.0:
-        raise ValueError("with eta(0) = 0 the base N(0, 1/lambda(0)) needs lambda(0) > 0")
+        raise InputError("with eta(0) = 0 the base N(0, 1/lambda(0)) needs lambda(0) > 0")
     return AnnealingSchedule(eta, lam, np.diff(t), eta0, lam0)
 
 
@@ -115,7 +117,7 @@ def power_schedule(
     ``a > 0`` starts from the exact base ``N(0, lambda0^-1 I)``. ``h = T / M``.
     """
     if num_levels < 1 or total_time <= 0 or lambda0 < 0 or eta_power < 0 or lambda_power <= 0:
-        raise ValueError("need num_levels >= 1, total_time > 0, lambda0 >= 0, eta_power >= 0, lambda_power > 0")
+        raise InputError("need num_levels >= 1, total_time > 0, lambda0 >= 0, eta_power >= 0, lambda_power > 0")
     return make_schedule(
         lambda th: th**eta_power,
         lambda th: lambda0 * (1.0 - th) ** lambda_power,
@@ -197,11 +199,11 @@ def annealed_langevin(logdensity_fn: Callable, schedule: AnnealingSchedule) -> K
 @SAMPLERS.register("annealed_langevin")
 def annealed_langevin_sampler(
     target,
-    num_levels: int = 1000,
-    total_time: float = 20.0,
-    lambda0: float = 1.0,
-    eta_power: float = 1.0,
-    lambda_power: float = 1.0,
+    num_levels: PositiveInt = 1000,
+    total_time: PositiveFloat = 20.0,
+    lambda0: NonNegativeFloat = 1.0,
+    eta_power: NonNegativeFloat = 1.0,
+    lambda_power: PositiveFloat = 1.0,
 ) -> Kernel:
     """ALMC (Guo, Tao & Chen 2025): eta = theta^a, lambda = lambda0 (1-theta)^b, one step per level, then LMC."""
     return annealed_langevin(target.log_prob, power_schedule(num_levels, total_time, lambda0, eta_power, lambda_power))

@@ -34,8 +34,10 @@ from blackjax.adaptation.base import get_filter_adapt_info_fn
 from blackjax.mcmc import adjusted_mclmc_dynamic
 from blackjax.mcmc.adjusted_mclmc_dynamic import make_random_trajectory_length_fn
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
+from jaxsamp.core.validation import NonNegativeInt, OpenUnitFloat, PositiveFloat, PositiveInt
 
 
 def as_kernel(algorithm) -> Kernel:
@@ -207,7 +209,7 @@ def _run_tuner(tuner, target, seed: int, num_steps: int, *args):
 def _given_or_tuned(L, step_size, tuner, target, seed: int, num_steps: int, *args):
     """``(L, step_size, inverse_mass_matrix)``: as given (unit mass), or found by the MCLMC-family ``tuner``."""
     if (L is None) != (step_size is None):
-        raise ValueError("give both L and step_size, or neither (then they are tuned)")
+        raise InputError("give both L and step_size, or neither (then they are tuned)")
     if L is not None:
         return L, step_size, 1.0
     params = _run_tuner(tuner, target, seed, num_steps, *args)
@@ -230,34 +232,34 @@ def _hmc_family(algorithm, target, step_size, tune_steps, target_acceptance, see
     return as_kernel(algorithm(target.log_prob, step_size, jnp.ones(_flat_dim(target)), **params))
 
 
-@SAMPLERS.register("mala")
-def mala_sampler(target, step_size: float = 0.1) -> Kernel:
+@SAMPLERS.register("mala", metropolis=True)
+def mala_sampler(target, step_size: PositiveFloat = 0.1) -> Kernel:
     """blackjax MALA (Metropolis-adjusted Langevin)."""
     return as_kernel(blackjax.mala(target.log_prob, step_size))
 
 
-@SAMPLERS.register("hmc")
+@SAMPLERS.register("hmc", metropolis=True)
 def hmc_sampler(
     target,
-    step_size: float = 0.1,
-    num_integration_steps: int = 10,
-    tune_steps: int = 0,
-    target_acceptance: float = 0.8,
-    seed: int = 0,
+    step_size: PositiveFloat = 0.1,
+    num_integration_steps: PositiveInt = 10,
+    tune_steps: NonNegativeInt = 0,
+    target_acceptance: OpenUnitFloat = 0.8,
+    seed: NonNegativeInt = 0,
 ) -> Kernel:
     """blackjax HMC; tune_steps > 0 runs blackjax.window_adaptation (step size, diagonal mass) first."""
     return _hmc_family(blackjax.hmc, target, step_size, tune_steps, target_acceptance, seed,
                        num_integration_steps=num_integration_steps)
 
 
-@SAMPLERS.register("nuts")
+@SAMPLERS.register("nuts", metropolis=True)
 def nuts_sampler(
     target,
-    step_size: float = 0.1,
-    max_num_doublings: int = 10,
-    tune_steps: int = 0,
-    target_acceptance: float = 0.8,
-    seed: int = 0,
+    step_size: PositiveFloat = 0.1,
+    max_num_doublings: PositiveInt = 10,
+    tune_steps: NonNegativeInt = 0,
+    target_acceptance: OpenUnitFloat = 0.8,
+    seed: NonNegativeInt = 0,
 ) -> Kernel:
     """blackjax NUTS; tune_steps > 0 runs blackjax.window_adaptation (step size, diagonal mass) first."""
     return _hmc_family(blackjax.nuts, target, step_size, tune_steps, target_acceptance, seed,
@@ -267,26 +269,26 @@ def nuts_sampler(
 @SAMPLERS.register("mclmc")
 def mclmc_sampler(
     target,
-    L: float | None = None,
-    step_size: float | None = None,
-    tune_steps: int = 2000,
+    L: PositiveFloat | None = None,
+    step_size: PositiveFloat | None = None,
+    tune_steps: PositiveInt = 2000,
     diagonal_preconditioning: bool = True,
-    seed: int = 0,
+    seed: NonNegativeInt = 0,
 ) -> Kernel:
     """blackjax MCLMC (unadjusted microcanonical Langevin); tuned by mclmc_find_L_and_step_size unless L and step_size are given."""
     L, step_size, imm = _given_or_tuned(L, step_size, tune_mclmc, target, seed, tune_steps, diagonal_preconditioning)
     return with_default_init_key(blackjax.mclmc(target.log_prob, L=L, step_size=step_size, inverse_mass_matrix=imm))
 
 
-@SAMPLERS.register("adjusted_mclmc")
+@SAMPLERS.register("adjusted_mclmc", metropolis=True)
 def adjusted_mclmc_sampler(
     target,
-    L: float | None = None,
-    step_size: float | None = None,
-    tune_steps: int = 2000,
-    target_acceptance: float = 0.9,
+    L: PositiveFloat | None = None,
+    step_size: PositiveFloat | None = None,
+    tune_steps: PositiveInt = 2000,
+    target_acceptance: OpenUnitFloat = 0.9,
     diagonal_preconditioning: bool = True,
-    seed: int = 0,
+    seed: NonNegativeInt = 0,
 ) -> Kernel:
     """blackjax adjusted MCLMC (MAMS, random trajectory lengths); tuned by adjusted_mclmc_find_L_and_step_size unless given."""
     L, step_size, imm = _given_or_tuned(

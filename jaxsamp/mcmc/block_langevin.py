@@ -23,20 +23,22 @@ random order, as the mixture over block sequences).
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Annotated, Callable, Sequence
 
 import numpy as np
 
 from jaxsamp.core.combinators import on_blocks, thin
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
+from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt
 from jaxsamp.mcmc.ula import ula
 
 
 def contiguous_blocks(dim: int, num_blocks: int) -> list[np.ndarray]:
     """Split ``range(dim)`` into ``num_blocks`` contiguous blocks of near-equal size."""
     if not 1 <= num_blocks <= dim:
-        raise ValueError(f"num_blocks must lie in [1, {dim}], got {num_blocks}")
+        raise InputError(f"num_blocks must lie in [1, {dim}], got {num_blocks}")
     return [b.astype(np.int32) for b in np.array_split(np.arange(dim), num_blocks)]
 
 
@@ -68,7 +70,7 @@ def block_langevin(
         :class:`~jaxsamp.core.BlockState`.
     """
     if steps_per_block < 1:
-        raise ValueError(f"steps_per_block must be >= 1, got {steps_per_block}")
+        raise InputError(f"steps_per_block must be >= 1, got {steps_per_block}")
     return on_blocks(lambda conditional: thin(ula(conditional, step_size), steps_per_block), logdensity_fn, blocks, order)
 
 
@@ -116,10 +118,14 @@ def block_ula_moments(precision, mean0, cov0, step_size: float, blocks, steps_pe
 
 @SAMPLERS.register("block_langevin")
 def block_langevin_sampler(
-    target, step_size: float = 0.01, num_blocks: int = 2, steps_per_block: int = 10, order: str = "random"
+    target,
+    step_size: PositiveFloat = 0.01,
+    num_blocks: PositiveInt = 2,
+    steps_per_block: PositiveInt = 10,
+    order: Annotated[str, OneOf(("random", "cyclic"))] = "random",
 ) -> Kernel:
     """Block Langevin (Burns et al. 2025): K ULA steps on one contiguous block, random or cyclic order."""
     if len(target.event_shape) != 1:
-        raise ValueError(f"block_langevin needs a flat event shape (d,), got {target.event_shape}")
+        raise InputError(f"block_langevin needs a flat event shape (d,), got {target.event_shape}")
     blocks = contiguous_blocks(target.event_shape[0], num_blocks)
     return block_langevin(target.log_prob, step_size, blocks, steps_per_block, order)

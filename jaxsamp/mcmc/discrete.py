@@ -22,15 +22,17 @@ default) or int8 +-1, Potts categories as any integer dtype (int8 saves memory).
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Annotated, Callable, NamedTuple
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
+from jaxsamp.core.validation import OneOf, PositiveInt
 
 RULES = ("metropolis", "heat_bath")
 
@@ -68,7 +70,7 @@ class DiscreteInfo(NamedTuple):
 
 def _check_rule(rule: str) -> None:
     if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+        raise InputError(f"rule must be one of {RULES}, got {rule!r}")
 
 
 def propose_sites(key, x, log_ratios, rule: str, num_categories: int | None):
@@ -168,7 +170,7 @@ def random_scan(
     """
     _check_rule(rule)
     if num_updates < 1:
-        raise ValueError(f"num_updates must be >= 1, got {num_updates}")
+        raise InputError(f"num_updates must be >= 1, got {num_updates}")
 
     def init(position, rng_key=None):
         return DiscreteState(jnp.asarray(position))
@@ -218,7 +220,7 @@ def checkerboard_colours(shape: tuple[int, ...]) -> np.ndarray:
         a colour and could not be updated together.
     """
     if any(n % 2 for n in shape):
-        raise ValueError(f"a checkerboard update needs every side of the periodic lattice even, got {shape}")
+        raise InputError(f"a checkerboard update needs every side of the periodic lattice even, got {shape}")
     return (np.indices(shape).sum(axis=0) % 2).astype(np.int8)
 
 
@@ -289,29 +291,29 @@ def lattice_categories(target) -> int | None:
         return None
     if kind == "categorical":
         return target.domain.num_categories
-    raise ValueError(f"discrete kernels need a spin or categorical target, got domain {kind!r} of {target.name!r}")
+    raise InputError(f"discrete kernels need a spin or categorical target, got domain {kind!r} of {target.name!r}")
 
 
 def _sweep(target, num_updates):
     return int(np.prod(target.event_shape)) if num_updates is None else num_updates
 
 
-@SAMPLERS.register("metropolis_site")
-def metropolis_site_sampler(target, num_updates: int | None = None) -> Kernel:
+@SAMPLERS.register("metropolis_site", metropolis=True)
+def metropolis_site_sampler(target, num_updates: PositiveInt | None = None) -> Kernel:
     """Random-scan single-site Metropolis on a lattice; num_updates sites per step (default one sweep)."""
     q = lattice_categories(target)
     return metropolis(target.flip_log_ratios, q, _sweep(target, num_updates))
 
 
 @SAMPLERS.register("glauber")
-def glauber_sampler(target, num_updates: int | None = None) -> Kernel:
+def glauber_sampler(target, num_updates: PositiveInt | None = None) -> Kernel:
     """Random-scan heat bath (Glauber) on a lattice; num_updates sites per step (default one sweep)."""
     q = lattice_categories(target)
     return heat_bath(target.flip_log_ratios, q, _sweep(target, num_updates))
 
 
 @SAMPLERS.register("checkerboard")
-def checkerboard_sampler(target, rule: str = "heat_bath") -> Kernel:
+def checkerboard_sampler(target, rule: Annotated[str, OneOf(RULES)] = "heat_bath") -> Kernel:
     """Checkerboard sweep (half the lattice in parallel) with the heat-bath or Metropolis rule."""
     q = lattice_categories(target)
     return checkerboard(target.flip_log_ratios, rule, q)

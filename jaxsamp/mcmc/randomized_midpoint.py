@@ -44,13 +44,15 @@ every chain draws its own (a shared ``alpha`` would correlate the chains).
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Annotated, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
+from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_float, check_int
 
 
 class MidpointInfo(NamedTuple):
@@ -85,8 +87,8 @@ def parallel_randomized_midpoint(
         ``R`` and ``K`` (see the module docstring); ``R = K = 1`` is the
         sequential overdamped RMM.
     """
-    if num_cells < 1 or num_rounds < 1:
-        raise ValueError(f"num_cells and num_rounds must be >= 1, got {num_cells}, {num_rounds}")
+    step_size = check_float("step_size", step_size, gt=0)
+    num_cells, num_rounds = check_int("num_cells", num_cells, ge=1), check_int("num_rounds", num_rounds, ge=1)
     h, r_cells = step_size, num_cells
     cell = h / r_cells
     grad_log_pi = jax.grad(logdensity_fn)
@@ -205,7 +207,8 @@ def underdamped_randomized_midpoint(
         ``init(position, rng_key=None)`` draws ``v ~ N(0, u I)`` from ``rng_key``
         (zero velocity without a key). Two gradients per step.
     """
-    h, g, u = step_size, friction, inverse_mass
+    h = check_float("step_size", step_size, gt=0)
+    g, u = check_float("friction", friction, gt=0), check_float("inverse_mass", inverse_mass, gt=0)
     grad_log_pi = jax.grad(logdensity_fn)
     phi = lambda t: -jnp.expm1(-g * t) / g  # noqa: E731
 
@@ -235,18 +238,16 @@ def underdamped_randomized_midpoint(
 @SAMPLERS.register("randomized_midpoint")
 def randomized_midpoint_sampler(
     target,
-    step_size: float = 0.1,
-    dynamics: str = "underdamped",
-    friction: float = 2.0,
-    inverse_mass: float = 1.0,
-    num_cells: int = 1,
-    num_rounds: int = 1,
+    step_size: PositiveFloat = 0.1,
+    dynamics: Annotated[str, OneOf(("underdamped", "overdamped"))] = "underdamped",
+    friction: PositiveFloat = 2.0,
+    inverse_mass: PositiveFloat = 1.0,
+    num_cells: PositiveInt = 1,
+    num_rounds: PositiveInt = 1,
 ) -> Kernel:
     """Randomized midpoint Langevin (Shen & Lee 2019): underdamped, overdamped, or parallel Picard rounds."""
     if dynamics == "underdamped":
         if (num_cells, num_rounds) != (1, 1):
-            raise ValueError("parallel rounds (num_cells, num_rounds) are implemented for dynamics='overdamped'")
+            raise InputError("parallel rounds (num_cells, num_rounds) are implemented for dynamics='overdamped'")
         return underdamped_randomized_midpoint(target.log_prob, step_size, friction, inverse_mass)
-    if dynamics == "overdamped":
-        return parallel_randomized_midpoint(target.log_prob, step_size, num_cells, num_rounds)
-    raise ValueError(f"dynamics must be 'underdamped' or 'overdamped', got {dynamics!r}")
+    return parallel_randomized_midpoint(target.log_prob, step_size, num_cells, num_rounds)

@@ -42,7 +42,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxsamp.core.protocols import Kernel
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
+from jaxsamp.core.validation import PositiveFloat, PositiveInt, check_float, check_int
 from jaxsamp.mcmc.ula import ULAState, init as ula_init
 
 
@@ -118,11 +119,9 @@ def speculative_langevin(
         States are :class:`~jaxsamp.mcmc.ula.ULAState` (the gradient at the
         position is cached); infos are :class:`SpeculativeInfo`.
     """
-    if window < 1:
-        raise ValueError(f"window must be >= 1, got {window}")
-    num_steps = window if num_steps is None else num_steps
-    if num_steps < 1:
-        raise ValueError(f"num_steps must be >= 1, got {num_steps}")
+    step_size = check_float("step_size", step_size, gt=0)
+    window = check_int("window", window, ge=1)
+    num_steps = window if num_steps is None else check_int("num_steps", num_steps, ge=1)
     h = step_size
     s = jnp.sqrt(2.0 * h)
     value_and_grad = jax.vmap(jax.value_and_grad(logdensity_fn))
@@ -183,9 +182,7 @@ def speculative_langevin(
 
 @SAMPLERS.register("speculative_langevin")
 def speculative_langevin_sampler(
-    target, step_size: float = 0.05, window: int = 8, num_steps: int | None = None
+    target, step_size: PositiveFloat = 0.05, window: PositiveInt = 8, num_steps: PositiveInt | None = None
 ) -> Kernel:
     """Speculative ULA (frozen-gradient drafts, reflection-coupling verification): ULA's exact law."""
-    if step_size <= 0:
-        raise ValueError(f"step_size must be > 0, got {step_size}")
     return speculative_langevin(target.log_prob, step_size, window, num_steps)

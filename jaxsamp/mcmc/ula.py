@@ -26,7 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core.protocols import Kernel
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
+from jaxsamp.core.validation import PositiveFloat, check_float
 
 
 class ULAState(NamedTuple):
@@ -73,6 +74,7 @@ def ula(logdensity_fn: Callable, step_size: float) -> Kernel:
         ``step(key, state) -> (ULAState, ULAInfo)``. The noise of a step is
         ``jax.random.normal(key, position.shape)``.
     """
+    step_size = check_float("step_size", step_size, gt=0)
 
     def init_fn(position, rng_key=None):
         return init(position, logdensity_fn)
@@ -97,8 +99,6 @@ def ula_gaussian_stationary_cov(precision, step_size: float) -> np.ndarray:
 
 
 @SAMPLERS.register("ula")
-def ula_sampler(target, step_size: float = 0.05) -> Kernel:
+def ula_sampler(target, step_size: PositiveFloat = 0.05) -> Kernel:
     """Unadjusted Langevin algorithm (Euler-Maruyama Langevin, no MH correction)."""
-    if step_size <= 0:
-        raise ValueError(f"step_size must be > 0, got {step_size}")
     return ula(target.log_prob, step_size)

@@ -51,6 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.nets.mlp import MLP, TimeEmbedding
 
 
@@ -69,7 +70,7 @@ def neighbourhood_index(lattice_shape: tuple[int, int], kernel_size: int) -> np.
     """
     lx, ly = lattice_shape
     if kernel_size % 2 != 1 or kernel_size // 2 >= min(lx, ly):
-        raise ValueError(
+        raise InputError(
             f"kernel size {kernel_size} must be odd with K // 2 < min(Lx, Ly) = {min(lx, ly)} "
             "so that no non-zero offset wraps onto the centre site"
         )
@@ -118,7 +119,7 @@ class _LatticeNetwork(nnx.Module):
     def __init__(self, lattice_shape, num_categories: int | None):
         self.lattice_shape = tuple(int(v) for v in lattice_shape)
         if len(self.lattice_shape) != 2:
-            raise ValueError(f"lattice_shape must be (Lx, Ly), got {lattice_shape!r}")
+            raise InputError(f"lattice_shape must be (Lx, Ly), got {lattice_shape!r}")
         self.num_sites = self.lattice_shape[0] * self.lattice_shape[1]
         self.num_categories = None if num_categories is None else int(num_categories)
 
@@ -208,7 +209,7 @@ class LocallyEquivariantConv(_LatticeNetwork):
         self._init_readout(channels, rngs)
         self.kernel_sizes = tuple(int(k) for k in kernel_sizes)
         if not self.kernel_sizes:
-            raise ValueError("kernel_sizes must not be empty")
+            raise InputError("kernel_sizes must not be empty")
         for k in self.kernel_sizes:
             neighbourhood_index(self.lattice_shape, k)  # validates K
         in_ch = 1 if num_categories is None else channels
@@ -263,7 +264,7 @@ class LocallyEquivariantMLP(_LatticeNetwork):
     def __init__(self, lattice_shape, num_categories: int | None = None, hidden: Sequence[int] = (256, 256), *, rngs: nnx.Rngs):
         hidden = tuple(int(h) for h in hidden)
         if not hidden:
-            raise ValueError("hidden must have at least one layer")
+            raise InputError("hidden must have at least one layer")
         super().__init__(lattice_shape, num_categories)
         n, k = self.num_sites, (1 if num_categories is None else num_categories)
         out = 1 if num_categories is None else num_categories
@@ -297,7 +298,7 @@ class _MaskedAttentionLayer(nnx.Module):
 
     def __init__(self, features: int, num_heads: int, num_sites: int, *, rngs: nnx.Rngs):
         if features % num_heads:
-            raise ValueError(f"features {features} must be divisible by num_heads {num_heads}")
+            raise InputError(f"features {features} must be divisible by num_heads {num_heads}")
         self.num_heads = num_heads
         self.norm_q = nnx.LayerNorm(features, rngs=rngs)
         self.query = nnx.Linear(features, features, rngs=rngs)

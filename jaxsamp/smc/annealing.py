@@ -45,8 +45,10 @@ import numpy as np
 
 from jaxsamp.core.combinators import num_chains, position_of
 from jaxsamp.core.driver import run
+from jaxsamp.core.errors import InputError, RunHealthError
 from jaxsamp.core.protocols import Kernel, WeightedSamples
 from jaxsamp.core.target import AnnealingPath
+from jaxsamp.core.validation import check_int
 from jaxsamp.smc.tempering import next_temperature
 
 _lse = jax.scipy.special.logsumexp
@@ -158,7 +160,7 @@ def path_member(path: AnnealingPath, t):
 def linear_schedule(num_levels: int) -> np.ndarray:
     """``num_levels + 1`` equally spaced temperatures from 0 to 1."""
     if num_levels < 1:
-        raise ValueError(f"num_levels must be >= 1, got {num_levels}")
+        raise InputError(f"num_levels must be >= 1, got {num_levels}")
     return np.linspace(0.0, 1.0, num_levels + 1)
 
 
@@ -215,23 +217,23 @@ def smc(
         steps change nothing (``info.active = False``).
     """
     if (schedule is None) == (target_cess is None):
-        raise ValueError("give exactly one of schedule (fixed) and target_cess (adaptive)")
+        raise InputError("give exactly one of schedule (fixed) and target_cess (adaptive)")
     if target_cess is not None and not 0.0 < target_cess < 1.0:
-        raise ValueError(f"target_cess must lie in (0, 1), got {target_cess}")
+        raise InputError(f"target_cess must lie in (0, 1), got {target_cess}")
     if schedule is not None:
         schedule = np.asarray(schedule, dtype=np.float64)
         if schedule.ndim != 1 or len(schedule) < 2 or schedule[0] != 0.0 or schedule[-1] != 1.0:
-            raise ValueError("schedule must be a 1-D array of temperatures from 0.0 to 1.0")
+            raise InputError("schedule must be a 1-D array of temperatures from 0.0 to 1.0")
         if np.any(np.diff(schedule) <= 0):
-            raise ValueError("schedule must be strictly increasing")
+            raise InputError("schedule must be strictly increasing")
         schedule_arr = jnp.asarray(schedule, jnp.float32)
     if not 0.0 <= ess_threshold <= 1.0:
-        raise ValueError(f"ess_threshold must lie in [0, 1], got {ess_threshold}")
+        raise InputError(f"ess_threshold must lie in [0, 1], got {ess_threshold}")
     if num_mcmc_steps < 0:
-        raise ValueError(f"num_mcmc_steps must be >= 0, got {num_mcmc_steps}")
+        raise InputError(f"num_mcmc_steps must be >= 0, got {num_mcmc_steps}")
     if isinstance(resampling_fn, str):
         if resampling_fn not in RESAMPLERS:
-            raise ValueError(f"unknown resampling {resampling_fn!r}; known: {', '.join(RESAMPLERS)}")
+            raise InputError(f"unknown resampling {resampling_fn!r}; known: {', '.join(RESAMPLERS)}")
         resampling_fn = RESAMPLERS[resampling_fn]
 
     log_prob = jax.vmap(path.log_prob, in_axes=(0, None))
@@ -365,6 +367,7 @@ def anneal(
     checkpoint=None,
     checkpoint_every: int | None = None,
     chunk: int | None = None,
+    fingerprint: str | None = None,
     **smc_options,
 ) -> AnnealResult:
     """Run AIS/SMC from ``pi_0`` to ``pi_1`` with the driver; return weighted samples and the cost.
@@ -380,16 +383,19 @@ def anneal(
         ``t = 1`` are no-ops); a fixed schedule runs exactly its levels.
     positions : PyTree, optional
         Initial particles; by default ``path.base.sample(key_init, num_particles)``.
-    progress, checkpoint, checkpoint_every, chunk
+    progress, checkpoint, checkpoint_every, chunk, fingerprint
         Passed to :func:`jaxsamp.core.run` (a killed run resumes from its checkpoint).
     **smc_options
         ``num_mcmc_steps``, ``ess_threshold``, ``resampling_fn``, ... of :func:`smc`.
 
     Raises
     ------
-    RuntimeError
+    InputError
+        Fewer than two particles (log Z and the ESS are averages over particles).
+    RunHealthError
         If an adaptive schedule did not reach ``t = 1`` within ``max_levels``.
     """
+    check_int("num_particles", num_particles, ge=2)
     kernel = smc(path, make_kernel, schedule=schedule, target_cess=target_cess, **smc_options)
     key_init, key_run = jax.random.split(key)
     if positions is None:
@@ -405,9 +411,13 @@ def anneal(
         checkpoint=checkpoint,
         checkpoint_every=checkpoint_every,
         chunk=chunk,
+        fingerprint=fingerprint,
         desc="smc",
     )
     if float(state.t) < 1.0:
-        raise RuntimeError(f"annealing stopped at t = {float(state.t):.4g} after {num_steps} levels; raise max_levels")
+        raise RunHealthError(
+            f"annealing stopped at t = {float(state.t):.4g} after {num_steps} levels",
+            "raise max_levels (run.num_steps in a config) or lower target_cess",
+        )
     evals = int(np.asarray(trace.num_target_evals, dtype=np.int64).sum())
     return AnnealResult(weighted_samples(state, path), evals, int(state.level), trace)

@@ -1,6 +1,6 @@
 """Targets with exact references, by name: ``jaxsamp.targets.get(name, **params)``."""
 
-from jaxsamp.experiments.registry import TARGETS
+from jaxsamp.core.registry import TARGETS
 from jaxsamp.targets import gaussian as _gaussian  # noqa: F401  (registers)
 from jaxsamp.targets import mixture as _mixture  # noqa: F401
 from jaxsamp.targets import lattice as _lattice  # noqa: F401

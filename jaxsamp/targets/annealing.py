@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import GeometricPath, Target
 from jaxsamp.targets.gaussian import gaussian
 
@@ -19,7 +20,7 @@ def geometric_path(target: Target, base_scale: float = 1.0) -> GeometricPath:
         When ``target`` is not a density on R^d with a flat event shape ``(d,)``.
     """
     if target.domain.kind != "real" or len(target.event_shape) != 1:
-        raise ValueError(
+        raise InputError(
             f"geometric_path needs a target on R^d with event shape (d,); {target.name!r} has domain "
             f"{target.domain.kind!r} and event shape {target.event_shape}"
         )

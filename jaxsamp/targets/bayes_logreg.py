@@ -9,8 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import Target
-from jaxsamp.experiments.registry import TARGETS
+from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.validation import PositiveFloat
 from jaxsamp.targets.gaussian import Gaussian
 
 DATASETS = ("breast_cancer",)
@@ -57,14 +59,14 @@ class BayesLogisticRegression(Target):
         features = np.asarray(features, dtype=np.float64)
         labels = np.asarray(labels, dtype=np.float64)
         if features.ndim != 2 or labels.shape != (features.shape[0],):
-            raise ValueError(f"features must be (n, p) and labels (n,); got {features.shape}, {labels.shape}")
+            raise InputError(f"features must be (n, p) and labels (n,); got {features.shape}, {labels.shape}")
         if not np.all((labels == 0) | (labels == 1)):
-            raise ValueError("labels must be 0 or 1")
+            raise InputError("labels must be 0 or 1")
         if not prior_scale > 0:
-            raise ValueError(f"prior_scale must be positive, got {prior_scale}")
+            raise InputError(f"prior_scale must be positive, got {prior_scale}")
         std = features.std(axis=0)
         if np.any(std == 0):
-            raise ValueError("a feature is constant and cannot be standardised")
+            raise InputError("a feature is constant and cannot be standardised")
         standardised = (features - features.mean(axis=0)) / std
         self.design_np = np.hstack([np.ones((features.shape[0], 1)), standardised])
         self.labels_np, self.prior_scale = labels, float(prior_scale)
@@ -113,9 +115,9 @@ class BayesLogisticRegression(Target):
 
 
 @TARGETS.register("bayes_logreg")
-def bayes_logreg(dataset: str = "breast_cancer", prior_scale: float = 1.0) -> BayesLogisticRegression:
+def bayes_logreg(dataset: str = "breast_cancer", prior_scale: PositiveFloat = 1.0) -> BayesLogisticRegression:
     """Bayesian logistic regression (standardised features, intercept, N(0, prior_scale^2) prior); log Z not exact."""
     if dataset not in DATASETS:
-        raise ValueError(f"unknown dataset {dataset!r}; shipped: {', '.join(DATASETS)}")
+        raise InputError(f"unknown dataset {dataset!r}; shipped: {', '.join(DATASETS)}")
     features, labels = load_breast_cancer()
     return BayesLogisticRegression(features, labels, prior_scale)

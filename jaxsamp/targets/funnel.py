@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 import jax
 import jax.numpy as jnp
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import Target
-from jaxsamp.experiments.registry import TARGETS
+from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.validation import Interval, PositiveFloat
 
 
 class Funnel(Target):
@@ -32,9 +35,9 @@ class Funnel(Target):
 
     def __init__(self, dim: int = 10, scale: float = 3.0):
         if dim < 2:
-            raise ValueError(f"funnel needs dim >= 2, got {dim}")
+            raise InputError(f"funnel needs dim >= 2, got {dim}")
         if not scale > 0:
-            raise ValueError(f"funnel needs scale > 0, got {scale}")
+            raise InputError(f"funnel needs scale > 0, got {scale}")
         self.event_shape, self.scale = (int(dim),), float(scale)
 
     def _log_prob(self, x):
@@ -52,6 +55,6 @@ class Funnel(Target):
 
 
 @TARGETS.register("funnel")
-def funnel(dim: int = 10, scale: float = 3.0) -> Funnel:
+def funnel(dim: Annotated[int, Interval(ge=2)] = 10, scale: PositiveFloat = 3.0) -> Funnel:
     """Neal's funnel, x0 ~ N(0, scale^2), rest ~ N(0, e^x0); exact log Z = 0 and exact samples."""
     return Funnel(dim, scale)

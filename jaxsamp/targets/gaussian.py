@@ -6,8 +6,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import Target
-from jaxsamp.experiments.registry import TARGETS
+from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.validation import FiniteFloat, PositiveFloat, PositiveInt, check_array
 
 
 class Gaussian(Target):
@@ -18,13 +20,13 @@ class Gaussian(Target):
     """
 
     def __init__(self, mean, cov, name: str = "gaussian"):
-        mean = np.asarray(mean, dtype=np.float64)
-        cov = np.asarray(cov, dtype=np.float64)
+        mean = check_array("mean", mean, ndim=1).astype(np.float64)
         d = mean.shape[0]
-        if mean.ndim != 1 or cov.shape != (d, d):
-            raise ValueError(f"mean must be (d,) and cov (d, d); got {mean.shape} and {cov.shape}")
+        cov = check_array("cov", cov, shape=(d, d)).astype(np.float64)
+        if d == 0:
+            raise InputError("a Gaussian needs dimension >= 1")
         if not np.allclose(cov, cov.T) or np.any(np.linalg.eigvalsh(cov) <= 0):
-            raise ValueError("cov must be symmetric positive definite")
+            raise InputError("cov must be symmetric positive definite")
         self.name, self.event_shape = name, (d,)
         self.mean_np, self.cov_np = mean, cov
         self._chol = np.linalg.cholesky(cov)
@@ -49,10 +51,12 @@ class Gaussian(Target):
 
 
 @TARGETS.register("gaussian")
-def gaussian(dim: int = 2, scale: float = 1.0, correlation: float = 0.0, mean: list | None = None) -> Gaussian:
+def gaussian(
+    dim: PositiveInt = 2, scale: PositiveFloat = 1.0, correlation: FiniteFloat = 0.0, mean: list | None = None
+) -> Gaussian:
     """Gaussian with covariance ``scale^2 [(1 - rho) I + rho 11^T]``; exact log Z and samples."""
     if not -1.0 / max(dim - 1, 1) < correlation < 1.0:
-        raise ValueError(f"correlation must lie in (-1/(d-1), 1), got {correlation}")
+        raise InputError(f"correlation must lie in (-1/(d-1), 1), got {correlation}")
     cov = scale**2 * ((1 - correlation) * np.eye(dim) + correlation * np.ones((dim, dim)))
-    m = np.zeros(dim) if mean is None else np.asarray(mean, float)
+    m = np.zeros(dim) if mean is None else check_array("mean", mean, shape=(dim,))
     return Gaussian(m, cov)

@@ -35,14 +35,17 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Annotated
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import SPIN, AnnealingPath, Target, categorical
-from jaxsamp.experiments.registry import TARGETS
+from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.validation import FiniteFloat, Interval, NonNegativeFloat
 from jaxsamp.targets import lattice_exact
 
 #: Transfer matrices up to this many row states are cheap enough to fill ``Target.log_Z`` on access.
@@ -54,16 +57,16 @@ def lattice_shape(L) -> tuple[int, int]:
     sides = [L, L] if np.ndim(L) == 0 else list(L)
     shape = tuple(int(v) for v in sides)
     if len(shape) != 2 or any(v < 2 for v in shape) or shape != tuple(sides):
-        raise ValueError(f"L must be an int >= 2 or a pair [Lx, Ly] of ints >= 2, got {L!r}")
+        raise InputError(f"L must be an int >= 2 or a pair [Lx, Ly] of ints >= 2, got {L!r}")
     return shape
 
 
 def _check_coupling(beta: float, J: float) -> tuple[float, float]:
     beta, J = float(beta), float(J)
     if not (math.isfinite(beta) and beta >= 0):
-        raise ValueError(f"beta must be finite and >= 0, got {beta}")
+        raise InputError(f"beta must be finite and >= 0, got {beta}")
     if not math.isfinite(J):
-        raise ValueError(f"J must be finite, got {J}")
+        raise InputError(f"J must be finite, got {J}")
     return beta, J
 
 
@@ -174,7 +177,7 @@ class Ising(_Lattice):
         super().__init__(L, beta, J)
         self.h = float(h)
         if not math.isfinite(self.h):
-            raise ValueError(f"h must be finite, got {h}")
+            raise InputError(f"h must be finite, got {h}")
         self.name = "ising"
 
     def energy(self, x: jax.Array) -> jax.Array:
@@ -260,7 +263,7 @@ class Potts(_Lattice):
 
     def __init__(self, L, beta: float, q: int = 3, J: float = 1.0):
         if int(q) != q or q < 2:
-            raise ValueError(f"q must be an int >= 2, got {q!r}")
+            raise InputError(f"q must be an int >= 2, got {q!r}")
         super().__init__(L, beta, J)
         self.q = int(q)
         self.num_states_per_site = self.q
@@ -390,12 +393,12 @@ class LatticePath(AnnealingPath):
 
 
 @TARGETS.register("ising")
-def ising(L: int | list, beta: float, J: float = 1.0, h: float = 0.0) -> Ising:
+def ising(L: int | list, beta: NonNegativeFloat, J: FiniteFloat = 1.0, h: FiniteFloat = 0.0) -> Ising:
     """Ising model on an L x L (or [Lx, Ly]) torus; exact log Z (Kaufman / transfer matrix), P(m) for small L."""
     return Ising(L, beta, J, h)
 
 
 @TARGETS.register("potts")
-def potts(L: int | list, beta: float, q: int = 3, J: float = 1.0) -> Potts:
+def potts(L: int | list, beta: NonNegativeFloat, q: Annotated[int, Interval(ge=2)] = 3, J: FiniteFloat = 1.0) -> Potts:
     """q-state Potts model on an L x L (or [Lx, Ly]) torus; exact log Z by transfer matrix for small L."""
     return Potts(L, beta, q, J)

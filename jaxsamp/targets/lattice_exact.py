@@ -29,6 +29,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from jaxsamp.core.errors import InputError
+
 #: Largest number of states :func:`all_states` enumerates.
 MAX_ENUMERATION = 2**20
 #: Largest number of row states of a transfer matrix (log Z is a dense eigvalsh of that size).
@@ -109,7 +111,7 @@ def kaufman_log_Z(shape: tuple[int, int], beta: float, J: float = 1.0) -> float:
     m, n = shape
     K = beta * J
     if not K > 0:
-        raise ValueError(f"Kaufman's formula needs beta J > 0, got {K}")
+        raise InputError(f"Kaufman's formula needs beta J > 0, got {K}")
     c = np.cosh(2 * K) / np.tanh(2 * K)
     l_odd = 2 * np.arange(n) + 1
     l_even = 2 * np.arange(n)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import Target
-from jaxsamp.experiments.registry import TARGETS
+from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.validation import Interval
 
 # Tabulation of the 1-D factor exp(-(x^4 - 6 x^2 - 0.5 x)). Outside [-4, 4] the factor
 # is below e^-150 times its peak, so truncating there changes nothing in float64.
@@ -74,7 +77,7 @@ class ManyWell(Target):
 
     def __init__(self, dim: int = 32):
         if dim < 2 or dim % 2:
-            raise ValueError(f"many_well needs an even dim >= 2, got {dim}")
+            raise InputError(f"many_well needs an even dim >= 2, got {dim}")
         self.event_shape, self.num_wells = (int(dim),), int(dim) // 2
         self.log_Z1, self._cdf, self.barrier = _tabulate()
         self.log_Z = self.num_wells * (self.log_Z1 + 0.5 * math.log(2 * math.pi))
@@ -103,6 +106,6 @@ class ManyWell(Target):
 
 
 @TARGETS.register("many_well")
-def many_well(dim: int = 32) -> ManyWell:
+def many_well(dim: Annotated[int, Interval(ge=2)] = 32) -> ManyWell:
     """Many-well, dim/2 double wells x^4 - 6x^2 - 0.5x plus Gaussians; exact log Z (quadrature) and exact samples."""
     return ManyWell(dim)

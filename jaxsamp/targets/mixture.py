@@ -6,8 +6,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import Target
-from jaxsamp.experiments.registry import TARGETS
+from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.validation import NonNegativeInt, PositiveFloat, PositiveInt, check_array
 
 
 class Mixture(Target):
@@ -38,12 +40,17 @@ class GaussianMixture(Mixture):
     """
 
     def __init__(self, means, scales, weights=None, name: str = "gaussian_mixture"):
-        means = np.asarray(means, dtype=np.float64)
+        means = check_array("means", means, ndim=2).astype(np.float64)
         k, d = means.shape
-        scales = np.broadcast_to(np.asarray(scales, dtype=np.float64), (k,)).copy()
-        weights = np.ones(k) / k if weights is None else np.asarray(weights, dtype=np.float64)
+        if k == 0 or d == 0:
+            raise InputError(f"means must be (K, d) with K, d >= 1, got shape {means.shape}")
+        scales = check_array("scales", scales).astype(np.float64)
+        if scales.ndim > 1 or scales.size not in (1, k) or np.any(scales <= 0):
+            raise InputError(f"scales must be one positive number or {k} of them, got {scales.tolist()}")
+        scales = np.broadcast_to(scales, (k,)).copy()
+        weights = np.ones(k) / k if weights is None else check_array("weights", weights).astype(np.float64)
         if weights.shape != (k,) or np.any(weights <= 0):
-            raise ValueError("weights must be K positive numbers")
+            raise InputError(f"weights must be {k} positive numbers, got {weights.tolist()}")
         self.name, self.event_shape, self.log_Z = name, (d,), 0.0
         self.means_np, self.scales_np, self.weights_np = means, scales, weights / weights.sum()
 
@@ -68,13 +75,13 @@ class GaussianMixture(Mixture):
 
 
 @TARGETS.register("gaussian_mixture")
-def gaussian_mixture(means: list, scales: float | list = 1.0, weights: list | None = None) -> GaussianMixture:
+def gaussian_mixture(means: list, scales: PositiveFloat | list = 1.0, weights: list | None = None) -> GaussianMixture:
     """A Gaussian mixture with the given means, scales and weights; log Z = 0, exact samples."""
-    return GaussianMixture(np.asarray(means, float), scales, weights)
+    return GaussianMixture(means, scales, weights)
 
 
 @TARGETS.register("gmm")
-def gmm(dim: int = 2, num_modes: int = 40, box: float = 40.0, seed: int = 0) -> GaussianMixture:
+def gmm(dim: PositiveInt = 2, num_modes: PositiveInt = 40, box: PositiveFloat = 40.0, seed: NonNegativeInt = 0) -> GaussianMixture:
     """Beyond-ELBOs GMM40: equal-weight unit-variance modes, means U[-box, box]^d; log Z = 0, exact samples.
 
     Means are drawn from ``jax.random.uniform(jax.random.key(seed), (K, d), minval=-box,

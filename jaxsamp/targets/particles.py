@@ -15,8 +15,9 @@ import importlib.resources
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import ReferenceUnavailableError, Target
-from jaxsamp.experiments.registry import TARGETS
+from jaxsamp.core.registry import TARGETS
 
 SPLITS = ("test", "val")
 
@@ -27,7 +28,7 @@ def remove_com(x, n_particles: int, spatial_dim: int):
     Works on numpy and jax arrays, one state or a batch; the result has ``x``'s shape.
     """
     if x.shape[-1] != n_particles * spatial_dim:
-        raise ValueError(
+        raise InputError(
             f"last axis of x has size {x.shape[-1]}, expected n_particles * spatial_dim = {n_particles * spatial_dim}"
         )
     xs = x.reshape(*x.shape[:-1], n_particles, spatial_dim)
@@ -95,7 +96,7 @@ class ParticleTarget(Target):
             Published evaluations use 2000 random samples of the test split.
         """
         if split not in SPLITS:
-            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+            raise InputError(f"split must be one of {SPLITS}, got {split!r}")
         if not self.reference_files:
             raise ReferenceUnavailableError(f"no reference set is shipped for {self.name!r}: {self.missing_reference}")
         data = _load(self.reference_files[split])

@@ -8,7 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsamp.experiments.registry import TARGETS
+from jaxsamp.core.errors import InputError
+from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.validation import NonNegativeInt, PositiveFloat, PositiveInt
 from jaxsamp.targets.mixture import Mixture
 
 
@@ -35,13 +37,13 @@ class StudentTMixture(Mixture):
     def __init__(self, means, df: float = 2.0, scale: float = 1.0, weights=None, name: str = "student_t_mixture"):
         means = np.asarray(means, dtype=np.float64)
         if means.ndim != 2:
-            raise ValueError(f"means must be (K, d), got shape {means.shape}")
+            raise InputError(f"means must be (K, d), got shape {means.shape}")
         k, d = means.shape
         if not (df > 0 and scale > 0):
-            raise ValueError(f"df and scale must be positive, got df={df}, scale={scale}")
+            raise InputError(f"df and scale must be positive, got df={df}, scale={scale}")
         weights = np.ones(k) / k if weights is None else np.asarray(weights, dtype=np.float64)
         if weights.shape != (k,) or np.any(weights <= 0):
-            raise ValueError("weights must be K positive numbers")
+            raise InputError("weights must be K positive numbers")
         self.name, self.event_shape = name, (d,)
         self.means_np, self.df, self.scale = means, float(df), float(scale)
         self.weights_np = weights / weights.sum()
@@ -63,14 +65,20 @@ class StudentTMixture(Mixture):
 
 
 @TARGETS.register("student_t_mixture")
-def student_t_mixture(dim: int = 2, num_components: int = 10, df: float = 2.0, box: float = 10.0, seed: int = 0) -> StudentTMixture:
+def student_t_mixture(
+    dim: PositiveInt = 2,
+    num_components: PositiveInt = 10,
+    df: PositiveFloat = 2.0,
+    box: PositiveFloat = 10.0,
+    seed: NonNegativeInt = 0,
+) -> StudentTMixture:
     """Beyond-ELBOs MoS: equal-weight Student-t (df 2) products, means U[-box, box]^d; log Z = 0, exact samples.
 
     Means are ``jax.random.uniform(jax.random.key(seed), (K, d), minval=-box, maxval=box)``
     (Blessing et al. 2024: PRNG seed 0, K = 10, box 10).
     """
     if dim < 1 or num_components < 1:
-        raise ValueError(f"student_t_mixture needs dim >= 1 and num_components >= 1, got {dim}, {num_components}")
+        raise InputError(f"student_t_mixture needs dim >= 1 and num_components >= 1, got {dim}, {num_components}")
     means = np.asarray(
         jax.random.uniform(jax.random.key(seed), (num_components, dim), minval=-box, maxval=box), dtype=np.float64
     )

@@ -16,8 +16,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import Target
-from jaxsamp.experiments.registry import TARGETS
+from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.validation import PositiveFloat
 
 Point = tuple[float, float]
 
@@ -112,7 +114,7 @@ def _grid_log_Z(potential: Callable, kBT: float, box: tuple[float, float, float,
     w = np.exp(log_w - shift)
     edge = max(w[0].max(), w[-1].max(), w[:, 0].max(), w[:, -1].max())
     if edge > 1e-12:
-        raise ValueError(f"kB T = {kBT} is too high: the density is not negligible on the quadrature box {box}")
+        raise InputError(f"kB T = {kBT} is too high: the density is not negligible on the quadrature box {box}")
     integral = np.trapezoid(np.trapezoid(w, ys, axis=1), xs)
     return float(math.log(integral) + shift)
 
@@ -135,7 +137,7 @@ class TransitionPathTarget(Target):
 
     def __init__(self, name: str, potential_fn: Callable, spec: TransitionPathSpec, box):
         if not spec.temperature > 0:
-            raise ValueError(f"temperature must be positive, got {spec.temperature}")
+            raise InputError(f"temperature must be positive, got {spec.temperature}")
         self.name, self.event_shape, self.spec = name, (2,), spec
         self._potential_fn = potential_fn
         self.log_Z = _grid_log_Z(potential_fn, spec.kBT, box)
@@ -153,7 +155,7 @@ class TransitionPathTarget(Target):
 
 
 @TARGETS.register("double_well_2d")
-def double_well_2d(temperature: float = 1200.0) -> TransitionPathTarget:
+def double_well_2d(temperature: PositiveFloat = 1200.0) -> TransitionPathTarget:
     """TPS-DPS synthetic 2-D double well at T (K), kB in eV/K; exact log Z (quadrature), endpoints (+-sqrt5/2, 0).
 
     Start ``(-sqrt(5)/2, 0)``, end ``(+sqrt(5)/2, 0)`` (V = -1/12), saddles ``(0, +-1)``
@@ -187,7 +189,7 @@ MULLER_BROWN_SADDLES = (
 
 
 @TARGETS.register("muller_brown")
-def muller_brown(temperature: float = 10.0) -> TransitionPathTarget:
+def muller_brown(temperature: PositiveFloat = 10.0) -> TransitionPathTarget:
     """Müller–Brown surface in reduced units (kB = 1); exact log Z (quadrature), path from the deepest to the second minimum.
 
     The default ``kB T = 10`` puts the highest barrier on the minimum-energy path,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxsamp.experiments.config import load_config
-from jaxsamp.experiments.registry import ConfigError
+from jaxsamp.core.errors import ConfigError
 from jaxsamp.experiments.runner import resume_experiment, run_experiment
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"

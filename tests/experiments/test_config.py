@@ -1,7 +1,8 @@
 import pytest
 
 from jaxsamp.experiments.config import ExperimentConfig, load_config, to_yaml
-from jaxsamp.experiments.registry import SAMPLERS, TARGETS, ConfigError
+from jaxsamp.core.errors import ConfigError
+from jaxsamp.core.registry import SAMPLERS, TARGETS
 
 
 def write(tmp_path, text):

@@ -18,7 +18,7 @@ import pytest
 
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.leaps_experiment import glauber_reference, lattice_observables, reference_observables
-from jaxsamp.experiments.registry import ConfigError
+from jaxsamp.core.errors import ConfigError
 from jaxsamp.experiments.runner import run_experiment
 from jaxsamp.learned.leaps_training import LeapsSettings
 from jaxsamp.targets.lattice import ising, potts
@@ -114,10 +114,10 @@ def test_potts_observables_and_glauber_reference():
     exact = lattice_observables(target, jnp.asarray(states), jnp.log(jnp.asarray(probs, jnp.float32)))
     assert "two_point" not in exact and 0 < exact["abs_order"] < 1
     settings = LeapsSettings(reference_chains=200, reference_sweeps=200)
-    ref, source = reference_observables(target, settings, jax.random.key(0), Path("/nonexistent"), False)
+    ref, source = reference_observables(target, settings, jax.random.key(0), {"progress": False})
     assert source == "exact" and ref["abs_order"] == pytest.approx(exact["abs_order"])
     # an odd lattice (random-scan heat bath): 200 chains x second half of 200 sweeps, within 0.05 of exact
-    glauber = glauber_reference(target, jax.random.key(1), 200, 200, None, False)
+    glauber = glauber_reference(target, jax.random.key(1), 200, 200, {"progress": False})
     assert abs(glauber["abs_order"] - exact["abs_order"]) < 0.05
 
 
@@ -125,7 +125,7 @@ def test_glauber_reference_matches_exact_ising():
     target = ising(4, 0.4407)
     states, probs = target.enumerate_states()
     exact = lattice_observables(target, jnp.asarray(states), jnp.log(jnp.asarray(probs, jnp.float32)))
-    glauber = glauber_reference(target, jax.random.key(0), 200, 200, None, False)  # checkerboard sweeps
+    glauber = glauber_reference(target, jax.random.key(0), 200, 200, {"progress": False})  # checkerboard sweeps
     assert abs(glauber["abs_order"] - exact["abs_order"]) < 0.05
     np.testing.assert_allclose(glauber["two_point"], exact["two_point"], atol=0.05)
 

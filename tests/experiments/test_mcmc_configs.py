@@ -11,7 +11,7 @@ import pytest
 import jaxsamp.mcmc  # noqa: F401  (registers samplers)
 import jaxsamp.targets  # noqa: F401  (registers targets)
 from jaxsamp.experiments.config import load_config
-from jaxsamp.experiments.registry import SAMPLERS, TARGETS
+from jaxsamp.core.registry import SAMPLERS, TARGETS
 
 CONFIGS = sorted(p for p in (Path(__file__).resolve().parents[2] / "configs").glob("*.yaml") if "kind: mcmc" in p.read_text())
 

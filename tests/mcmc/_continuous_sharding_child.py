@@ -12,7 +12,7 @@ import numpy as np
 
 import jaxsamp.mcmc  # noqa: F401  (registers)
 from jaxsamp.core import chain_mesh, ensemble, position_of, run, shard
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.targets import Gaussian
 
 assert jax.device_count() == 8, jax.devices()

@@ -23,7 +23,7 @@ from _moment_checks import assert_chain_moments
 
 import jaxsamp.mcmc  # noqa: F401  (registers)
 from jaxsamp.core import ensemble, run, shard
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.mcmc.blackjax_kernels import window_adapt
 from jaxsamp.targets import Gaussian
 

@@ -8,7 +8,7 @@ from _moment_checks import assert_iid_moments
 
 import jaxsamp.mcmc  # noqa: F401  (registers)
 from jaxsamp.core import ensemble, run, shard
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.mcmc.block_langevin import block_langevin, block_ula_moments, contiguous_blocks
 from jaxsamp.mcmc.ula import ula_gaussian_stationary_cov
 from jaxsamp.targets import Gaussian

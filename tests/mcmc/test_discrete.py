@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 
 from jaxsamp.core import ensemble, run
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets import get
 from jaxsamp.targets.lattice import UniformLattice

@@ -20,10 +20,9 @@ from _moment_checks import assert_chain_averages
 
 import jaxsamp.mcmc  # noqa: F401  (registers)
 from jaxsamp.core import adaptive, ensemble, run, shard, thin
-from jaxsamp.experiments.registry import SAMPLERS
+from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.mcmc.randomized_midpoint import (
     overdamped_randomized_midpoint,
-    parallel_randomized_midpoint,
     psd_sqrt,
     underdamped_noise_cov,
     underdamped_randomized_midpoint,

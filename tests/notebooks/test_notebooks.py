@@ -1,6 +1,5 @@
 """Execute the notebooks at a small size (JAXSAMP_SMALL=1) so they never rot."""
 
-import os
 from pathlib import Path
 
 import nbformat

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from jaxsamp.core import ensemble, run
+from jaxsamp.core.errors import RunHealthError
 from jaxsamp.core.target import AnnealingPath
 from jaxsamp.mcmc.discrete import checkerboard
 from jaxsamp.smc import anneal, linear_schedule, smc, weighted_samples
@@ -196,5 +197,5 @@ def test_options_are_validated():
         smc(path, family, schedule=[0.0, 0.5])
     with pytest.raises(ValueError, match="resampling"):
         smc(path, family, target_cess=0.5, resampling_fn="bogus")
-    with pytest.raises(RuntimeError, match="max_levels"):
+    with pytest.raises(RunHealthError, match="annealing stopped"):
         anneal(jax.random.key(0), path, family, 64, target_cess=0.99, max_levels=2)

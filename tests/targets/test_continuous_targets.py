@@ -8,7 +8,8 @@ import pytest
 
 import jaxsamp.targets
 from jaxsamp.core.target import ReferenceUnavailableError
-from jaxsamp.experiments.registry import TARGETS, ConfigError
+from jaxsamp.core.errors import ConfigError
+from jaxsamp.core.registry import TARGETS
 from jaxsamp.targets.particles import ParticleTarget
 
 CONTINUOUS = [n for n in TARGETS.names() if n not in ("ising", "potts", "gaussian_mixture")]

@@ -45,5 +45,5 @@ def test_invalid_parameters():
         gaussian(dim=3, correlation=0.99 + 0.02)
     with pytest.raises(ValueError, match="positive definite"):
         Gaussian(np.zeros(2), np.array([[1.0, 2.0], [2.0, 1.0]]))
-    with pytest.raises(ValueError, match="mean must be"):
+    with pytest.raises(ValueError, match=r"cov must have shape \(2, 2\)"):
         Gaussian(np.zeros(2), np.eye(3))

@@ -1,0 +1,53 @@
+"""The errors jaxsamp raises on purpose.
+
+Every error a user can cause with a bad input (an argument, a target
+parameter, a state, a config key or value, a checkpoint that belongs to another
+run) is a :class:`JaxsampError`. Its message names the culprit and, where there
+is one, a ``hint`` says what to do instead. The command line prints such an
+error as one line (``jaxsamp: error: <Type>: <message> (hint: ...)``) and exits
+with status 2; a traceback means a bug in jaxsamp.
+
+The input errors are also ``ValueError`` s, so ``except ValueError`` keeps
+working for code written against plain Python conventions.
+"""
+
+from __future__ import annotations
+
+
+class JaxsampError(Exception):
+    """Base class of the errors jaxsamp raises on purpose.
+
+    Parameters
+    ----------
+    message : str
+        One line naming the bad input and what was expected.
+    hint : str, optional
+        What to do instead; the CLI prints it after the message.
+    """
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
+
+    def one_line(self) -> str:
+        """``<Type>: <message> (hint: <hint>)`` on one line, as the CLI prints it."""
+        text = " ".join(str(self).split())
+        if self.hint:
+            text += f" (hint: {' '.join(self.hint.split())})"
+        return f"{type(self).__name__}: {text}"
+
+
+class InputError(JaxsampError, ValueError):
+    """A bad argument, parameter or state passed to a jaxsamp function or target."""
+
+
+class ConfigError(InputError):
+    """A bad configuration: unknown key, wrong type or range, missing value or file."""
+
+
+class CheckpointError(JaxsampError, ValueError):
+    """A checkpoint folder that cannot be resumed by this run (another run's, or out of range)."""
+
+
+class RunHealthError(JaxsampError, RuntimeError):
+    """A finished run failed its health checks (raised instead of a warning under ``--strict``)."""

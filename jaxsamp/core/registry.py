@@ -1,0 +1,122 @@
+"""Registries of targets, samplers and experiment kinds by name, with validated parameters.
+
+``TARGETS.get("gmm", dim=2)`` builds a target; ``SAMPLERS`` maps a sampler
+name to a builder ``factory(target, **params) -> Kernel`` used by configs and
+the CLI; ``EXPERIMENTS`` maps an experiment kind to its runner. The registries
+live in the core so that the library layers (targets, kernels, learned
+samplers) register themselves without importing the experiment layer above
+them.
+
+Parameters are checked against the factory's signature before anything is
+built (:func:`jaxsamp.core.validation.check_parameters`): an unknown or missing
+parameter, one of the wrong type, or one outside the range its annotation
+declares is a one-line :class:`~jaxsamp.core.errors.ConfigError` naming it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any, Callable, NamedTuple
+
+from jaxsamp.core.errors import ConfigError, InputError
+from jaxsamp.core.validation import check_parameters
+
+
+@dataclasses.dataclass
+class Entry:
+    """A registered factory: its name, one-line summary, and facts about it (``meta``)."""
+
+    name: str
+    factory: Callable
+    summary: str
+    kind: str
+    meta: dict = dataclasses.field(default_factory=dict)
+
+
+class Registry:
+    """A name -> factory table. Factories are registered with :meth:`register`."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._entries: dict[str, Entry] = {}
+
+    def register(self, name: str, summary: str | None = None, **meta):
+        """Register a factory under ``name``; ``meta`` holds facts about it (e.g. ``metropolis=True``)."""
+
+        def deco(factory):
+            if name in self._entries:
+                raise ValueError(f"{self.kind} {name!r} registered twice")
+            doc = (factory.__doc__ or "").strip().splitlines()
+            self._entries[name] = Entry(name, factory, summary or (doc[0] if doc else ""), self.kind, meta)
+            return factory
+
+        return deco
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def entry(self, name: str) -> Entry:
+        if name not in self._entries:
+            raise ConfigError(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}")
+        return self._entries[name]
+
+    def validate(self, name: str, params: dict, skip: tuple[str, ...] = ()) -> dict:
+        """Check ``params`` against the factory's signature (names, types, ranges); return them coerced."""
+        return check_parameters(self.entry(name).factory, params, f"{self.kind} {name!r}", ConfigError, skip)
+
+    def get(self, name: str, *args, **params):
+        """Build ``name`` with validated ``params``; an invalid value the factory itself finds is a ConfigError too."""
+        skip = tuple(list(inspect.signature(self.entry(name).factory).parameters)[: len(args)])
+        checked = self.validate(name, params, skip)
+        try:
+            return self.entry(name).factory(*args, **checked)
+        except InputError as err:
+            if isinstance(err, ConfigError):
+                raise
+            raise ConfigError(f"{self.kind} {name!r}: {err}", err.hint) from None
+
+
+class ExperimentKind(NamedTuple):
+    """What ``EXPERIMENTS`` holds: an experiment kind's check and its run.
+
+    Attributes
+    ----------
+    check : callable
+        ``check(cfg, target) -> checked``: validates the kind's settings against
+        the target without doing any work or writing any file; raises
+        :class:`ConfigError`. Its result is handed to ``run``.
+    run : callable
+        ``run(cfg, target, checked, run_dir) -> metrics``; a ``"warnings"`` entry
+        (a list of strings) reports a run that finished but did not sample well.
+    """
+
+    check: Callable[[Any, Any], Any]
+    run: Callable[[Any, Any, Any, Any], dict]
+
+
+TARGETS = Registry("target")
+SAMPLERS = Registry("sampler")
+EXPERIMENTS = Registry("experiment kind")
+
+
+def validate_dataclass(where: str, params: dict, cls):
+    """Build settings dataclass ``cls`` from ``params``, with a :class:`ConfigError` naming any bad key.
+
+    Used by experiment kinds whose hyper-parameters are a dataclass (for example
+    a learned sampler's settings): unknown keys, wrong types, values out of
+    their annotated range and missing required fields are one-line errors.
+    """
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in params or {}:
+        if key not in fields:
+            raise ConfigError(f"{where}: unknown parameter {key!r}; accepted: {', '.join(fields)}")
+    for name, f in fields.items():
+        if name not in (params or {}) and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ConfigError(f"{where}: missing required parameter {name!r}")
+    try:
+        return cls(**(params or {}))
+    except InputError as err:
+        raise ConfigError(f"{where}: {err}", err.hint) from None
+    except TypeError as err:  # a settings class without field checks given a wrong type
+        raise ConfigError(f"{where}: {err}") from None

@@ -1,0 +1,115 @@
+"""Health checks of a finished MCMC run: the silent failures that look like success.
+
+A sampler with degenerate settings often returns normally: HMC with zero
+integration steps accepts every "proposal" without moving, MALA with a negative
+step size rejects everything, chains started in a NaN region never leave it.
+These functions turn such runs into warnings that name what happened; the
+experiment runner writes them to ``metrics.json`` and stderr and, under
+``--strict``, fails the run.
+
+All functions work on host arrays (NumPy), after the run; nothing here runs
+inside ``jit``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+#: Fraction of non-finite (NaN/inf) proposals above which a run is flagged.
+NONFINITE_THRESHOLD = 0.01
+
+
+def count_nonfinite_log_prob(log_prob: Callable, positions) -> int:
+    """Number of states in the batch ``positions`` where ``log_prob`` is NaN or inf."""
+    values = jax.jit(jax.vmap(log_prob))(positions)
+    return int(jnp.sum(~jnp.isfinite(values)))
+
+
+def chain_warnings(
+    *,
+    start: np.ndarray,
+    end: np.ndarray,
+    moved: np.ndarray | None = None,
+    acceptance: np.ndarray | None = None,
+    nonfinite: np.ndarray | None = None,
+    burn_in: int = 0,
+    continuous: bool = True,
+    metropolis: bool = False,
+    nonfinite_threshold: float = NONFINITE_THRESHOLD,
+) -> list[str]:
+    """Warnings about a multi-chain run that did not sample, each one line.
+
+    Parameters
+    ----------
+    start, end : array, shape (num_chains, ...)
+        Chain positions before the first and after the last step.
+    moved : array, shape (num_steps,), optional
+        Number of chains whose position changed in each step
+        (``GuardInfo.moved`` summed over chains).
+    acceptance : array, shape (num_steps,), optional
+        Mean acceptance rate of each step (NaN for kernels that report none).
+    nonfinite : array, shape (num_steps,), optional
+        Number of chains whose proposal was rejected as non-finite in each step
+        (``GuardInfo.rejected_nonfinite`` summed over chains).
+    burn_in : int
+        Leading steps left out of the acceptance checks.
+    continuous : bool
+        Real-valued states: a chain that ends exactly where it started never
+        moved (on a discrete space it may have returned, so this rule is off).
+    metropolis : bool
+        The kernel accepts or rejects proposals, so an acceptance of exactly 0
+        or 1 in every step means it does not sample.
+    nonfinite_threshold : float
+        Flag the run when more than this fraction of proposals was non-finite.
+
+    Returns
+    -------
+    list of str
+        Empty for a healthy run.
+    """
+    out: list[str] = []
+    n = start.shape[0]
+    flat_start, flat_end = start.reshape(n, -1), end.reshape(n, -1)
+    if moved is not None and moved.size and int(np.sum(moved)) == 0:
+        out.append(
+            f"no chain moved in any of the {moved.size} steps: the kernel does not sample with these settings "
+            "(step size, number of integration steps) or every proposal was rejected"
+        )
+    elif continuous:
+        stuck = int(np.sum(np.all(flat_start == flat_end, axis=1)))
+        if stuck:
+            out.append(f"{stuck} of {n} chains never left their starting point")
+    if metropolis and acceptance is not None:
+        acc = np.asarray(acceptance, dtype=np.float64)[burn_in:]
+        if acc.size and np.all(np.isfinite(acc)):
+            if np.all(acc == 0.0):
+                out.append(f"acceptance is exactly 0 in all {acc.size} steps: every proposal was rejected")
+            elif np.all(acc == 1.0):
+                out.append(
+                    f"acceptance is exactly 1 in all {acc.size} steps: the proposals are probably identical to "
+                    "the current state (for example zero integration steps)"
+                )
+    if nonfinite is not None and nonfinite.size:
+        total = int(np.sum(nonfinite))
+        frac = total / (n * nonfinite.size)
+        if frac > nonfinite_threshold:
+            what = "every proposal" if total == n * nonfinite.size else f"{100 * frac:.3g}% of proposals"
+            out.append(
+                f"{what} ({total} of {n * nonfinite.size}) had a NaN/inf log density and was rejected "
+                "(guard_finite); the chains may be stuck at the edge of the support"
+            )
+    return out
+
+
+def initial_warnings(num_nonfinite: int, num_chains: int) -> list[str]:
+    """A warning when some chains start where the log density is NaN or inf (all of them is an error upstream)."""
+    if num_nonfinite == 0:
+        return []
+    return [
+        f"{num_nonfinite} of {num_chains} chains started where log_prob is NaN/inf; "
+        "they cannot move until a proposal lands at a finite point"
+    ]
