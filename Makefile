@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: run test clean
+.PHONY: run test test-fast clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -22,10 +22,15 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 run: $(VENV)/.installed-run
 	$(VENV)/bin/jaxsamp run configs/quickstart.yaml
 
-# The whole suite, the 8-device tests included (they start their own child
-# processes with XLA_FLAGS=--xla_force_host_platform_device_count=8).
+# The whole suite, the 8-device and two-process tests included (they start
+# their own child processes), one pytest-xdist worker per core.
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
+
+# The edit loop: everything but the long statistical runs, the benchmark
+# scripts, the notebooks and the multi-device/multi-process children.
+test-fast: $(VENV)/.installed-test
+	$(PY) -m pytest -q -n auto -m "not slow and not multidevice" --ignore=tests/scripts --ignore=tests/notebooks
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .hypothesis
