@@ -38,8 +38,8 @@ def _cmd_resume(args) -> int:
 
 
 def _cmd_list(args) -> int:
-    from jaxsamp.experiments import runner  # noqa: F401  (imports every registering module)
     from jaxsamp.core.registry import EXPERIMENTS, SAMPLERS, TARGETS
+    from jaxsamp.experiments import runner  # noqa: F401  (imports every registering module)
 
     for registry in (TARGETS, SAMPLERS, EXPERIMENTS):
         print(f"{registry.kind}s:")

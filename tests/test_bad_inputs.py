@@ -268,8 +268,8 @@ def test_guard_finite_with_every_proposal_rejected_says_so():
     state = kernel.init(jnp.zeros((4, 2)))
     _, tr = run(kernel.step, state, jax.random.key(0), 5, progress=False,
                 trace=lambda s, i: (jnp.sum(i.rejected_nonfinite), jnp.sum(i.moved)))
-    warnings_ = health.chain_warnings(start=np.zeros((4, 2)), end=np.zeros((4, 2)), moved=np.asarray(tr[1]),
-                                      nonfinite=np.asarray(tr[0]))
+    warnings_ = health.chain_warnings(num_chains=4, start=np.zeros((4, 2)), end=np.zeros((4, 2)),
+                                      moved=np.asarray(tr[1]), nonfinite=np.asarray(tr[0]))
     assert any(w.startswith("every proposal (20 of 20) had a NaN/inf") for w in warnings_)
     assert any(w.startswith("no chain moved") for w in warnings_)
 
@@ -698,19 +698,22 @@ def test_a_failed_checkpoint_write_leaves_no_partial_folder(tmp_path, monkeypatc
 def test_health_rules():
     start = np.zeros((4, 2))
     moved_end = start + 1.0
-    assert health.chain_warnings(start=start, end=moved_end, moved=np.ones(5), acceptance=np.full(5, 0.5),
+    assert health.chain_warnings(num_chains=4, start=start, end=moved_end, moved=np.ones(5), acceptance=np.full(5, 0.5),
                                  nonfinite=np.zeros(5), metropolis=True) == []
-    (w,) = health.chain_warnings(start=start, end=moved_end, acceptance=np.zeros(5), metropolis=True)
+    (w,) = health.chain_warnings(num_chains=4, start=start, end=moved_end, acceptance=np.zeros(5), metropolis=True)
     assert w.startswith("acceptance is exactly 0 in all 5 steps")
-    (w,) = health.chain_warnings(start=start, end=moved_end, acceptance=np.ones(5), metropolis=True)
+    (w,) = health.chain_warnings(num_chains=4, start=start, end=moved_end, acceptance=np.ones(5), metropolis=True)
     assert w.startswith("acceptance is exactly 1 in all 5 steps")
-    assert health.chain_warnings(start=start, end=moved_end, acceptance=np.ones(5), metropolis=False) == []
-    (w,) = health.chain_warnings(start=start, end=np.array([[1, 1], [0, 0], [1, 1], [0, 0]]))
+    assert health.chain_warnings(num_chains=4, start=start, end=moved_end, acceptance=np.ones(5), metropolis=False) == []
+    (w,) = health.chain_warnings(num_chains=4, start=start, end=np.array([[1, 1], [0, 0], [1, 1], [0, 0]]))
     assert w == "2 of 4 chains never left their starting point"
-    assert health.chain_warnings(start=start, end=start, continuous=False) == []
-    (w,) = health.chain_warnings(start=start, end=moved_end, nonfinite=np.array([1, 0, 0, 0, 0]))
+    assert health.chain_warnings(num_chains=4, start=start, end=start, continuous=False) == []
+    (w,) = health.chain_warnings(num_chains=4, start=start, end=moved_end, nonfinite=np.array([1, 0, 0, 0, 0]))
     assert w.startswith("5% of proposals (1 of 20)")
     assert health.initial_warnings(0, 4) == []
+    assert health.sample_warnings(1, 1000) == [] and "3 of 100 samples are NaN/inf" in health.sample_warnings(3, 100)[0]
+    (w,) = health.chain_warnings(num_chains=128, acceptance=np.zeros(3), metropolis=True)  # SMC: no positions
+    assert w.startswith("acceptance is exactly 0")
 
 
 @pytest.mark.parametrize(

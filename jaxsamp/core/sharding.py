@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import jax
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel

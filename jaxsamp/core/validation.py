@@ -43,7 +43,6 @@ import numpy as np
 
 from jaxsamp.core.errors import InputError
 
-
 # --------------------------------------------------------------------------
 # constraints carried in Annotated metadata
 # --------------------------------------------------------------------------

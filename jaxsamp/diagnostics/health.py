@@ -31,8 +31,9 @@ def count_nonfinite_log_prob(log_prob: Callable, positions) -> int:
 
 def chain_warnings(
     *,
-    start: np.ndarray,
-    end: np.ndarray,
+    num_chains: int,
+    start: np.ndarray | None = None,
+    end: np.ndarray | None = None,
     moved: np.ndarray | None = None,
     acceptance: np.ndarray | None = None,
     nonfinite: np.ndarray | None = None,
@@ -45,7 +46,9 @@ def chain_warnings(
 
     Parameters
     ----------
-    start, end : array, shape (num_chains, ...)
+    num_chains : int
+        Chains (or particles) in the run.
+    start, end : array, shape (num_chains, ...), optional
         Chain positions before the first and after the last step.
     moved : array, shape (num_steps,), optional
         Number of chains whose position changed in each step
@@ -72,15 +75,14 @@ def chain_warnings(
         Empty for a healthy run.
     """
     out: list[str] = []
-    n = start.shape[0]
-    flat_start, flat_end = start.reshape(n, -1), end.reshape(n, -1)
+    n = num_chains
     if moved is not None and moved.size and int(np.sum(moved)) == 0:
         out.append(
             f"no chain moved in any of the {moved.size} steps: the kernel does not sample with these settings "
             "(step size, number of integration steps) or every proposal was rejected"
         )
-    elif continuous:
-        stuck = int(np.sum(np.all(flat_start == flat_end, axis=1)))
+    elif continuous and start is not None and end is not None:
+        stuck = int(np.sum(np.all(start.reshape(n, -1) == end.reshape(n, -1), axis=1)))
         if stuck:
             out.append(f"{stuck} of {n} chains never left their starting point")
     if metropolis and acceptance is not None:
@@ -103,6 +105,16 @@ def chain_warnings(
                 "(guard_finite); the chains may be stuck at the edge of the support"
             )
     return out
+
+
+def sample_warnings(num_nonfinite: int, num_samples: int, threshold: float = NONFINITE_THRESHOLD) -> list[str]:
+    """A warning when more than ``threshold`` of a learned sampler's samples (or their weights) are NaN/inf."""
+    if num_nonfinite <= threshold * num_samples:
+        return []
+    return [
+        f"{num_nonfinite} of {num_samples} samples are NaN/inf and were left out of the metrics; "
+        "the trained sampler diverges (lower the learning rate or the noise scale)"
+    ]
 
 
 def initial_warnings(num_nonfinite: int, num_chains: int) -> list[str]:

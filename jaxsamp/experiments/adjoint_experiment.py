@@ -23,13 +23,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core import WeightedSamples, run
+from jaxsamp.core.errors import ConfigError, InputError
+from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.core.target import ReferenceUnavailableError
-from jaxsamp.diagnostics import discrepancies
+from jaxsamp.diagnostics import discrepancies, health
 from jaxsamp.diagnostics.geometric_w2 import geometric_w2
 from jaxsamp.diagnostics.mode_coverage import entropic_mode_coverage
 from jaxsamp.experiments import plots
-from jaxsamp.core.errors import ConfigError, InputError
-from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
 
 EVAL_BATCH = 1000
@@ -100,8 +100,9 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
     weighted = WeightedSamples(jnp.asarray(x[finite]), jnp.asarray(log_w[finite]))
     metrics = {
         "nonfinite_samples": int((~finite).sum()),
-        "log_Z_hat": float(weighted.log_Z),
-        "ess": float(weighted.ess),
+        "log_Z_hat": float(weighted.log_Z) if finite.any() else float("nan"),
+        "ess": float(weighted.ess) if finite.any() else 0.0,
+        "warnings": health.sample_warnings(int((~finite).sum()), num_samples),
     }
     if target.log_Z is not None:
         metrics["log_Z_exact"] = float(target.log_Z)
@@ -112,7 +113,7 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
     ref = reference_samples(target, k_ref, num_samples)
     ref_energies = None if ref is None else np.asarray(energy_fn(jnp.asarray(ref)))
     particles = sampler.space.centred
-    if ref is not None:
+    if ref is not None and finite.sum() >= 2:
         metrics["energy_w2"] = discrepancies.wasserstein2_1d(energies[finite], ref_energies)
         if particles:
             metrics["w2"] = geometric_w2(x[finite], ref, sampler.space.n_particles, sampler.space.spatial_dim)

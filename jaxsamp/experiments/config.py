@@ -27,7 +27,13 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from jaxsamp.core.errors import ConfigError
-from jaxsamp.core.validation import Interval, NonNegativeInt, PositiveFloat, PositiveInt, check_fields
+from jaxsamp.core.validation import (
+    Interval,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    check_fields,
+)
 
 
 @dataclasses.dataclass

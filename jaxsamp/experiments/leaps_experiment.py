@@ -29,13 +29,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core import ensemble, run
+from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.protocols import WeightedSamples
+from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.experiments import plots
-from jaxsamp.core.errors import ConfigError
-from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.learned import leaps
-from jaxsamp.learned.leaps_training import LeapsSettings, free_energy_log_Z, make_trainer, sampler
+from jaxsamp.learned.leaps_training import (
+    LeapsSettings,
+    free_energy_log_Z,
+    make_trainer,
+    sampler,
+)
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets.lattice import LatticePath
 from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable

@@ -107,6 +107,7 @@ def run_mcmc(cfg, target, params: dict, run_dir: Path) -> dict:
         "seconds_incl_compile": elapsed,
     }
     metrics["warnings"] = health.initial_warnings(bad_starts, cfg.run.num_chains) + health.chain_warnings(
+        num_chains=cfg.run.num_chains,
         start=np.asarray(positions),
         end=samples,
         moved=np.asarray(tr["moved"]),

@@ -23,9 +23,15 @@ from typing import Any, Optional
 import jax
 import numpy as np
 
-from jaxsamp.experiments import plots
 from jaxsamp.core.errors import ConfigError
-from jaxsamp.core.registry import EXPERIMENTS, SAMPLERS, ExperimentKind, validate_dataclass
+from jaxsamp.core.registry import (
+    EXPERIMENTS,
+    SAMPLERS,
+    ExperimentKind,
+    validate_dataclass,
+)
+from jaxsamp.diagnostics import health
+from jaxsamp.experiments import plots
 from jaxsamp.smc.annealing import RESAMPLERS, anneal, linear_schedule, path_member
 from jaxsamp.targets.annealing import geometric_path
 from jaxsamp.targets.lattice import LatticePath
@@ -125,6 +131,11 @@ def run_smc(cfg, target, settings: SMCSettings, run_dir: Path) -> dict[str, Any]
         "num_resamplings": int(np.asarray(trace.resampled).sum()),
         "acceptance_rate": float(np.nanmean(np.asarray(trace.acceptance_rate)[:levels])),
         "seconds_incl_compile": elapsed,
+        "warnings": health.chain_warnings(
+            num_chains=cfg.run.num_chains,
+            acceptance=np.asarray(trace.acceptance_rate)[:levels],
+            metropolis=SAMPLERS.entry(settings.inner).meta.get("metropolis", False),
+        ),
     }
     if target.log_Z is not None:
         metrics["log_Z_exact"] = float(target.log_Z)

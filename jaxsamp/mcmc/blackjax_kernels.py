@@ -37,7 +37,12 @@ from blackjax.mcmc.adjusted_mclmc_dynamic import make_random_trajectory_length_f
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
-from jaxsamp.core.validation import NonNegativeInt, OpenUnitFloat, PositiveFloat, PositiveInt
+from jaxsamp.core.validation import (
+    NonNegativeInt,
+    OpenUnitFloat,
+    PositiveFloat,
+    PositiveInt,
+)
 
 
 def as_kernel(algorithm) -> Kernel:

@@ -52,7 +52,13 @@ import jax.numpy as jnp
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
-from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_float, check_int
+from jaxsamp.core.validation import (
+    OneOf,
+    PositiveFloat,
+    PositiveInt,
+    check_float,
+    check_int,
+)
 
 
 class MidpointInfo(NamedTuple):

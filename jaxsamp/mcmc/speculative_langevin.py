@@ -44,7 +44,8 @@ import jax.numpy as jnp
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.core.validation import PositiveFloat, PositiveInt, check_float, check_int
-from jaxsamp.mcmc.ula import ULAState, init as ula_init
+from jaxsamp.mcmc.ula import ULAState
+from jaxsamp.mcmc.ula import init as ula_init
 
 
 class SpeculativeInfo(NamedTuple):

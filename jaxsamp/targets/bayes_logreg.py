@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.target import Target
 from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.target import Target
 from jaxsamp.core.validation import PositiveFloat
 from jaxsamp.targets.gaussian import Gaussian
 

@@ -9,8 +9,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.target import Target
 from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.target import Target
 from jaxsamp.core.validation import Interval, PositiveFloat
 
 

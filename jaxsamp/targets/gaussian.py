@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.target import Target
 from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.target import Target
 from jaxsamp.core.validation import FiniteFloat, PositiveFloat, PositiveInt, check_array
 
 

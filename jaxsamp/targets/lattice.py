@@ -43,8 +43,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.target import SPIN, AnnealingPath, Target, categorical
 from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.target import SPIN, AnnealingPath, Target, categorical
 from jaxsamp.core.validation import FiniteFloat, Interval, NonNegativeFloat
 from jaxsamp.targets import lattice_exact
 

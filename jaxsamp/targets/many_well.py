@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.target import Target
 from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.target import Target
 from jaxsamp.core.validation import Interval
 
 # Tabulation of the 1-D factor exp(-(x^4 - 6 x^2 - 0.5 x)). Outside [-4, 4] the factor

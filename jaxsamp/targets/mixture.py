@@ -7,9 +7,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.target import Target
 from jaxsamp.core.registry import TARGETS
-from jaxsamp.core.validation import NonNegativeInt, PositiveFloat, PositiveInt, check_array
+from jaxsamp.core.target import Target
+from jaxsamp.core.validation import (
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    check_array,
+)
 
 
 class Mixture(Target):

@@ -16,8 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.target import ReferenceUnavailableError, Target
 from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.target import ReferenceUnavailableError, Target
 
 SPLITS = ("test", "val")
 
