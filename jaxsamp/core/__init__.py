@@ -3,7 +3,9 @@
 from jaxsamp.core.combinators import (
     AdaptiveState,
     BlockState,
+    ComposeState,
     GuardInfo,
+    MixtureInfo,
     MixtureState,
     adaptive,
     compose,
@@ -13,6 +15,7 @@ from jaxsamp.core.combinators import (
     num_chains,
     on_blocks,
     position_of,
+    register_position,
     repeat,
     reposition,
     robbins_monro_step_size,
@@ -33,9 +36,9 @@ from jaxsamp.core.target import (
 )
 
 __all__ = [
-    "AdaptiveState", "AnnealingPath", "BlockState", "Domain", "GeometricPath", "GuardInfo",
-    "Kernel", "MixtureState", "REAL", "ReferenceUnavailableError", "SPIN", "Target", "Trainer",
+    "AdaptiveState", "AnnealingPath", "BlockState", "ComposeState", "Domain", "GeometricPath", "GuardInfo",
+    "Kernel", "MixtureInfo", "MixtureState", "REAL", "ReferenceUnavailableError", "SPIN", "Target", "Trainer",
     "WeightedSamples", "adaptive", "categorical", "chain_mesh", "compose", "ensemble",
     "guard_finite", "map_chains", "mixture", "num_chains", "on_blocks", "position_of",
-    "repeat", "reposition", "robbins_monro_step_size", "run", "shard", "shard_state", "thin",
+    "register_position", "repeat", "reposition", "robbins_monro_step_size", "run", "shard", "shard_state", "thin",
 ]

@@ -1,14 +1,25 @@
 """Kernel combinators: small functions that take kernels and return a kernel.
 
 optax is the model (``optax.chain``): a combinator takes ``(init, step)`` pairs
-and returns one, and the state of a composite is a tuple of its children's
-states. Anything with ``.init`` and ``.step`` is a kernel, so every blackjax
+and returns one, and the state of a composite holds its children's states.
+Anything with ``.init`` and ``.step`` is a kernel, so every blackjax
 ``SamplingAlgorithm`` works here unchanged.
 
 Kernels that hand a position from one child to another (:func:`compose`,
-:func:`mixture`) re-initialise the receiving child at the new position with
-:func:`reposition`; fields listed in a state's ``carried_fields`` (for example
-adapted hyper-parameters) survive the hand-off.
+:func:`mixture`) read it with :func:`position_of` and re-initialise the
+receiving child at the new position with :func:`reposition`; fields listed in
+a state's ``carried_fields`` (for example adapted hyper-parameters) survive the
+hand-off.
+
+The position protocol: a state exposes its position as
+
+1. a ``position`` field or property (every blackjax state, every jaxsamp state);
+2. a getter registered for its type with :func:`register_position`;
+3. a wrapper's ``inner`` state (``AdaptiveState``, ...), looked through; or
+4. for a plain ``tuple`` / ``list`` state, its first element: ``(position, ...)``.
+
+:func:`position_of` works on one chain's state and on a batched (ensemble)
+state alike.
 """
 
 from __future__ import annotations
@@ -27,16 +38,55 @@ from jaxsamp.core.protocols import Kernel
 # --------------------------------------------------------------------------
 
 
+_POSITION_GETTERS: dict[type, Callable[[Any], Any]] = {}
+
+
+def register_position(state_type: type, getter: Callable[[Any], Any]) -> None:
+    """Tell :func:`position_of` (hence ``compose`` and ``mixture``) how to read a state type's position.
+
+    For state types without a ``position`` field, e.g.
+    ``register_position(MyState, lambda s: s.x)``.
+    """
+    _POSITION_GETTERS[state_type] = getter
+
+
 def position_of(state) -> Any:
-    """The position held by a kernel state (``state.position``, looking through wrappers)."""
-    while not hasattr(state, "position"):
-        if isinstance(state, tuple) and not hasattr(state, "_fields"):
-            state = state[-1]  # a compose state: the last child moved last
-        elif hasattr(state, "inner"):
+    """The position held by a kernel state, by the position protocol (see the module docstring).
+
+    Raises
+    ------
+    TypeError
+        When the state follows none of the four conventions.
+    """
+    while True:
+        if hasattr(state, "position"):
+            return state.position
+        getter = _POSITION_GETTERS.get(type(state))
+        if getter is not None:
+            return getter(state)
+        if hasattr(state, "inner"):
             state = state.inner
+        elif type(state) in (tuple, list) and len(state) > 0:
+            return state[0]
         else:
-            raise TypeError(f"cannot find a position in state of type {type(state).__name__}")
-    return state.position
+            raise TypeError(
+                f"cannot find a position in a state of type {type(state).__name__}: give it a 'position' field, "
+                "register a getter with jaxsamp.register_position, or make it a plain tuple (position, ...)"
+            )
+
+
+def _select(index: jax.Array, options: Sequence[Any]) -> Any:
+    """``options[index]`` leaf by leaf, for a scalar index or one index per chain (leading axes)."""
+
+    def pick(*leaves):
+        first = jnp.asarray(leaves[0])
+        idx = jnp.reshape(index, jnp.shape(index) + (1,) * (first.ndim - jnp.ndim(index)))
+        out = first
+        for i, leaf in enumerate(leaves[1:], start=1):
+            out = jnp.where(idx == i, leaf, out)
+        return out
+
+    return jax.tree.map(pick, *options)
 
 
 def reposition(kernel, state, position):
@@ -58,11 +108,6 @@ def _carry(fresh, old):
     if "inner" in fresh._fields and "inner" not in carried:
         updates["inner"] = _carry(fresh.inner, old.inner)
     return fresh._replace(**updates)
-
-
-def _zeros_like_output(fn, *args):
-    shapes = jax.eval_shape(fn, *args)
-    return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
 
 
 # --------------------------------------------------------------------------
@@ -140,8 +185,30 @@ def thin(kernel, every: int) -> Kernel:
 # --------------------------------------------------------------------------
 
 
+class ComposeState(tuple):
+    """The state of :func:`compose`: the children's states in order (a tuple, and a PyTree).
+
+    The last child holds the current position (``.position``); the others are
+    stale until their turn.
+    """
+
+    @property
+    def position(self):
+        return position_of(self[-1])
+
+
+jax.tree_util.register_pytree_node(ComposeState, lambda s: (tuple(s), None), lambda _, children: ComposeState(children))
+
+
+def _init_children(kernels, position, rng_key):
+    """Every child initialised at ``position``; child ``j`` gets ``fold_in(rng_key, j)`` when a key is given."""
+    if rng_key is None:
+        return tuple(k.init(position) for k in kernels)
+    return tuple(k.init(position, jax.random.fold_in(rng_key, j)) for j, k in enumerate(kernels))
+
+
 def compose(*kernels) -> Kernel:
-    """Apply kernels in sequence; the state is the tuple of the children's states.
+    """Apply kernels in sequence; the state is a :class:`ComposeState` of the children's states.
 
     Each child starts from the previous child's position (see :func:`reposition`).
     If every child leaves ``pi`` invariant, so does the composition. The
@@ -152,7 +219,7 @@ def compose(*kernels) -> Kernel:
         raise InputError("compose needs at least one kernel")
 
     def init(position, rng_key=None):
-        return tuple(k.init(position) for k in kernels)
+        return ComposeState(_init_children(kernels, position, rng_key))
 
     def step(rng_key, state):
         new_states, infos = [], []
@@ -165,7 +232,7 @@ def compose(*kernels) -> Kernel:
             current = position_of(s)
             new_states.append(s)
             infos.append(info)
-        return tuple(new_states), tuple(infos)
+        return ComposeState(new_states), tuple(infos)
 
     return Kernel(init, step)
 
@@ -176,19 +243,50 @@ class MixtureState(NamedTuple):
 
     @property
     def position(self):
-        """The current position (held by child ``current``)."""
-        return jax.lax.switch(self.current, [lambda c=c: position_of(c) for c in self.children])
+        """The current position (held by child ``current``), for one chain or a batch of chains."""
+        return _select(self.current, [position_of(c) for c in self.children])
 
 
 class MixtureInfo(NamedTuple):
+    """What one mixture step did.
+
+    Attributes
+    ----------
+    index : int array
+        The child that moved.
+    acceptance_rate : float array
+        That child's acceptance rate (NaN when it reports none), so averages
+        over steps are the mixture's true acceptance.
+    infos : tuple
+        Every child's info; for the children not chosen, float fields are NaN
+        and others zero, so ``nanmean(infos[k].acceptance_rate)`` is child ``k``'s
+        own acceptance rate.
+    """
+
     index: jax.Array
-    infos: tuple  # every child's info; zeros for the children not chosen
+    acceptance_rate: jax.Array
+    infos: tuple
+
+
+def _blank_like(tree):
+    """NaN for float leaves and zero for the others, shaped like ``tree`` (abstract or concrete)."""
+
+    def blank(s):
+        return jnp.full(s.shape, jnp.nan if jnp.issubdtype(s.dtype, jnp.inexact) else 0, s.dtype)
+
+    return jax.tree.map(blank, tree)
+
+
+def _acceptance_of(info) -> jax.Array:
+    rate = getattr(info, "acceptance_rate", None)
+    return jnp.float32(jnp.nan) if rate is None else jnp.asarray(rate, jnp.float32)
 
 
 def mixture(kernels: Sequence, weights: Sequence[float] | None = None) -> Kernel:
     """At each step choose one kernel at random (probabilities ``weights``) and apply it.
 
-    If every child leaves ``pi`` invariant, so does the mixture.
+    If every child leaves ``pi`` invariant, so does the mixture. Its info is a
+    :class:`MixtureInfo`.
     """
     kernels = tuple(kernels)
     m = len(kernels)
@@ -200,7 +298,7 @@ def mixture(kernels: Sequence, weights: Sequence[float] | None = None) -> Kernel
     log_w = jnp.log(jnp.asarray(w / w.sum()))
 
     def init(position, rng_key=None):
-        return MixtureState(tuple(k.init(position) for k in kernels), jnp.int32(0))
+        return MixtureState(_init_children(kernels, position, rng_key), jnp.int32(0))
 
     def step(rng_key, state):
         key_choice, key_step = jax.random.split(rng_key)
@@ -218,15 +316,15 @@ def mixture(kernels: Sequence, weights: Sequence[float] | None = None) -> Kernel
                 children = list(state.children)
                 children[i] = new_child
                 infos = [
-                    info if r == i else _zeros_like_output(kernels[r].step, key_step, state.children[r])[1]
+                    info if r == i else _blank_like(jax.eval_shape(kernels[r].step, key_step, state.children[r])[1])
                     for r in range(m)
                 ]
-                return tuple(children), tuple(infos)
+                return tuple(children), _acceptance_of(info), tuple(infos)
 
             return run
 
-        children, infos = jax.lax.switch(j, [branch(i) for i in range(m)])
-        return MixtureState(children, j), MixtureInfo(j, infos)
+        children, acceptance, infos = jax.lax.switch(j, [branch(i) for i in range(m)])
+        return MixtureState(children, j), MixtureInfo(j, acceptance, infos)
 
     return Kernel(init, step)
 
