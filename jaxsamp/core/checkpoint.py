@@ -94,7 +94,14 @@ def _host_array(a) -> np.ndarray:
     return np.asarray(a)
 
 
-def save(directory, step: int, state: Any, trace: Any, key_data: list[int], fingerprint: str | None = None) -> Path:
+def _layout(leaves) -> list[str]:
+    """``"float32[64,5]"`` per state leaf (keys by their data): what a restore must match."""
+    return [f"{jnp.dtype(_to_storable(a).dtype).name}{list(jnp.shape(_to_storable(a)))}" for a in leaves]
+
+
+def save(
+    directory, step: int, state: Any, trace: Any, key_data: list[int], fingerprint: str | None = None, run: str = ""
+) -> Path:
     """Write a checkpoint of ``state`` and ``trace`` at ``step``; return its folder.
 
     If writing fails (a full disk, a read-only folder, an interrupt), the
@@ -123,7 +130,9 @@ def save(directory, step: int, state: Any, trace: Any, key_data: list[int], fing
                 "step": int(step),
                 "key_data": key_data,
                 "fingerprint": fingerprint,
+                "run": run,
                 "treedef": str(treedef),
+                "layout": _layout(leaves),
                 "num_leaves": len(leaves),
                 "files": {str(p.relative_to(target)): _sha256(p) for p in _files(target)},
             }
@@ -198,8 +207,16 @@ def restore(folder: Path, manifest: dict, state_template: Any, trace_template: A
     leaves, treedef = jax.tree.flatten(state_template)
     if manifest["num_leaves"] != len(leaves) or manifest["treedef"] != str(treedef):
         raise CheckpointError(
-            f"checkpoint {folder} holds a state of a different structure than this run's",
+            f"checkpoint {folder} holds a state of a different structure than this run's "
+            f"(written by run {manifest.get('run')!r})",
             "it was written by another configuration; use a new checkpoint folder",
+        )
+    if manifest.get("layout", _layout(leaves)) != _layout(leaves):
+        diff = next((a, b) for a, b in zip(manifest["layout"], _layout(leaves)) if a != b)
+        raise CheckpointError(
+            f"checkpoint {folder} holds state arrays of other shapes or dtypes than this run's "
+            f"(written by run {manifest.get('run')!r}: {diff[0]} where this run has {diff[1]})",
+            "it was written with another number of chains or another model; use a new checkpoint folder",
         )
 
     def abstract(leaf):

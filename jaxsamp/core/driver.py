@@ -40,6 +40,13 @@ def _key_data(key) -> list[int]:
     return [int(v) for v in jax.device_get(data).ravel()]
 
 
+def _step_identity(step) -> str:
+    """The default fingerprint: the step function's module and qualified name (``functools.partial`` unwrapped)."""
+    while hasattr(step, "func"):
+        step = step.func
+    return f"{getattr(step, '__module__', '?')}.{getattr(step, '__qualname__', type(step).__name__)}"
+
+
 def _schedule(start: int, num_steps: int, chunk: int, every: int | None) -> list[tuple[int, int]]:
     """Chunk boundaries; every checkpoint step is a boundary."""
     out, i = [], start
@@ -62,6 +69,22 @@ def _scan_chunk(step, trace, length, state, key, start):
     """``length`` steps from global index ``start``; compiled once per (step, trace, length)."""
     indices = start + jnp.arange(length, dtype=jnp.uint32)
     return jax.lax.scan(lambda s, i: _one_step(step, trace, s, key, i), state, indices)
+
+
+def _strong_types(state: Any) -> Any:
+    """``state`` with weakly typed leaves made strong (same dtype, same values).
+
+    A kernel's ``init`` often leaves Python scalars as weakly typed arrays while
+    its ``step`` returns strong ones; without this the first chunk would be
+    compiled once more for the second's input types.
+    """
+
+    def strong(leaf):
+        if isinstance(leaf, jax.Array) and jax.typeof(leaf).weak_type:
+            return jax.lax.convert_element_type(leaf, leaf.dtype)
+        return leaf
+
+    return jax.tree.map(strong, state)
 
 
 def _concat(parts: list) -> Any:
@@ -119,8 +142,11 @@ def run(
         Number of checkpoints kept on disk.
     fingerprint : str, optional
         What identifies this run's settings (the experiment runner passes a
-        hash of its config). It is stored in every checkpoint; resuming from a
-        folder whose checkpoints carry another fingerprint is refused.
+        hash of its config, :func:`jaxsamp.sample` one of its settings; by
+        default the step function's module and qualified name). It is
+        stored in every checkpoint with ``desc``, the state's structure, shapes
+        and dtypes; resuming from a folder whose checkpoints carry another
+        fingerprint or another state layout is refused with an error naming both runs.
 
     Returns
     -------
@@ -146,6 +172,8 @@ def run(
     keep = check_int("keep", keep, ge=1)
     chunk = chunk or max(1, min(1000, math.ceil(num_steps / 50)))
     key_data = _key_data(key)
+    if fingerprint is None:
+        fingerprint = _step_identity(step)
 
     start, parts = 0, []
     if checkpoint is not None:
@@ -159,8 +187,9 @@ def run(
                 )
             if manifest.get("fingerprint") != fingerprint:
                 raise CheckpointError(
-                    f"checkpoint {folder} belongs to a run with other settings (fingerprint "
-                    f"{str(manifest.get('fingerprint'))[:12]} vs {str(fingerprint)[:12]})",
+                    f"checkpoint {folder} belongs to a run with other settings: it was written by run "
+                    f"{manifest.get('run')!r} (fingerprint {str(manifest.get('fingerprint'))[:12]}), this is run "
+                    f"{desc!r} (fingerprint {str(fingerprint)[:12]})",
                     "use a new checkpoint folder for new settings",
                 )
             if manifest["step"] > num_steps:
@@ -181,6 +210,7 @@ def run(
 
         bar = tqdm(total=num_steps, initial=start, desc=desc, file=sys.stderr, dynamic_ncols=True)
 
+    state = _strong_types(state)
     pending = None  # (marker array, steps) of the chunk dispatched last
     for s0, length in _schedule(start, num_steps, chunk, checkpoint_every):
         state, out = _scan_chunk(step, trace, length, state, key, jnp.uint32(s0))
@@ -192,7 +222,7 @@ def run(
         pending = (jax.tree.leaves(state)[:1], length)
         end = s0 + length
         if checkpoint is not None and checkpoint_every and end % checkpoint_every == 0 and end < num_steps:
-            ckpt.save(checkpoint, end, state, _concat(parts), key_data, fingerprint)
+            ckpt.save(checkpoint, end, state, _concat(parts), key_data, fingerprint, desc)
             ckpt.prune(checkpoint, keep)
     if pending is not None:
         jax.block_until_ready(pending[0])
@@ -204,6 +234,6 @@ def run(
     if parts and len(parts) > 1:
         parts[:] = [full_trace]
     if checkpoint is not None and num_steps > start:
-        ckpt.save(checkpoint, num_steps, state, full_trace, key_data, fingerprint)
+        ckpt.save(checkpoint, num_steps, state, full_trace, key_data, fingerprint, desc)
         ckpt.prune(checkpoint, keep)
     return state, full_trace
