@@ -1,49 +1,59 @@
 """How every number is measured: weights, MCMC convergence, sample discrepancies, Stein tests, observables.
 
 * :mod:`~jaxsamp.diagnostics.weights` -- importance ESS, log Z, log-weight variance, ELBO, EUBO;
-* :mod:`~jaxsamp.diagnostics.mcmc` -- chain ESS and R-hat (blackjax), ArviZ export;
+* :mod:`~jaxsamp.diagnostics.mcmc` -- bulk / tail ESS, R-hat and MCSE equal to ArviZ's (jitted), a
+  numpyro-style posterior summary, ArviZ export;
 * :mod:`~jaxsamp.diagnostics.discrepancies` -- MMD, Sinkhorn (ott-jax), exact and 1-D / energy W2 (POT);
 * :mod:`~jaxsamp.diagnostics.geometric_w2` -- E(n)-invariant W2 of particle systems (iDEM protocol),
   on the batched exact assignment solver of :mod:`~jaxsamp.diagnostics.assignment`;
 * :mod:`~jaxsamp.diagnostics.mode_coverage` -- entropic mode coverage;
 * :mod:`~jaxsamp.diagnostics.stein` / :mod:`~jaxsamp.diagnostics.polynomial_stein` -- KSD and PSD tests;
 * :mod:`~jaxsamp.diagnostics.observables` -- Ising / Potts observables from weighted samples.
+
+Names are imported on first use (PEP 562), so ``from jaxsamp.diagnostics import chain_ess`` loads
+:mod:`~jaxsamp.diagnostics.mcmc` alone, not ott-jax and POT.
 """
 
-from jaxsamp.diagnostics.assignment import linear_sum_assignment
-from jaxsamp.diagnostics.discrepancies import (
-    energy_w2,
-    entropic_ot_cost,
-    median_bandwidth,
-    mmd,
-    sinkhorn_divergence,
-    w2_from_costs,
-    wasserstein2,
-    wasserstein2_1d,
-)
-from jaxsamp.diagnostics.geometric_w2 import aligned_distance, geometric_w2, nuclear_norm, pair_distances
-from jaxsamp.diagnostics.mcmc import chain_ess, chain_rhat, to_inference_data
-from jaxsamp.diagnostics.mode_coverage import entropic_mode_coverage
-from jaxsamp.diagnostics.observables import (
-    connected_two_point,
-    magnetization,
-    magnetization_histogram,
-    mean_abs_magnetization,
-    mean_potts_magnetization,
-    potts_magnetization,
-    self_normalized_mean,
-)
-from jaxsamp.diagnostics.polynomial_stein import monomial_exponents, polynomial_stein_discrepancy, psd_test, stein_features
-from jaxsamp.diagnostics.stein import KSDStatistics, SteinTestResult, imq_stein_kernel, kernel_stein_discrepancy, ksd_test
-from jaxsamp.diagnostics.weights import elbo, eubo, importance_ess, log_weight_variance, summary
+import importlib
 
-__all__ = [
-    "KSDStatistics", "SteinTestResult", "aligned_distance", "chain_ess", "chain_rhat", "connected_two_point", "elbo",
-    "energy_w2", "entropic_mode_coverage", "entropic_ot_cost", "eubo", "geometric_w2", "imq_stein_kernel",
-    "importance_ess", "kernel_stein_discrepancy", "ksd_test", "linear_sum_assignment", "log_weight_variance",
-    "magnetization", "magnetization_histogram", "mean_abs_magnetization", "mean_potts_magnetization",
-    "median_bandwidth", "mmd", "monomial_exponents", "nuclear_norm", "pair_distances",
-    "polynomial_stein_discrepancy", "potts_magnetization", "psd_test", "self_normalized_mean",
-    "sinkhorn_divergence", "stein_features", "summary", "to_inference_data", "w2_from_costs",
-    "wasserstein2", "wasserstein2_1d",
-]
+_NAMES_BY_SUBMODULE = {
+    "assignment": ["linear_sum_assignment"],
+    "discrepancies": [
+        "energy_w2", "entropic_ot_cost", "median_bandwidth", "mmd", "sinkhorn_divergence", "w2_from_costs",
+        "wasserstein2", "wasserstein2_1d",
+    ],
+    "geometric_w2": ["aligned_distance", "geometric_w2", "nuclear_norm", "pair_distances"],
+    "mcmc": [
+        "ConvergenceDiagnostics", "PosteriorSummary", "chain_ess", "chain_rhat", "convergence_diagnostics",
+        "posterior_summary", "to_inference_data",
+    ],
+    "mode_coverage": ["entropic_mode_coverage"],
+    "observables": [
+        "connected_two_point", "magnetization", "magnetization_histogram", "mean_abs_magnetization",
+        "mean_potts_magnetization", "potts_magnetization", "self_normalized_mean",
+    ],
+    "polynomial_stein": ["monomial_exponents", "polynomial_stein_discrepancy", "psd_test", "stein_features"],
+    "stein": ["KSDStatistics", "SteinTestResult", "imq_stein_kernel", "kernel_stein_discrepancy", "ksd_test"],
+    "weights": ["elbo", "eubo", "importance_ess", "log_weight_variance", "summary"],
+}
+_SUBMODULE_OF = {name: submodule for submodule, names in _NAMES_BY_SUBMODULE.items() for name in names}
+_SUBMODULES = {*_NAMES_BY_SUBMODULE, "health"}
+
+__all__ = sorted(_SUBMODULE_OF)
+
+
+def __getattr__(name: str):
+    """Import a public name's submodule (or a submodule itself) on first access and cache the result."""
+    if name in _SUBMODULE_OF:
+        value = getattr(importlib.import_module(f"{__name__}.{_SUBMODULE_OF[name]}"), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names and submodules, loaded or not."""
+    return sorted({*globals(), *__all__, *_SUBMODULES})

@@ -21,6 +21,20 @@ import numpy as np
 
 #: Fraction of non-finite (NaN/inf) proposals above which a run is flagged.
 NONFINITE_THRESHOLD = 0.01
+#: R-hat above which the chains are said to disagree. Vehtari et al. (2021) ask for R-hat < 1.01 once
+#: every chain has a bulk ESS of 100 or more; short, well-mixed chains (ESS ~ 50 per chain) reach
+#: 1.01-1.03 by noise alone, so a warning fires at 1.05 and the value itself is always reported.
+RHAT_WARNING = 1.05
+
+
+def rhat_warnings(max_rhat: float) -> list[str]:
+    """A warning when the chains disagree (max R-hat above :data:`RHAT_WARNING`)."""
+    if not max_rhat > RHAT_WARNING:
+        return []
+    return [
+        f"the chains disagree: max R-hat {max_rhat:.3f} > {RHAT_WARNING} "
+        "(run longer, discard more burn-in, or look for modes the chains do not share)"
+    ]
 
 
 def count_nonfinite_log_prob(log_prob: Callable, positions) -> int:
