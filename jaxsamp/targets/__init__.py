@@ -12,8 +12,10 @@ from jaxsamp.targets import student_t_mixture as _student_t_mixture  # noqa: F40
 from jaxsamp.targets import transition_paths as _transition_paths  # noqa: F401
 from jaxsamp.targets.annealing import geometric_path
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression
+from jaxsamp.targets.function import FunctionTarget, as_target, from_function
 from jaxsamp.targets.funnel import Funnel
 from jaxsamp.targets.gaussian import Gaussian
+from jaxsamp.targets.inference_gym_adapter import InferenceGymTarget, from_inference_gym
 from jaxsamp.targets.lattice import Ising, LatticePath, Potts
 from jaxsamp.targets.many_well import ManyWell
 from jaxsamp.targets.mixture import GaussianMixture
@@ -26,7 +28,8 @@ get = TARGETS.get
 names = TARGETS.names
 
 __all__ = [
-    "BayesLogisticRegression", "DoubleWellParticles", "Funnel", "Gaussian", "GaussianMixture", "Ising",
-    "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget", "Potts", "StudentTMixture",
-    "TransitionPathSpec", "TransitionPathTarget", "from_numpyro", "geometric_path", "get", "names", "remove_com",
+    "BayesLogisticRegression", "DoubleWellParticles", "FunctionTarget", "Funnel", "Gaussian", "GaussianMixture",
+    "InferenceGymTarget", "Ising", "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget", "Potts",
+    "StudentTMixture", "TransitionPathSpec", "TransitionPathTarget", "as_target", "from_function",
+    "from_inference_gym", "from_numpyro", "geometric_path", "get", "names", "remove_com",
 ]

@@ -27,11 +27,15 @@ class NumpyroTarget(Target):
         A valid starting point (numpyro's ``init_to_uniform`` by default), flattened.
     """
 
-    def __init__(self, potential_fn: Callable, postprocess_fn: Callable, init_params: dict, name: str):
-        flat, self.unravel = ravel_pytree(init_params)
+    def __init__(self, model: Callable, args: tuple, kwargs: dict, init_key: jax.Array):
+        from numpyro.infer.util import initialize_model
+
+        info = initialize_model(init_key, model, model_args=args, model_kwargs=kwargs or None, dynamic_args=False)
+        flat, self.unravel = ravel_pytree(info.param_info.z)
         self.init_position = flat
-        self.name, self.event_shape = name, tuple(flat.shape)
-        self._potential_fn, self._postprocess_fn = potential_fn, postprocess_fn
+        self.name, self.event_shape = getattr(model, "__name__", "numpyro_model"), tuple(flat.shape)
+        self._potential_fn, self._postprocess_fn = info.potential_fn, info.postprocess_fn
+        self._model, self._args, self._kwargs = model, args, kwargs
 
     def _log_prob(self, x):
         return -self._potential_fn(self.unravel(x))
@@ -39,6 +43,27 @@ class NumpyroTarget(Target):
     def constrain(self, x) -> dict[str, Any]:
         """Constrained values of every latent and deterministic site at one flat state ``x``."""
         return self._postprocess_fn(self.unravel(x))
+
+    def _initial(self, key, n: int, strategy) -> jax.Array:
+        from numpyro.infer.util import initialize_model
+
+        info = initialize_model(
+            jax.random.split(key, n), self._model, model_args=self._args, model_kwargs=self._kwargs or None,
+            init_strategy=strategy, dynamic_args=False,
+        )
+        return jax.vmap(lambda z: ravel_pytree(z)[0])(info.param_info.z)
+
+    def init_positions(self, key, n: int) -> jax.Array:
+        """``n`` flat starting points by numpyro's default rule (``init_to_uniform``: uniform in (-2, 2) unconstrained)."""
+        from numpyro.infer.initialization import init_to_uniform
+
+        return self._initial(key, n, init_to_uniform)
+
+    def sample_prior(self, key, n: int) -> jax.Array:
+        """``n`` flat draws of the latent sites from the model's prior (``init_to_sample``), unconstrained."""
+        from numpyro.infer.initialization import init_to_sample
+
+        return self._initial(key, n, init_to_sample)
 
 
 def from_numpyro(model: Callable, *args, init_key: jax.Array | None = None, **kwargs) -> NumpyroTarget:
@@ -57,13 +82,9 @@ def from_numpyro(model: Callable, *args, init_key: jax.Array | None = None, **kw
         When numpyro (an optional extra: ``pip install 'jaxsamp[numpyro]'``) is missing.
     """
     try:
-        from numpyro.infer.util import initialize_model
+        from numpyro.infer.util import initialize_model  # noqa: F401
     except ImportError as err:
         raise ImportError(
             "from_numpyro needs numpyro, an optional extra: pip install 'jaxsamp[numpyro]'"
         ) from err
-    key = jax.random.key(0) if init_key is None else init_key
-    info = initialize_model(key, model, model_args=args, model_kwargs=kwargs or None, dynamic_args=False)
-    return NumpyroTarget(
-        info.potential_fn, info.postprocess_fn, info.param_info.z, name=getattr(model, "__name__", "numpyro_model")
-    )
+    return NumpyroTarget(model, args, kwargs, jax.random.key(0) if init_key is None else init_key)
