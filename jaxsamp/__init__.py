@@ -2,16 +2,22 @@
 
 Every sampler is a pair of pure functions over PyTree states (``Kernel`` for
 Markov kernels, ``Trainer`` for learned samplers), composed by combinators and
-run by one driver, :func:`run`.
+run by one driver, :func:`run`. :func:`sample` is the one-call path.
 
 >>> import jax, blackjax, jaxsamp
+>>> posterior = jaxsamp.sample(lambda x: -0.5 * (x ** 2).sum(), init=jax.numpy.zeros(3), progress=False)
 >>> target = jaxsamp.targets.get("gaussian", dim=2)
 >>> kernel = jaxsamp.ensemble(blackjax.mala(target.log_prob, step_size=0.5))
 >>> state = kernel.init(jax.numpy.zeros((128, 2)))
 >>> state, trace = jaxsamp.run(kernel.step, state, jax.random.key(0), 100, progress=False)
+
+The subpackages (``targets``, ``mcmc``, ``smc``, ``diagnostics``, ``learned``,
+``nets``, ``experiments``) are imported on first use, so ``import jaxsamp``
+stays fast.
 """
 
-from jaxsamp import targets
+import importlib
+
 from jaxsamp.core import (
     AnnealingPath,
     GeometricPath,
@@ -28,6 +34,7 @@ from jaxsamp.core import (
     mixture,
     on_blocks,
     position_of,
+    register_position,
     repeat,
     robbins_monro_step_size,
     run,
@@ -38,9 +45,29 @@ from jaxsamp.core import (
 
 __version__ = "0.1.0"
 
+_SUBPACKAGES = ("core", "diagnostics", "experiments", "learned", "mcmc", "nets", "smc", "targets")
+_LAZY = {"sample": ("jaxsamp.mcmc.sample", "sample"), "Posterior": ("jaxsamp.mcmc.sample", "Posterior")}
+
 __all__ = [
-    "AnnealingPath", "GeometricPath", "Kernel", "Target", "Trainer", "WeightedSamples",
+    "AnnealingPath", "GeometricPath", "Kernel", "Posterior", "Target", "Trainer", "WeightedSamples",
     "adaptive", "chain_mesh", "compose", "ensemble", "guard_finite", "map_chains", "mixture",
-    "on_blocks", "position_of", "repeat", "robbins_monro_step_size", "run", "shard",
-    "shard_state", "targets", "thin",
+    "on_blocks", "position_of", "register_position", "repeat", "robbins_monro_step_size", "run", "sample",
+    "shard", "shard_state", "thin", *_SUBPACKAGES,
 ]
+
+
+def __getattr__(name: str):
+    """Import a subpackage (``jaxsamp.mcmc``) or a lazily loaded name (``jaxsamp.sample``) on first use."""
+    if name in _SUBPACKAGES:
+        module = importlib.import_module(f"jaxsamp.{name}")
+    elif name in _LAZY:
+        module_name, attribute = _LAZY[name]
+        module = getattr(importlib.import_module(module_name), attribute)
+    else:
+        raise AttributeError(f"module 'jaxsamp' has no attribute {name!r}")
+    globals()[name] = module
+    return module
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,10 +1,27 @@
-"""Markov kernels: blackjax adapters and what blackjax lacks. Importing registers them in ``SAMPLERS``."""
-from jaxsamp.mcmc import discrete  # noqa: F401  (registers metropolis_site, glauber, checkerboard)
-from jaxsamp.mcmc import (  # noqa: F401  (register the continuous kernels)
+"""Markov kernels: blackjax adapters and what blackjax lacks; multi-chain warm-up; one-call sampling.
+
+Importing registers the kernels in ``SAMPLERS``. :func:`sample` is the one-call
+path (:mod:`jaxsamp.mcmc.sample`); :func:`warmup` warms up every chain at once
+(:mod:`jaxsamp.mcmc.warmup`).
+"""
+from jaxsamp.mcmc import (  # noqa: F401  (importing registers the kernels in SAMPLERS)
     annealed_langevin,
     blackjax_kernels,
     block_langevin,
+    discrete,
     randomized_midpoint,
     speculative_langevin,
     ula,
 )
+from jaxsamp.mcmc.sample import Posterior, RunHealthWarning, sample
+from jaxsamp.mcmc.warmup import (
+    TunedState,
+    Warmup,
+    sampling_kernel,
+    starting_points,
+    warmup,
+)
+
+__all__ = [
+    "Posterior", "RunHealthWarning", "TunedState", "Warmup", "sample", "sampling_kernel", "starting_points", "warmup",
+]

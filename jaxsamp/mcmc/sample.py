@@ -1,0 +1,352 @@
+"""One-call sampling: ``jaxsamp.sample(model, ...)`` returns a :class:`Posterior`.
+
+A thin layer over the protocol, meant to be read: the model becomes a
+:class:`~jaxsamp.core.target.Target` (a numpyro model, a plain log-density
+function, an Inference Gym model or a target), the chains start at
+:func:`~jaxsamp.mcmc.warmup.starting_points`, every chain is warmed up at once
+(:func:`~jaxsamp.mcmc.warmup.warmup`), and the driver runs the tuned kernel
+and collects every draw. The :class:`Posterior` holds the draws (constrained
+space for numpyro and Inference Gym models), the sampler's per-draw info
+(acceptance, divergences, integration steps, tree depth), the warm-up, a
+numpyro-style ``summary()`` and ``to_arviz()``.
+
+A run that does not sample well says so: divergences after warm-up, R-hat above
+1.01, chains that never moved or an acceptance of exactly 0 or 1 become
+``Posterior.warnings`` and :class:`RunHealthWarning` s (``strict=True``
+raises :class:`~jaxsamp.core.errors.RunHealthError` instead).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import warnings
+from pathlib import Path
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsamp.core.combinators import ensemble, guard_finite, position_of
+from jaxsamp.core.combinators import thin as thin_kernel
+from jaxsamp.core.driver import run
+from jaxsamp.core.errors import InputError, RunHealthError
+from jaxsamp.core.registry import SAMPLERS
+from jaxsamp.core.target import Target
+from jaxsamp.core.validation import check_int
+from jaxsamp.diagnostics import health
+from jaxsamp.mcmc.warmup import (
+    METHODS,
+    WINDOW_ALGORITHMS,
+    Warmup,
+    starting_points,
+    warmup,
+)
+from jaxsamp.targets.function import from_function
+
+#: Per-draw sampler statistics kept when the sampler reports them.
+INFO_FIELDS = ("acceptance_rate", "is_divergent", "num_integration_steps", "num_trajectory_expansions")
+
+
+class RunHealthWarning(UserWarning):
+    """A sampling run finished but shows signs that it did not sample the target well."""
+
+
+class Posterior:
+    """What :func:`sample` returns.
+
+    Attributes
+    ----------
+    draws : PyTree
+        Leaves of shape ``(num_chains, num_samples, ...)``: the model's sites in
+        constrained space (numpyro / Inference Gym models) or the flat state.
+    positions : array, shape (num_chains, num_samples, d)
+        The draws as the sampler saw them (unconstrained, flat).
+    info : dict of arrays
+        Per chain and draw: ``acceptance_rate``, ``is_divergent`` and, where the
+        sampler reports them, ``num_integration_steps`` and ``tree_depth``.
+    warmup : Warmup or None
+        The warm-up's final states and adapted parameters.
+    warnings : list of str
+        Health warnings (empty for a healthy run).
+    target : Target
+    seconds : dict
+        Wall-clock seconds of the ``warmup`` (or burn-in) and ``sampling`` phases,
+        compilation included.
+    """
+
+    def __init__(self, draws, positions, info: dict, warmup_result: Warmup | None, target: Target, seconds: dict):
+        self.draws, self.positions, self.info = draws, positions, info
+        self.warmup, self.target, self.seconds = warmup_result, target, seconds
+        self.warnings: list[str] = []
+
+    @property
+    def num_chains(self) -> int:
+        return int(self.positions.shape[0])
+
+    @property
+    def num_samples(self) -> int:
+        return int(self.positions.shape[1])
+
+    @property
+    def num_divergences(self) -> int:
+        """Divergent transitions after warm-up, over all chains."""
+        divergent = self.info.get("is_divergent")
+        return 0 if divergent is None else int(np.sum(divergent))
+
+    def summary(self, prob: float = 0.9):
+        """Mean, sd, median, central ``prob`` interval, bulk and tail ESS and R-hat of every site; divergences.
+
+        Returns a :class:`~jaxsamp.diagnostics.mcmc.PosteriorSummary` (``print`` it
+        for numpyro's ``print_summary`` table; ``.to_dict()`` for numbers).
+        """
+        from jaxsamp.diagnostics.mcmc import posterior_summary
+
+        return posterior_summary(self.draws, divergences=self.info.get("is_divergent"), prob=prob)
+
+    def print_summary(self, prob: float = 0.9) -> None:
+        print(self.summary(prob))
+
+    def to_arviz(self):
+        """An ``arviz.InferenceData`` with the draws as ``posterior`` and the sampler info as ``sample_stats``."""
+        import arviz
+
+        def named(tree):
+            leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
+            return {jax.tree_util.keystr(p, simple=True, separator=".") or "x": np.asarray(v) for p, v in leaves}
+
+        stats = {("diverging" if k == "is_divergent" else k): np.asarray(v) for k, v in self.info.items()}
+        return arviz.from_dict(posterior=named(self.draws), sample_stats=stats)
+
+    def __repr__(self) -> str:
+        return (
+            f"Posterior({self.target.name}: {self.num_chains} chains x {self.num_samples} draws, "
+            f"{self.num_divergences} divergences, {len(self.warnings)} warnings)"
+        )
+
+
+# --------------------------------------------------------------------------
+# the model as a Target
+# --------------------------------------------------------------------------
+
+
+def _is_numpyro_model(model: Callable, args: tuple, kwargs: dict) -> bool:
+    """A callable that records numpyro sample sites when run with ``args``/``kwargs`` (a log density raises)."""
+    try:
+        from numpyro import handlers
+    except ImportError:
+        return False
+    try:
+        trace = handlers.trace(handlers.seed(model, 0)).get_trace(*args, **kwargs)
+    except TypeError:
+        return False
+    return any(site["type"] == "sample" for site in trace.values())
+
+
+def as_model_target(model, init=None, model_args: tuple = (), model_kwargs: dict | None = None) -> Target:
+    """The Target for :func:`sample`'s ``model`` argument.
+
+    A :class:`Target` is used as is; an Inference Gym model goes through
+    :func:`~jaxsamp.targets.inference_gym_adapter.from_inference_gym`; a callable
+    that records numpyro sample sites when called with ``model_args`` /
+    ``model_kwargs`` through :func:`~jaxsamp.targets.from_numpyro`; any other
+    callable is a log density of one flat state, whose shape comes from
+    ``init`` (an array of one state or of one state per chain).
+    """
+    kwargs = model_kwargs or {}
+    if isinstance(model, Target):
+        return model
+    if hasattr(model, "default_event_space_bijector") and hasattr(model, "unnormalized_log_prob"):
+        from jaxsamp.targets.inference_gym_adapter import from_inference_gym
+
+        return from_inference_gym(model)
+    if callable(model) and _is_numpyro_model(model, model_args, kwargs):
+        from jaxsamp.targets.numpyro_adapter import from_numpyro
+
+        return from_numpyro(model, *model_args, **kwargs)
+    if callable(model):
+        if init is None or isinstance(init, str) or callable(init):
+            raise InputError(
+                "a plain log-density function needs init= positions (one state, or one per chain) "
+                "to know the shape of a state",
+                "pass init=jnp.zeros(d), or wrap the function with jaxsamp.targets.from_function(fn, example)",
+            )
+        example = jnp.asarray(init, dtype=jnp.result_type(float))
+        return from_function(model, example if example.ndim <= 1 else example[0])
+    raise InputError(f"model must be a Target, a numpyro model, an Inference Gym model or a function, got {type(model).__name__}")
+
+
+def _constrained(target: Target, positions):
+    """The draws in the model's own space: ``target.constrain`` mapped over chains and draws, when it has one."""
+    if not hasattr(target, "constrain"):
+        return positions
+    return jax.jit(jax.vmap(jax.vmap(target.constrain)))(positions)
+
+
+def _info_stats(info) -> dict:
+    """The per-draw statistics of a ``guard_finite`` info: the sampler's own fields, moves and NaN rejections."""
+    out = {"moved": info.moved, "rejected_nonfinite": info.rejected_nonfinite}
+    for name in INFO_FIELDS:
+        if hasattr(info.inner, name):
+            out["tree_depth" if name == "num_trajectory_expansions" else name] = getattr(info.inner, name)
+    return out
+
+
+def _draw_trace(state, info):
+    """What the driver keeps of every draw: the positions and the per-draw statistics."""
+    return position_of(state), _info_stats(info)
+
+
+def _fingerprint(target: Target, sampler: str, settings: dict) -> str:
+    what = {"target": target.name, "event_shape": list(target.event_shape), "sampler": sampler, **settings}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------
+# the one call
+# --------------------------------------------------------------------------
+
+
+def sample(
+    model,
+    *,
+    key=0,
+    sampler: str = "nuts",
+    num_chains: int = 4,
+    num_warmup: int = 1000,
+    num_samples: int = 1000,
+    thin: int = 1,
+    init=None,
+    warmup_method: str = "window",
+    pool: bool = False,
+    dense: bool = False,
+    model_args: tuple = (),
+    model_kwargs: dict | None = None,
+    progress: bool = True,
+    checkpoint: str | Path | None = None,
+    strict: bool = False,
+    **sampler_params,
+) -> Posterior:
+    """Sample ``model`` with ``num_chains`` chains: warm-up, then ``num_samples`` draws each.
+
+    Parameters
+    ----------
+    model : Target, numpyro model, Inference Gym model, or callable
+        A plain callable is a log density of one flat state (give ``init``).
+    key : PRNG key or int
+    sampler : str
+        ``"nuts"`` or ``"hmc"`` (adapted by the warm-up), or any other
+        registered sampler (``jaxsamp list``), run with ``sampler_params`` and
+        ``num_warmup`` steps of burn-in. ``warmup_method="chees"`` samples with
+        ``blackjax.dynamic_hmc``, ``"meads"`` with ``blackjax.ghmc``.
+    num_chains, num_warmup, num_samples, thin : int
+        ``thin`` kernel steps per kept draw.
+    init : array, str or callable, optional
+        Starting points (:func:`~jaxsamp.mcmc.warmup.starting_points`).
+    warmup_method : {"window", "chees", "meads"}
+    pool, dense : bool
+        Window warm-up: pool the mass matrix across chains; adapt a dense one.
+    model_args, model_kwargs
+        Data for a numpyro model.
+    progress : bool
+    checkpoint : path, optional
+        A folder for the warm-up's and the sampling's checkpoints: a killed
+        call resumes there bit for bit; a folder written with other settings is refused.
+    strict : bool
+        Raise :class:`RunHealthError` instead of warning when the run is unhealthy.
+    **sampler_params
+        ``target_acceptance``, ``max_num_doublings`` (NUTS),
+        ``num_integration_steps`` (HMC), or a registered sampler's parameters.
+
+    Returns
+    -------
+    Posterior
+    """
+    num_chains = check_int("num_chains", num_chains, ge=1)
+    num_warmup = check_int("num_warmup", num_warmup, ge=0)
+    num_samples = check_int("num_samples", num_samples, ge=1)
+    thin = check_int("thin", thin, ge=1)
+    if warmup_method not in METHODS:
+        raise InputError(f"warmup_method must be one of {', '.join(METHODS)}, got {warmup_method!r}")
+    adapted = sampler in WINDOW_ALGORITHMS or warmup_method != "window"
+    if not adapted:
+        SAMPLERS.validate(sampler, sampler_params, skip=("target",))
+    key = jax.random.key(key) if isinstance(key, int) else key
+    target = as_model_target(model, init, model_args, model_kwargs)
+    k_init, k_warm, k_draw = jax.random.split(key, 3)
+    positions = starting_points(target, k_init, num_chains, init)
+    bad = health.count_nonfinite_log_prob(target.log_prob, positions)
+    if bad == num_chains:
+        raise InputError(f"all {bad} chains start where {target.name}.log_prob is NaN/inf", "give init= positions inside the support")
+    settings = {"num_chains": num_chains, "num_warmup": num_warmup, "thin": thin, "init": init if init is None or isinstance(init, str) else "given",
+                "warmup_method": warmup_method, "pool": pool, "dense": dense, **sampler_params}
+    fp = _fingerprint(target, sampler, settings)
+    folder = None if checkpoint is None else Path(checkpoint)
+    options = {"progress": progress, "fingerprint": fp}
+
+    warm = None
+    started = time.perf_counter()
+    if adapted:
+        if num_warmup == 0:
+            raise InputError(f"{sampler} with warmup_method={warmup_method!r} needs num_warmup >= 20")
+        algorithm = sampler if sampler in WINDOW_ALGORITHMS else "nuts"
+        warm, _ = warmup(
+            target.log_prob, positions, k_warm, num_warmup, method=warmup_method, algorithm=algorithm, pool=pool,
+            dense=dense, checkpoint=None if folder is None else folder / "warmup", **options, **sampler_params,
+        )
+        kernel = warm.sampling_kernel(target.log_prob, thin=thin)
+        states = kernel.init(warm)
+    else:
+        single = SAMPLERS.get(sampler, target, **sampler_params)
+        kernel = ensemble(guard_finite(thin_kernel(single, thin) if thin > 1 else single))
+        states = kernel.init(positions, k_warm)
+        if num_warmup:
+            burn = ensemble(guard_finite(single))
+            states, _ = run(burn.step, states, k_warm, num_warmup, desc="burn-in",
+                            checkpoint=None if folder is None else folder / "burn_in", **options)
+    jax.block_until_ready(states)
+    seconds = {"warmup": time.perf_counter() - started}
+    started = time.perf_counter()
+    start = position_of(states)
+    states, (draws, info) = run(
+        kernel.step, states, k_draw, num_samples, trace=_draw_trace,
+        desc="sampling", checkpoint=None if folder is None else folder / "sampling", **options,
+    )
+    jax.block_until_ready(states)
+    seconds["sampling"] = time.perf_counter() - started
+    positions_cd = jnp.swapaxes(draws, 0, 1)  # (chains, draws, d)
+    info = {k: np.asarray(jnp.swapaxes(v, 0, 1)) for k, v in info.items()}
+    moved, nonfinite = info.pop("moved"), info.pop("rejected_nonfinite")
+    posterior = Posterior(_constrained(target, positions_cd), positions_cd, info, warm, target, seconds)
+    posterior.warnings = _health(posterior, start, position_of(states), bad, moved.sum(0), nonfinite.sum(0))
+    for w in posterior.warnings:
+        if strict:
+            raise RunHealthError(w, "inspect posterior.warmup and the draws; more warm-up or another sampler may help")
+        warnings.warn(w, RunHealthWarning, stacklevel=2)
+    return posterior
+
+
+def _health(posterior: Posterior, start, end, bad_starts: int, moved, nonfinite) -> list[str]:
+    """The run's health warnings: starts, stuck chains, acceptance, NaN proposals, divergences, R-hat."""
+    acceptance = posterior.info.get("acceptance_rate")
+    out = health.initial_warnings(bad_starts, posterior.num_chains) + health.chain_warnings(
+        num_chains=posterior.num_chains,
+        start=np.asarray(start),
+        end=np.asarray(end),
+        moved=moved,
+        acceptance=None if acceptance is None else np.nanmean(acceptance, axis=0),
+        nonfinite=nonfinite,
+        metropolis=True,
+    )
+    if posterior.num_divergences:
+        out.append(
+            f"{posterior.num_divergences} divergent transitions after warm-up "
+            f"({100 * posterior.num_divergences / (posterior.num_chains * posterior.num_samples):.2g}% of draws)"
+        )
+    if posterior.num_chains > 1 and posterior.num_samples >= 4:
+        from jaxsamp.diagnostics.mcmc import chain_rhat
+
+        out += health.rhat_warnings(float(np.nanmax(np.asarray(chain_rhat(posterior.positions, chain_axis=0, sample_axis=1)))))
+    return out

@@ -1,0 +1,142 @@
+"""One-call sampling: eight schools against a long reference run, ArviZ's numbers, an Inference Gym model.
+
+Error budgets: a posterior mean within 5 combined Monte Carlo standard errors
+(ours from the bulk ESS, the reference's from its own run or the Gym's stated
+standard error); a posterior sd within 5 standard errors of a sd estimate,
+``sd * sqrt(1 / (2 ESS))``.
+"""
+
+import json
+import warnings
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsamp
+from jaxsamp.core.errors import CheckpointError, InputError, RunHealthError
+from jaxsamp.diagnostics.mcmc import posterior_summary
+from jaxsamp.mcmc.sample import RunHealthWarning
+
+HERE = Path(__file__).parent
+REFERENCE = json.loads((HERE / "eight_schools_reference.json").read_text())
+Y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
+SIGMA = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+
+
+def eight_schools(sigma, y=None):
+    import numpyro
+    import numpyro.distributions as dist
+
+    mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
+    tau = numpyro.sample("tau", dist.HalfCauchy(5.0))
+    with numpyro.plate("schools", len(sigma)):
+        eta = numpyro.sample("eta", dist.Normal(0.0, 1.0))
+        theta = numpyro.deterministic("theta", mu + tau * eta)
+        numpyro.sample("y", dist.Normal(theta, sigma), obs=y)
+
+
+@pytest.fixture(scope="module")
+def posterior():
+    return jaxsamp.sample(eight_schools, model_args=(SIGMA, Y), key=1, num_chains=4, num_warmup=1000,
+                          num_samples=2000, progress=False)
+
+
+def test_eight_schools_matches_the_long_reference_run(posterior):
+    assert posterior.draws["theta"].shape == (4, 2000, 8)
+    assert posterior.draws["tau"].min() > 0  # constrained space
+    for name, values in (("mu", posterior.draws["mu"]), ("log_tau", np.log(posterior.draws["tau"]))):
+        ref = REFERENCE[name]
+        summary = posterior_summary(np.asarray(values)).to_dict()["x"]
+        budget = 5 * np.hypot(summary["mcse_mean"], ref["mcse_mean"])
+        assert abs(summary["mean"] - ref["mean"]) < budget, (name, summary, ref)
+        assert abs(summary["std"] - ref["sd"]) < 5 * ref["sd"] / np.sqrt(2 * summary["ess_bulk"]), (name, summary, ref)
+        assert summary["r_hat"] < 1.01
+    assert posterior.num_divergences < 0.01 * 4 * 2000
+    assert set(posterior.info) >= {"acceptance_rate", "is_divergent", "num_integration_steps", "tree_depth"}
+
+
+def test_summary_equals_arviz_on_the_same_draws(posterior):
+    import arviz
+
+    ours = posterior.summary().to_dict()
+    theirs = arviz.summary(posterior.to_arviz(), kind="all", round_to="none")
+    for row in ("mu", "tau", "theta[0]", "theta[7]", "eta[3]"):
+        for ours_name, arviz_name in (("mean", "mean"), ("std", "sd"), ("ess_bulk", "ess_bulk"),
+                                      ("ess_tail", "ess_tail"), ("r_hat", "r_hat")):
+            assert ours[row][ours_name] == pytest.approx(float(theirs.loc[row, arviz_name]), rel=1e-4, abs=1e-5), (row, ours_name)
+    text = str(posterior.summary())
+    assert "ess_bulk" in text and f"Number of divergences: {posterior.num_divergences}" in text
+
+
+def test_an_inference_gym_model_matches_its_ground_truth():
+    from inference_gym import using_jax as gym
+
+    target = jaxsamp.targets.from_inference_gym(gym.targets.BrownianMotionMissingMiddleObservations())
+    post = jaxsamp.sample(target, key=2, num_chains=4, num_warmup=500, num_samples=1000, progress=False)
+    values = jax.vmap(jax.vmap(target.reference_values))(post.positions)
+    summary = posterior_summary(np.asarray(values)).to_dict()
+    for j, (truth, truth_se) in enumerate(zip(target.reference_mean, target.reference_mean_standard_error)):
+        row = summary[f"x[{j}]"]
+        assert abs(row["mean"] - truth) < 5 * np.hypot(row["mcse_mean"], truth_se), (j, row, truth)
+
+
+def test_gym_adapter_log_density_includes_the_jacobian():
+    from inference_gym import using_jax as gym
+
+    model = gym.targets.EightSchools()
+    target = jaxsamp.targets.from_inference_gym(model)
+    assert target.event_shape == (10,)
+    x = jax.random.normal(jax.random.key(0), (10,))
+    value = target.constrain(x)
+    expected = model.unnormalized_log_prob(value)  # identity bijectors: no Jacobian term
+    assert float(target.log_prob(x)) == pytest.approx(float(expected), rel=1e-5)
+    assert target.reference_mean.shape == (10,) and np.all(target.reference_std > 0)
+    with pytest.raises(InputError, match="no sample transformation 'bogus'"):
+        jaxsamp.targets.from_inference_gym(model, "bogus")
+
+
+def test_plain_function_chees_and_registered_samplers():
+    def log_prob(x):
+        return -0.5 * jnp.sum((x - 3.0) ** 2)
+
+    for kwargs in ({"warmup_method": "chees", "num_chains": 16}, {"sampler": "mala", "step_size": 0.5}):
+        post = jaxsamp.sample(log_prob, init=jnp.zeros(3), key=3, num_warmup=300, num_samples=300, progress=False, **kwargs)
+        assert post.positions.shape[1:] == (300, 3)
+        summary = post.summary().to_dict()
+        for j in range(3):
+            row = summary[f"x[{j}]"]
+            assert abs(row["mean"] - 3.0) < 5 * row["mcse_mean"], (kwargs, row)
+    with pytest.raises(InputError, match="needs init= positions"):
+        jaxsamp.sample(log_prob)
+
+
+def test_an_unhealthy_run_warns_and_strict_raises():
+    def log_prob(x):
+        return -0.5 * jnp.sum(x**2)
+
+    with pytest.warns(RunHealthWarning, match="no chain moved"):
+        post = jaxsamp.sample(log_prob, init=jnp.zeros(2), sampler="mala", step_size=1e-30, num_warmup=0,
+                              num_samples=50, progress=False)
+    assert any("acceptance is exactly 1" in w for w in post.warnings)
+    with pytest.raises(RunHealthError, match="no chain moved"):
+        jaxsamp.sample(log_prob, init=jnp.zeros(2), sampler="mala", step_size=1e-30, num_warmup=0,
+                       num_samples=50, progress=False, strict=True)
+
+
+def test_checkpoint_resumes_and_refuses_another_run(tmp_path):
+    def log_prob(x):
+        return -0.5 * jnp.sum(x**2)
+
+    common = dict(init=jnp.zeros(2), key=4, num_warmup=100, num_samples=50, progress=False, checkpoint=tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RunHealthWarning)
+        first = jaxsamp.sample(log_prob, **common)
+        again = jaxsamp.sample(log_prob, **common)  # everything is already checkpointed
+    np.testing.assert_array_equal(first.positions, again.positions)
+    with pytest.raises(CheckpointError, match="written by run 'warm-up \\(window\\)'.*this is run 'warm-up \\(window\\)'"):
+        jaxsamp.sample(log_prob, **{**common, "target_acceptance": 0.9})
+    with pytest.raises(CheckpointError, match="belongs to a run with other settings"):
+        jaxsamp.sample(log_prob, **{**common, "num_chains": 2})
