@@ -50,6 +50,7 @@ class RunSettings:
 
     num_chains: PositiveInt = 256
     num_steps: PositiveInt = 1000
+    num_warmup: NonNegativeInt = 0
     burn_in: NonNegativeInt = 0
     thin: PositiveInt = 1
     init_scale: PositiveFloat = 1.0
@@ -83,7 +84,7 @@ class ExperimentConfig:
         what = {
             "seed": self.seed, "kind": self.kind,
             "target": dataclasses.asdict(self.target), "sampler": dataclasses.asdict(self.sampler),
-            "run": {k: getattr(self.run, k) for k in ("num_chains", "thin", "init_scale")},
+            "run": {k: getattr(self.run, k) for k in ("num_chains", "num_warmup", "thin", "init_scale")},
         }
         return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 

@@ -15,25 +15,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsamp.core import ensemble, guard_finite, run, shard, thin
+from jaxsamp.core import ensemble, guard_finite, run, shard, shard_state, thin
 from jaxsamp.core.combinators import position_of
 from jaxsamp.core.errors import ConfigError, InputError
 from jaxsamp.core.registry import EXPERIMENTS, SAMPLERS, ExperimentKind
 from jaxsamp.diagnostics import health
+from jaxsamp.diagnostics.mcmc import posterior_summary
 from jaxsamp.experiments import plots
-
-
-def initial_positions(target, key, n: int, scale: float = 1.0):
-    """Starting points for ``n`` chains: the target's own rule if it has one, else by domain."""
-    if hasattr(target, "init_positions"):
-        return target.init_positions(key, n)
-    shape = (n, *target.event_shape)
-    kind = target.domain.kind
-    if kind == "spin":
-        return jnp.where(jax.random.bernoulli(key, 0.5, shape), 1.0, -1.0)
-    if kind == "categorical":
-        return jax.random.randint(key, shape, 0, target.domain.num_categories)
-    return scale * jax.random.normal(key, shape)
+from jaxsamp.mcmc.warmup import WINDOW_ALGORITHMS, starting_points, warmup
 
 
 def _acceptance(info) -> jax.Array:
@@ -64,71 +53,144 @@ def check(cfg, target) -> dict:
         raise ConfigError(
             f"run.burn_in ({cfg.run.burn_in}) must be < run.num_steps ({cfg.run.num_steps}): no step would be kept"
         )
+    if cfg.run.num_warmup:
+        if cfg.sampler.name not in WINDOW_ALGORITHMS:
+            raise ConfigError(
+                f"run.num_warmup (multi-chain window warm-up) adapts {' and '.join(WINDOW_ALGORITHMS)}, "
+                f"not {cfg.sampler.name!r}",
+                "use run.burn_in for other samplers",
+            )
+        if params.get("tune_steps"):
+            raise ConfigError(
+                "give run.num_warmup (every chain warmed up) or sampler.params.tune_steps (one chain), not both"
+            )
+        if cfg.run.num_warmup < 20:
+            raise ConfigError(f"run.num_warmup must be 0 or >= 20, got {cfg.run.num_warmup}")
     return params
 
 
-def run_mcmc(cfg, target, params: dict, run_dir: Path) -> dict:
-    """Run ``cfg.run.num_chains`` chains of ``cfg.sampler`` on ``target``; compare with the exact answer."""
+def _info_field(info, name: str):
+    """A field of the sampler's own info under ``guard_finite`` (``None`` when it has none)."""
+    inner = info.inner
+    return getattr(inner, name, None)
+
+
+def _window_fixed(sampler: str, params: dict) -> dict:
+    return {k: params[k] for k in ("num_integration_steps", "max_num_doublings") if k in params}
+
+
+def build_chains(cfg, target, params: dict, positions, key, run_dir: Path):
+    """The batched kernel and the chains' states: after a multi-chain warm-up (``run.num_warmup``) or as initialised."""
+    if cfg.run.num_warmup:
+        options = cfg.driver_options(run_dir, "warmup_checkpoints")
+        warm, _ = warmup(
+            target.log_prob, positions, key, cfg.run.num_warmup, algorithm=cfg.sampler.name,
+            target_acceptance=params.get("target_acceptance", 0.8), initial_step_size=params.get("step_size", 1.0),
+            progress=options["progress"], checkpoint=options["checkpoint"], fingerprint=options["fingerprint"],
+            **_window_fixed(cfg.sampler.name, params),
+        )
+        kernel = warm.sampling_kernel(target.log_prob, thin=cfg.run.thin)
+        return kernel, kernel.init(warm), warm
     single = SAMPLERS.get(cfg.sampler.name, target, **params)
     kernel = ensemble(guard_finite(thin(single, cfg.run.thin) if cfg.run.thin > 1 else single))
-    if cfg.run.shard:
-        kernel = shard(kernel)
+    # per-chain init keys: kernels with random initial state (MCLMC momenta) must not share one
+    return kernel, kernel.init(positions, key), None
+
+
+def chain_diagnostics(draws: np.ndarray, divergent: np.ndarray | None) -> dict:
+    """Bulk ESS (worst coordinate), max R-hat and divergences over the kept draws ``(steps, chains, d)``."""
+    by_chain = np.swapaxes(draws, 0, 1)
+    out = {}
+    if by_chain.shape[0] >= 2 and by_chain.shape[1] >= 4:
+        summary = posterior_summary(by_chain)
+        out.update(min_ess_bulk=summary.min_ess_bulk, max_rhat=summary.max_rhat)
+    if divergent is not None:
+        out["divergences"] = int(np.sum(divergent))
+    return out
+
+
+def run_mcmc(cfg, target, params: dict, run_dir: Path) -> dict:
+    """Run ``cfg.run.num_chains`` chains of ``cfg.sampler`` on ``target``; diagnostics and the exact answer."""
     key = jax.random.key(cfg.seed)
     k_init, k_run, k_exact = jax.random.split(key, 3)
     k_pos, k_chain = jax.random.split(k_init)
-    positions = initial_positions(target, k_pos, cfg.run.num_chains, cfg.run.init_scale)
+    positions = starting_points(target, k_pos, cfg.run.num_chains, scale=cfg.run.init_scale)
     bad_starts = health.count_nonfinite_log_prob(target.log_prob, positions)
     if bad_starts == cfg.run.num_chains:
         raise InputError(
             f"all {bad_starts} chains start where {target.name}.log_prob is NaN/inf",
             "lower run.init_scale, or check the target's parameters and support",
         )
-    # per-chain init keys: kernels with random initial state (MCLMC momenta) must not share one
-    state = kernel.init(positions, k_chain)
+    start = time.perf_counter()
+    kernel, state, warm = build_chains(cfg, target, params, positions, k_chain, run_dir)
+    if cfg.run.shard:
+        kernel, state = shard(kernel), shard_state(state)
+    continuous = target.domain.kind == "real"
+    burn_in = cfg.run.burn_in
 
     def trace(s, info):
-        return {
+        out = {
             "acceptance": _acceptance(info),
             "nonfinite": jnp.sum(info.rejected_nonfinite.astype(jnp.int32)),
             "moved": jnp.sum(info.moved.astype(jnp.int32)),
         }
+        divergent = _info_field(info, "is_divergent")
+        if divergent is not None:
+            out["divergent"] = jnp.sum(divergent.astype(jnp.int32))
+        if continuous:
+            out["position"] = position_of(s)
+        return out
 
-    start = time.perf_counter()
+    first = position_of(state)
     state, tr = run(kernel.step, state, k_run, cfg.run.num_steps, trace=trace, **cfg.driver_options(run_dir))
     elapsed = time.perf_counter() - start
-    samples = np.asarray(jax.vmap(position_of)(state) if not hasattr(state, "position") else state.position)
+    samples = np.asarray(position_of(state))
     acc = np.asarray(tr["acceptance"])
     metrics = {
         "num_chains": cfg.run.num_chains,
         "num_steps": cfg.run.num_steps,
-        "acceptance_rate": float(np.nanmean(acc[cfg.run.burn_in:])) if np.any(np.isfinite(acc)) else float("nan"),
+        "num_warmup": cfg.run.num_warmup,
+        "acceptance_rate": float(np.nanmean(acc[burn_in:])) if np.any(np.isfinite(acc)) else float("nan"),
         "nonfinite_rejections": int(np.asarray(tr["nonfinite"]).sum()),
         "nonfinite_starts": bad_starts,
         "seconds_incl_compile": elapsed,
     }
+    if warm is not None:
+        metrics["warmup_step_size_mean"] = float(np.mean(np.asarray(warm.parameters["step_size"])))
+    kept = None
+    if continuous:
+        kept = np.asarray(tr["position"])[burn_in:].reshape(cfg.run.num_steps - burn_in, cfg.run.num_chains, -1)
+        divergent = np.asarray(tr["divergent"])[burn_in:] if "divergent" in tr else None
+        metrics.update(chain_diagnostics(kept, divergent))
     metrics["warnings"] = health.initial_warnings(bad_starts, cfg.run.num_chains) + health.chain_warnings(
         num_chains=cfg.run.num_chains,
-        start=np.asarray(positions),
+        start=np.asarray(first),
         end=samples,
         moved=np.asarray(tr["moved"]),
         acceptance=acc,
         nonfinite=np.asarray(tr["nonfinite"]),
-        burn_in=cfg.run.burn_in,
-        continuous=target.domain.kind == "real",
+        burn_in=burn_in,
+        continuous=continuous,
         metropolis=SAMPLERS.entry(cfg.sampler.name).meta.get("metropolis", False),
     )
+    if metrics.get("divergences"):
+        metrics["warnings"].append(f"{metrics['divergences']} divergent transitions after burn-in")
+    metrics["warnings"] += health.rhat_warnings(metrics.get("max_rhat", 1.0))
     arrays = {"samples": samples}
     exact = None
-    if target.domain.kind == "real" and target.has_exact_samples:
+    if continuous and target.has_exact_samples:
         exact = np.asarray(target.sample(k_exact, cfg.run.num_eval_samples))
         arrays["exact_samples"] = exact
         metrics.update(compare_with_exact(target, samples, exact))
     if target.log_Z is not None:
         metrics["log_Z_exact"] = float(target.log_Z)
+    if kept is not None:
+        arrays["draws"] = np.swapaxes(kept, 0, 1)  # (chains, draws, d), ArviZ's layout
     np.savez(run_dir / "samples.npz", **arrays)
-    if target.domain.kind == "real":  # samples over the density (2-D) or marginals, next to exact samples
+    if continuous:  # samples over the density (2-D) or marginals, next to exact samples; trace and rank plots
         flat = samples.reshape(len(samples), -1)
         plots.samples_against_target(run_dir, target, flat, None if exact is None else exact.reshape(len(exact), -1), cfg.name)
+        plots.trace_and_rank(run_dir / "trace_rank.png", arrays["draws"], cfg.name)
     plots.trace_plot(run_dir / "acceptance.png", {"acceptance": acc}, cfg.name)
     return metrics
 

@@ -77,6 +77,39 @@ def trace_plot(path: Path, series: dict[str, np.ndarray], title: str) -> Path:
     return path
 
 
+def trace_and_rank(path: Path, draws: np.ndarray, title: str, max_dims: int = 4, max_chains: int = 8) -> Path:
+    """Trace plots (left) and rank plots (right) of the first coordinates, for the first chains.
+
+    ``draws`` is ``(chains, draws, d)``. A rank plot histograms, per chain, the
+    ranks of its draws among all chains' draws; well-mixed chains give flat,
+    overlapping histograms (Vehtari et al. 2021, "Rank-normalization, folding,
+    and localization", Sec. 5.3).
+    """
+    from scipy.stats import rankdata
+
+    plt = pyplot()
+    chains, n, d = draws.shape
+    shown_chains, k = min(chains, max_chains), min(max_dims, d)
+    fig, axes = plt.subplots(k, 2, figsize=(10, 2.2 * k), squeeze=False)
+    bins = np.linspace(0, chains * n, 21)
+    for j in range(k):
+        ranks = rankdata(draws[:, :, j], method="average").reshape(chains, n)
+        for c in range(shown_chains):
+            axes[j, 0].plot(draws[c, :, j], lw=0.6, alpha=0.8)
+            axes[j, 1].hist(ranks[c], bins=bins, histtype="step", lw=1.0)
+        axes[j, 1].axhline(n / 20, color="k", ls="--", lw=0.8)
+        axes[j, 0].set_ylabel(f"x[{j}]")
+    axes[0, 0].set_title("trace (per chain)")
+    axes[0, 1].set_title("rank histogram (per chain; flat when mixed)")
+    axes[-1, 0].set_xlabel("draw")
+    axes[-1, 1].set_xlabel("rank among all draws")
+    fig.suptitle(f"{title}: {min(chains, max_chains)} of {chains} chains")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def samples_against_target(run_dir: Path, target, samples: np.ndarray, reference: np.ndarray | None, title: str) -> Path:
     """``samples.png`` over the target's density contours for a 2-D target, else ``marginals.png``.
 

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import jax
+import numpy as np
 
 import jaxsamp.mcmc  # noqa: F401  (registers samplers)
 import jaxsamp.targets  # noqa: F401  (registers targets)
@@ -126,10 +127,13 @@ def _record_failure(run_dir: Path, created: list[Path], err: BaseException) -> N
         pass  # the folder itself is unwritable: the error on stderr says what happened
 
 
-def _as_floats(metrics: dict) -> dict:
-    return {
-        k: (float(v) if hasattr(v, "__float__") and not isinstance(v, (bool, str, int)) else v) for k, v in metrics.items()
-    }
+def _plain(value):
+    """A metric as a plain JSON value: integers stay integers (NumPy's too), other numbers become floats."""
+    if isinstance(value, (bool, str, list, dict)) or value is None:
+        return value
+    if isinstance(value, (int, np.integer)) or (hasattr(value, "dtype") and np.issubdtype(value.dtype, np.integer)):
+        return int(value)
+    return float(value) if hasattr(value, "__float__") else value
 
 
 def run_experiment(
@@ -159,7 +163,7 @@ def run_experiment(
         if verbose:
             print(f"jaxsamp: {cfg.kind} run '{cfg.name}' -> {run_dir}", flush=True)
         start = time.perf_counter()
-        metrics = _as_floats(kind.run(cfg, target, checked, run_dir))
+        metrics = {k: _plain(v) for k, v in kind.run(cfg, target, checked, run_dir).items()}
         metrics["wall_seconds"] = time.perf_counter() - start
         warnings = list(metrics.pop("warnings", []))
         metrics["warnings"] = warnings
