@@ -128,8 +128,9 @@ def run(
         ``trace(state, info) -> PyTree`` evaluated after every step inside the
         scan; the returned arrays are stacked along a new leading axis.
     chunk : int, optional
-        Steps per jitted scan (default ``ceil(num_steps / 50)``, at most 1000). A
-        larger chunk means fewer host round trips; results do not depend on it.
+        Steps per jitted scan. Default: ``ceil(num_steps / 50)`` (at most 1000)
+        with a progress bar or periodic checkpoints, else all steps in one scan.
+        A larger chunk means fewer host round trips; results do not depend on it.
     progress : bool
         Show a tqdm progress bar on stderr, updated between chunks.
     checkpoint : path, optional
@@ -170,7 +171,8 @@ def run(
     chunk = check_int("chunk", chunk, ge=1, optional=True)
     checkpoint_every = check_int("checkpoint_every", checkpoint_every, ge=1, optional=True)
     keep = check_int("keep", keep, ge=1)
-    chunk = chunk or max(1, min(1000, math.ceil(num_steps / 50)))
+    if chunk is None:  # host round trips only where they buy something: a moving progress bar, checkpoints
+        chunk = max(1, min(1000, math.ceil(num_steps / 50))) if progress or checkpoint_every else max(num_steps, 1)
     key_data = _key_data(key)
     if fingerprint is None:
         fingerprint = _step_identity(step)

@@ -186,11 +186,13 @@ def _constrained(target: Target, positions):
 
 
 def _info_stats(info) -> dict:
-    """The per-draw statistics of a ``guard_finite`` info: the sampler's own fields, moves and NaN rejections."""
-    out = {"moved": info.moved, "rejected_nonfinite": info.rejected_nonfinite}
+    """The per-draw statistics: the sampler's own fields and, under ``guard_finite``, its NaN rejections."""
+    out = {}
+    if hasattr(info, "rejected_nonfinite"):
+        out["rejected_nonfinite"], info = info.rejected_nonfinite, info.inner
     for name in INFO_FIELDS:
-        if hasattr(info.inner, name):
-            out["tree_depth" if name == "num_trajectory_expansions" else name] = getattr(info.inner, name)
+        if hasattr(info, name):
+            out["tree_depth" if name == "num_trajectory_expansions" else name] = getattr(info, name)
     return out
 
 
@@ -296,7 +298,8 @@ def sample(
             target.log_prob, positions, k_warm, num_warmup, method=warmup_method, algorithm=algorithm, pool=pool,
             dense=dense, checkpoint=None if folder is None else folder / "warmup", **options, **sampler_params,
         )
-        kernel = warm.sampling_kernel(target.log_prob, thin=thin)
+        # blackjax's HMC and NUTS reject NaN proposals themselves: no guard_finite in their inner loop
+        kernel = warm.sampling_kernel(target.log_prob, thin=thin, guard=False)
         states = kernel.init(warm)
     else:
         single = SAMPLERS.get(sampler, target, **sampler_params)
@@ -318,9 +321,13 @@ def sample(
     seconds["sampling"] = time.perf_counter() - started
     positions_cd = jnp.swapaxes(draws, 0, 1)  # (chains, draws, d)
     info = {k: np.asarray(jnp.swapaxes(v, 0, 1)) for k, v in info.items()}
-    moved, nonfinite = info.pop("moved"), info.pop("rejected_nonfinite")
+    nonfinite = info.pop("rejected_nonfinite", None)
+    previous = jnp.concatenate([jnp.asarray(start)[:, None], positions_cd[:, :-1]], axis=1)
+    moved = np.asarray(jnp.any((positions_cd != previous).reshape(num_chains, num_samples, -1), axis=-1)).sum(0)
     posterior = Posterior(_constrained(target, positions_cd), positions_cd, info, warm, target, seconds)
-    posterior.warnings = _health(posterior, start, position_of(states), bad, moved.sum(0), nonfinite.sum(0))
+    posterior.warnings = _health(
+        posterior, start, position_of(states), bad, moved, None if nonfinite is None else nonfinite.sum(0)
+    )
     for w in posterior.warnings:
         if strict:
             raise RunHealthError(w, "inspect posterior.warmup and the draws; more warm-up or another sampler may help")
