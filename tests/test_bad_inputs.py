@@ -739,3 +739,21 @@ def test_health_rules():
 def test_validation_helpers(call, fragment):
     with pytest.raises(InputError, match=fragment):
         call()
+
+
+def test_registry_samplers_take_plain_functions():
+    """A plain log density worked with the combinators but not with the registry samplers."""
+
+    def log_prob(x):
+        return -0.5 * jnp.sum(x**2)
+
+    kernel = ensemble(SAMPLERS.get("mala", log_prob, step_size=0.5))
+    state, _ = run(kernel.step, kernel.init(jnp.zeros((4, 3))), jax.random.key(0), 5, progress=False)
+    assert state.position.shape == (4, 3)
+    with pytest.raises(ConfigError, match="needs the shape of a state") as err:
+        SAMPLERS.get("hmc", log_prob)
+    assert "from_function" in err.value.hint
+    hmc = SAMPLERS.get("hmc", targets.from_function(log_prob, jnp.zeros(3)))
+    assert hmc.init(jnp.zeros(3)).position.shape == (3,)
+    with pytest.raises(InputError, match="must return one scalar"):
+        targets.from_function(lambda x: x, jnp.zeros(3))

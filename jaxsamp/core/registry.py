@@ -20,6 +20,7 @@ import inspect
 from typing import Any, Callable, NamedTuple
 
 from jaxsamp.core.errors import ConfigError, InputError
+from jaxsamp.core.target import as_target
 from jaxsamp.core.validation import check_parameters
 
 
@@ -37,9 +38,10 @@ class Entry:
 class Registry:
     """A name -> factory table. Factories are registered with :meth:`register`."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, first_argument: Callable | None = None):
         self.kind = kind
         self._entries: dict[str, Entry] = {}
+        self._first_argument = first_argument  # applied to a factory's first positional argument
 
     def register(self, name: str, summary: str | None = None, **meta):
         """Register a factory under ``name``; ``meta`` holds facts about it (e.g. ``metropolis=True``)."""
@@ -69,6 +71,8 @@ class Registry:
         """Build ``name`` with validated ``params``; an invalid value the factory itself finds is a ConfigError too."""
         skip = tuple(list(inspect.signature(self.entry(name).factory).parameters)[: len(args)])
         checked = self.validate(name, params, skip)
+        if args and self._first_argument is not None:
+            args = (self._first_argument(args[0]), *args[1:])
         try:
             return self.entry(name).factory(*args, **checked)
         except InputError as err:
@@ -96,7 +100,7 @@ class ExperimentKind(NamedTuple):
 
 
 TARGETS = Registry("target")
-SAMPLERS = Registry("sampler")
+SAMPLERS = Registry("sampler", first_argument=as_target)  # a plain log-density function is a target
 EXPERIMENTS = Registry("experiment kind")
 
 

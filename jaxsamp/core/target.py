@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 import chex
 import jax
@@ -253,3 +253,72 @@ class GeometricPath(AnnealingPath):
 
     def dlog_prob_dt(self, x, t):
         return self.target.log_prob(x) - self.base.log_prob(x)
+
+
+class FunctionTarget(Target):
+    """``log_prob`` given by a user function of one real-valued state.
+
+    ``event_shape`` is ``None`` when unknown (a function handed to a sampler
+    without an example state): ``log_prob`` then skips its shape check, and what
+    needs the shape (a mass matrix, a tuner's starting point) says so. Nothing
+    about such a target is exact: no ``log_Z``, no exact samples, no reference.
+    """
+
+    def __init__(self, log_prob_fn: Callable, event_shape: tuple[int, ...] | None, name: str | None = None):
+        if not callable(log_prob_fn):
+            raise InputError(f"log_prob_fn must be a function of one state, got {type(log_prob_fn).__name__}")
+        self._fn = log_prob_fn
+        self.event_shape = None if event_shape is None else tuple(int(n) for n in event_shape)
+        self.name = name or getattr(log_prob_fn, "__name__", "log_prob")
+
+    def log_prob(self, x):
+        if self.event_shape is None:
+            return self._fn(x)
+        return super().log_prob(x)
+
+    def _log_prob(self, x):
+        return self._fn(x)
+
+
+def from_function(log_prob_fn: Callable, example_position, name: str | None = None) -> FunctionTarget:
+    """Wrap ``log_prob_fn`` as a Target whose event shape is that of ``example_position`` (one state).
+
+    The function is evaluated abstractly (``jax.eval_shape``) at the example to
+    check that it returns one scalar.
+
+    Raises
+    ------
+    InputError
+        When the example is not a float array or the function does not return a scalar there.
+    """
+    example = example_position if isinstance(example_position, jax.Array) else np.asarray(example_position)
+    if not jnp.issubdtype(example.dtype, jnp.floating):
+        raise InputError(f"the example position must be a float array, got dtype {example.dtype}")
+    out = jax.eval_shape(log_prob_fn, jax.ShapeDtypeStruct(example.shape, example.dtype))
+    if getattr(out, "shape", None) != ():
+        raise InputError(
+            f"log_prob_fn must return one scalar for one state of shape {example.shape}, "
+            f"got {getattr(out, 'shape', type(out).__name__)}",
+            "batch states with jax.vmap outside the function",
+        )
+    return FunctionTarget(log_prob_fn, example.shape, name)
+
+
+def as_target(target_or_fn, example_position=None) -> Target:
+    """A Target as is; a plain log-density function wrapped (shape from ``example_position``, else unknown).
+
+    Every registry sampler runs this on its target argument, so
+    ``SAMPLERS.get("mala", log_prob, step_size=0.1)`` works on a plain function.
+
+    Raises
+    ------
+    InputError
+        Something that is neither a Target nor a function.
+    """
+    if isinstance(target_or_fn, Target):
+        return target_or_fn
+    if callable(target_or_fn):
+        if example_position is None:
+            return FunctionTarget(target_or_fn, None)
+        return from_function(target_or_fn, example_position)
+    raise InputError(f"expected a Target or a log-density function, got {type(target_or_fn).__name__}")

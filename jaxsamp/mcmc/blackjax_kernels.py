@@ -59,14 +59,24 @@ def with_default_init_key(algorithm) -> Kernel:
     return Kernel(init, algorithm.step)
 
 
+def _event_shape(target) -> tuple[int, ...]:
+    """The target's state shape; a plain function handed over without an example has none."""
+    if target.event_shape is None:
+        raise InputError(
+            f"this sampler needs the shape of a state, and {target.name} is a plain function without one",
+            "wrap it with jaxsamp.targets.from_function(log_prob, example_state)",
+        )
+    return tuple(target.event_shape)
+
+
 def default_initial_position(target, seed: int = 0) -> jax.Array:
     """A ``N(0, I)`` draw of shape ``target.event_shape`` from ``key(seed)``: where tuners start."""
-    return jax.random.normal(jax.random.key(seed), target.event_shape)
+    return jax.random.normal(jax.random.key(seed), _event_shape(target))
 
 
 def _flat_dim(target) -> int:
     d = 1
-    for n in target.event_shape:
+    for n in _event_shape(target):
         d *= n
     return d
 

@@ -34,7 +34,7 @@ from jaxsamp.core.combinators import thin as thin_kernel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError, RunHealthError
 from jaxsamp.core.registry import SAMPLERS
-from jaxsamp.core.target import Target
+from jaxsamp.core.target import Target, from_function
 from jaxsamp.core.validation import check_int
 from jaxsamp.diagnostics import health
 from jaxsamp.mcmc.warmup import (
@@ -44,7 +44,6 @@ from jaxsamp.mcmc.warmup import (
     starting_points,
     warmup,
 )
-from jaxsamp.targets.function import from_function
 
 #: Per-draw sampler statistics kept when the sampler reports them.
 INFO_FIELDS = ("acceptance_rate", "is_divergent", "num_integration_steps", "num_trajectory_expansions")

@@ -1,6 +1,7 @@
 """Targets with exact references, by name: ``jaxsamp.targets.get(name, **params)``."""
 
 from jaxsamp.core.registry import TARGETS
+from jaxsamp.core.target import FunctionTarget, as_target, from_function
 from jaxsamp.targets import gaussian as _gaussian  # noqa: F401  (registers)
 from jaxsamp.targets import mixture as _mixture  # noqa: F401
 from jaxsamp.targets import lattice as _lattice  # noqa: F401
@@ -12,7 +13,6 @@ from jaxsamp.targets import student_t_mixture as _student_t_mixture  # noqa: F40
 from jaxsamp.targets import transition_paths as _transition_paths  # noqa: F401
 from jaxsamp.targets.annealing import geometric_path
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression
-from jaxsamp.targets.function import FunctionTarget, as_target, from_function
 from jaxsamp.targets.funnel import Funnel
 from jaxsamp.targets.gaussian import Gaussian
 from jaxsamp.targets.inference_gym_adapter import InferenceGymTarget, from_inference_gym
