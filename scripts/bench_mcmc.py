@@ -48,26 +48,10 @@ from jaxsamp.mcmc.warmup import starting_points
 
 MODELS = ("eight_schools", "brownian_motion", "stochastic_volatility")
 FRAMEWORKS = ("jaxsamp", "numpyro", "blackjax")
-Y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
-SIGMA = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
-
-
-def eight_schools(sigma, y=None):
-    """Non-centred eight schools (numpyro)."""
-    import numpyro
-    import numpyro.distributions as dist
-
-    mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
-    tau = numpyro.sample("tau", dist.HalfCauchy(5.0))
-    with numpyro.plate("schools", len(sigma)):
-        eta = numpyro.sample("eta", dist.Normal(0.0, 1.0))
-        numpyro.sample("y", dist.Normal(mu + tau * eta, sigma), obs=y)
-
-
 def build_target(name: str):
     """The model as a jaxsamp Target over its flat unconstrained space."""
     if name == "eight_schools":
-        return jaxsamp.targets.from_numpyro(eight_schools, SIGMA, Y)
+        return jaxsamp.targets.get("eight_schools")
     from inference_gym import using_jax as gym
 
     model = {"brownian_motion": gym.targets.BrownianMotionMissingMiddleObservations,

@@ -6,6 +6,7 @@ from jaxsamp.targets import gaussian as _gaussian  # noqa: F401  (registers)
 from jaxsamp.targets import mixture as _mixture  # noqa: F401
 from jaxsamp.targets import lattice as _lattice  # noqa: F401
 from jaxsamp.targets import bayes_logreg as _bayes_logreg  # noqa: F401
+from jaxsamp.targets import eight_schools as _eight_schools  # noqa: F401
 from jaxsamp.targets import funnel as _funnel  # noqa: F401
 from jaxsamp.targets import many_well as _many_well  # noqa: F401
 from jaxsamp.targets import particles as _particles  # noqa: F401

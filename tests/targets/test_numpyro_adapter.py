@@ -11,24 +11,12 @@ from blackjax.diagnostics import effective_sample_size
 from scipy import stats
 
 from jaxsamp.core import ensemble, run
+from jaxsamp.targets.eight_schools import SIGMA, Y
+from jaxsamp.targets.eight_schools import model as eight_schools
 from jaxsamp.targets.numpyro_adapter import from_numpyro
 
 numpyro = pytest.importorskip("numpyro")
 dist = pytest.importorskip("numpyro.distributions")
-
-Y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
-SIGMA = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
-
-
-def eight_schools(sigma, y=None):
-    """Rubin (1981); Gelman et al., BDA3 §5.5, non-centred, as in posteriordb ``eight_schools_noncentered``."""
-    mu = numpyro.sample("mu", dist.Normal(0.0, 5.0))
-    tau = numpyro.sample("tau", dist.HalfCauchy(5.0))
-    with numpyro.plate("J", len(sigma)):
-        theta_tilde = numpyro.sample("theta_tilde", dist.Normal(0.0, 1.0))
-        numpyro.deterministic("theta", mu + tau * theta_tilde)
-        numpyro.sample("obs", dist.Normal(mu + tau * theta_tilde, sigma), obs=y)
-
 
 def _hand_written(mu, log_tau, theta_tilde):
     """log p(mu, log tau, theta~ | y): priors, likelihood and the log-Jacobian log tau of tau = e^s."""
