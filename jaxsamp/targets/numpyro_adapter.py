@@ -37,12 +37,16 @@ class NumpyroTarget(Target):
         self._potential_fn, self._postprocess_fn = info.potential_fn, info.postprocess_fn
         self._model, self._args, self._kwargs = model, args, kwargs
 
+    def _parts(self, x) -> dict:
+        """The latent sites of one flat state, in the state's own float dtype (``unravel`` would cast to the init's)."""
+        return jax.tree.map(lambda a: a.astype(x.dtype), self.unravel(x))
+
     def _log_prob(self, x):
-        return -self._potential_fn(self.unravel(x))
+        return -self._potential_fn(self._parts(x))
 
     def constrain(self, x) -> dict[str, Any]:
         """Constrained values of every latent and deterministic site at one flat state ``x``."""
-        return self._postprocess_fn(self.unravel(x))
+        return self._postprocess_fn(self._parts(x))
 
     def _initial(self, key, n: int, strategy) -> jax.Array:
         from numpyro.infer.util import initialize_model
