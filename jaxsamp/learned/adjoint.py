@@ -21,12 +21,16 @@ no backpropagation through the SDE.
 
 For particle targets every state, increment, bridge noise, adjoint and drift is
 projected onto the zero-centre-of-mass subspace (ASBS, Liu et al. 2025, App. C).
+
+The schedule, the state space, the simulation and the path weights are the
+shared controlled-SDE core, :mod:`jaxsamp.learned.sde`; this module holds what
+is Adjoint Sampling's own: the lean adjoint, the base bridge, the matching loss
+and the training loop.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Callable, NamedTuple
 
 import chex
@@ -38,71 +42,10 @@ from flax import nnx
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.learned import buffer as replay
+from jaxsamp.learned import sde
+from jaxsamp.learned.sde import GeometricNoiseSchedule, StateSpace, centred_normal, state_space
 from jaxsamp.nets.egnn import EGNN
 from jaxsamp.nets.mlp import MLP, fourier_time_features
-from jaxsamp.targets.particles import remove_com
-
-
-class GeometricNoiseSchedule(NamedTuple):
-    """Geometric VE schedule ``g(t) = sigma_min r^(1-t) sqrt(2 ln r)``, ``r = sigma_max / sigma_min``.
-
-    The noise is large at ``t = 0`` and small at ``t = 1``; the base variance is
-    ``nu_t = int_0^t g^2 = sigma_max^2 (1 - r^(-2t))`` (Havens et al. 2025; reference code
-    ``GeometricNoiseSchedule`` / ``VESDE``; Song et al. 2021's VE-SDE with time reversed).
-    """
-
-    sigma_min: float
-    sigma_max: float
-
-    @property
-    def log_ratio(self) -> float:
-        return math.log(self.sigma_max / self.sigma_min)
-
-    def g(self, t):
-        """Diffusion coefficient ``g(t)``."""
-        return self.sigma_min * jnp.exp((1.0 - t) * self.log_ratio) * math.sqrt(2.0 * self.log_ratio)
-
-    def nu(self, t):
-        """Base variance ``nu_t`` of ``X_t`` given ``X_0 = 0``."""
-        return self.sigma_max**2 * -jnp.expm1(-2.0 * t * self.log_ratio)
-
-    @property
-    def nu1(self) -> float:
-        """Terminal base variance ``nu_1 = sigma_max^2 - sigma_min^2``."""
-        return self.sigma_max**2 - self.sigma_min**2
-
-
-class StateSpace(NamedTuple):
-    """Flattened states of ``n_particles`` points in ``spatial_dim`` dimensions.
-
-    A plain vector target is one "particle" of dimension ``D`` with ``centred =
-    False``; a particle target lives on the zero-centre-of-mass subspace.
-    """
-
-    n_particles: int
-    spatial_dim: int
-    centred: bool
-
-    @property
-    def dim(self) -> int:
-        return self.n_particles * self.spatial_dim
-
-    @property
-    def free_dim(self) -> int:
-        """Dimension of the subspace the process lives on."""
-        return self.dim - self.spatial_dim if self.centred else self.dim
-
-    def project(self, x):
-        """Orthogonal projection onto the state subspace (zero COM for particles)."""
-        return remove_com(x, self.n_particles, self.spatial_dim) if self.centred else x
-
-
-def state_space(target) -> StateSpace:
-    """The state space of ``target``: zero-COM particles if it has ``n_particles``."""
-    if hasattr(target, "n_particles"):
-        return StateSpace(target.n_particles, target.spatial_dim, True)
-    (d,) = target.event_shape
-    return StateSpace(1, d, False)
 
 
 def clip_per_particle(v, space: StateSpace, max_norm: float):
@@ -118,11 +61,6 @@ def clip_per_particle(v, space: StateSpace, max_norm: float):
     p = v.reshape(*v.shape[:-1], space.n_particles, space.spatial_dim)
     norm = jnp.linalg.norm(p, axis=-1, keepdims=True)
     return (p * jnp.minimum(1.0, max_norm / (norm + 1e-6))).reshape(v.shape)
-
-
-def centred_normal(key, space: StateSpace, shape: tuple[int, ...]):
-    """Standard normal noise on the state subspace, shape ``(*shape, D)``."""
-    return space.project(jax.random.normal(key, (*shape, space.dim)))
 
 
 class Rollout(NamedTuple):
@@ -145,51 +83,27 @@ def time_grid(nfe: int):
     return jnp.linspace(0.0, 1.0, nfe)
 
 
+def adjoint_chain(schedule: GeometricNoiseSchedule, nfe: int) -> sde.GaussianChain:
+    """Euler-Maruyama of ``dX = g^2 u dt + g dW`` from ``X_0 = 0`` on :func:`time_grid` (the shared SDE core)."""
+    return sde.euler_maruyama_chain(schedule, time_grid(nfe), control_power=2)
+
+
 def simulate(drift, schedule: GeometricNoiseSchedule, space: StateSpace, key, num_samples: int, nfe: int, *, keep_path: bool = False) -> Rollout:
     """Euler-Maruyama of ``dX = g^2 u dt + g dW`` from ``X_0 = 0``, every increment projected.
 
-    Parameters
-    ----------
-    drift : callable
-        ``drift(t, x)`` with ``t`` (B,) and ``x`` (B, D) -> (B, D).
-    key : PRNG key
-    num_samples : int
-        Batch size B.
-    nfe : int
-        Number of grid points (``nfe - 1`` steps).
-    keep_path : bool
-        Also return every state (memory ``nfe * B * D``).
-
-    Notes
-    -----
-    The discrete path log Radon-Nikodym derivative against the base chain with
-    the same noise, ``sum_k g_k^2 h_k |u_k|^2 / 2 + g_k sqrt(h_k) u_k . xi_k``, is
-    exact for the simulated Markov chain (Girsanov's theorem in discrete time).
+    :func:`jaxsamp.learned.sde.simulate` on :func:`adjoint_chain`. ``drift(t, x)``
+    takes ``t`` (B,) and ``x`` (B, D); ``nfe`` grid points give ``nfe - 1`` steps.
+    The discrete path log Radon-Nikodym derivative against the base chain,
+    ``sum_k g_k^2 h_k |u_k|^2 / 2 + g_k sqrt(h_k) u_k . xi_k``, is exact for the
+    simulated Markov chain (Girsanov's theorem in discrete time).
     """
-    grid = time_grid(nfe)
-    x0 = jnp.zeros((num_samples, space.dim))
-
-    def body(carry, inp):
-        x, log_rn = carry
-        t, h, k = inp
-        g = schedule.g(t)
-        u = space.project(drift(jnp.full((num_samples,), t), x))
-        xi = centred_normal(k, space, (num_samples,))
-        x = x + g**2 * h * u + g * jnp.sqrt(h) * xi
-        log_rn = log_rn + 0.5 * g**2 * h * jnp.sum(u**2, -1) + g * jnp.sqrt(h) * jnp.sum(u * xi, -1)
-        return (x, log_rn), (x if keep_path else None)
-
-    keys = jax.random.split(key, nfe - 1)
-    (x1, log_rn), path = jax.lax.scan(body, (x0, jnp.zeros(num_samples)), (grid[:-1], jnp.diff(grid), keys))
-    if keep_path:
-        path = jnp.concatenate([x0[None], path], axis=0)
-    return Rollout(x1, log_rn, path)
+    path = sde.simulate(adjoint_chain(schedule, nfe), drift, space, key, num_samples, keep_states=keep_path)
+    return Rollout(path.x, path.log_rn, path.states)
 
 
 def em_terminal_variance(schedule: GeometricNoiseSchedule, nfe: int):
     """Variance ``sum_k g(t_k)^2 h_k`` of the base Euler-Maruyama chain at ``t = 1`` (-> ``nu_1``)."""
-    grid = time_grid(nfe)
-    return jnp.sum(schedule.g(grid[:-1]) ** 2 * jnp.diff(grid))
+    return adjoint_chain(schedule, nfe).reference_variances()[-1]
 
 
 def path_log_weights(log_prob, rollout: Rollout, schedule: GeometricNoiseSchedule, space: StateSpace, nfe: int):
@@ -197,14 +111,11 @@ def path_log_weights(log_prob, rollout: Rollout, schedule: GeometricNoiseSchedul
 
     ``log w = log_prob(X_1) - log N(X_1; 0, nu_hat I) - log dQ^u/dQ^base``, with
     ``nu_hat`` the base chain's terminal variance (:func:`em_terminal_variance`)
-    and the Gaussian taken on the state subspace. The target path measure is the
-    base chain's bridge reweighted by ``exp(log_prob(X_1)) / N(X_1; 0, nu_hat)``, so
-    ``E_u[w] = Z`` exactly for the discretised sampler: ``logsumexp(log w) - log n``
-    estimates ``log Z`` (for particles: the integral over the zero-COM subspace).
+    and the Gaussian taken on the state subspace (:func:`jaxsamp.learned.sde.path_log_weights`):
+    ``E_u[w] = Z`` exactly for the discretised sampler (for particles: the
+    integral over the zero-COM subspace).
     """
-    nu_hat = em_terminal_variance(schedule, nfe)
-    log_base = -0.5 * space.free_dim * jnp.log(2 * jnp.pi * nu_hat) - 0.5 * jnp.sum(rollout.x1**2, -1) / nu_hat
-    return jax.vmap(log_prob)(rollout.x1) - log_base - rollout.log_rn
+    return sde.path_log_weights(adjoint_chain(schedule, nfe), space, log_prob, rollout.x1, rollout.log_rn)
 
 
 def terminal_adjoint(x1, grad_energy, schedule: GeometricNoiseSchedule, space: StateSpace, max_norm: float):
