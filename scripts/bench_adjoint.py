@@ -103,7 +103,9 @@ def main():
             f"{name}_energy_evals": int(state.energy_evals),
             f"{name}_train_minutes": took,
             f"{name}_epochs": done,
-            f"{name}_log_Z_hat": metrics["log_Z_hat"],
+            f"{name}_log_Z_reverse": metrics["log_Z_reverse"],
+            f"{name}_elbo": metrics["elbo"],
+            f"{name}_eubo": metrics.get("eubo", float("nan")),
             f"{name}_ess": metrics["ess"],
         })
         results.update({f"{name}_{k}": v for k, v in noise_floor(sampler.target, n_eval).items()})

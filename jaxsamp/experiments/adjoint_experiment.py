@@ -28,9 +28,9 @@ from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclas
 from jaxsamp.core.target import ReferenceUnavailableError
 from jaxsamp.diagnostics import discrepancies, health
 from jaxsamp.diagnostics.geometric_w2 import geometric_w2
-from jaxsamp.diagnostics.mode_coverage import entropic_mode_coverage
 from jaxsamp.experiments import plots
 from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
+from jaxsamp.learned.evaluation import evaluate_path_sampler
 
 EVAL_BATCH = 1000
 
@@ -85,34 +85,27 @@ def _histogram(path: Path, generated: np.ndarray, reference: np.ndarray | None, 
 def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: Path | None = None, title: str = "") -> dict:
     """Sample ``num_samples`` states and compare them with the target's reference set.
 
-    Returns a flat metrics dict (``energy_w2``, ``w2`` -- geometric for particles --,
-    ``log_Z_hat``, ``ess``, ``nonfinite_samples`` and, when known, ``log_Z_exact``;
-    for mixtures ``entropic_mode_coverage`` and ``modes_visited``);
+    Returns a flat metrics dict: the diffusion samplers' protocol
+    (:func:`~jaxsamp.learned.evaluation.evaluate_path_sampler`: ``elbo``,
+    ``log_Z_reverse``, ``ess``, and with a reference ``eubo``, ``log_Z_forward``,
+    their errors against a known ``log Z``, and ``emc`` for mixtures), plus
+    ``energy_w2``, ``w2`` (geometric for particles) and ``nonfinite_samples``;
     with ``run_dir`` also writes ``samples.npz`` and the histogram PNGs.
     """
     target = sampler.target
-    k_sample, k_ref = jax.random.split(key)
+    k_sample, k_ref, k_eval = jax.random.split(key, 3)
     x, log_w = draw_samples(sampler, params, k_sample, num_samples)
-    finite = np.all(np.isfinite(x), axis=1) & np.isfinite(log_w)
     energy_fn = jax.jit(jax.vmap(lambda z: -target.log_prob(z)))
     energies = np.asarray(energy_fn(jnp.asarray(x)))
-    finite &= np.isfinite(energies)
-    weighted = WeightedSamples(jnp.asarray(x[finite]), jnp.asarray(log_w[finite]))
-    metrics = {
-        "nonfinite_samples": int((~finite).sum()),
-        "log_Z_hat": float(weighted.log_Z) if finite.any() else float("nan"),
-        "ess": float(weighted.ess) if finite.any() else 0.0,
-        "warnings": health.sample_warnings(int((~finite).sum()), num_samples),
-    }
-    if target.log_Z is not None:
-        metrics["log_Z_exact"] = float(target.log_Z)
-    if hasattr(target, "assign_modes"):
-        modes = target.assign_modes(jnp.asarray(x[finite]))
-        metrics["entropic_mode_coverage"] = float(entropic_mode_coverage(modes, len(target.weights_np)))
-        metrics["modes_visited"] = int(np.unique(np.asarray(modes)).size)
+    finite = np.all(np.isfinite(x), axis=1) & np.isfinite(log_w) & np.isfinite(energies)
     ref = reference_samples(target, k_ref, num_samples)
-    ref_energies = None if ref is None else np.asarray(energy_fn(jnp.asarray(ref)))
     particles = sampler.space.centred
+    metrics = evaluate_path_sampler(
+        sampler, params, k_eval, num_samples, reference=ref, forward=WeightedSamples(x, log_w), sinkhorn=not particles
+    )
+    metrics["nonfinite_samples"] = int((~finite).sum())
+    metrics["warnings"] = health.sample_warnings(int((~finite).sum()), num_samples)
+    ref_energies = None if ref is None else np.asarray(energy_fn(jnp.asarray(ref)))
     if ref is not None and finite.sum() >= 2:
         metrics["energy_w2"] = discrepancies.wasserstein2_1d(energies[finite], ref_energies)
         if particles:

@@ -323,6 +323,13 @@ class AdjointSampling:
         }
         return new, metrics
 
+    def backward_log_weights(self, params, key, x_target) -> jax.Array:
+        """Path log-weights of base-bridge paths drawn backward from target samples ``x_target`` (for the EUBO)."""
+        chain = adjoint_chain(self.schedule, self.settings.nfe)
+        states = sde.simulate_backward(chain, self.space, key, self.space.project(jnp.asarray(x_target)))
+        log_rn = sde.log_rn_along(chain, self.drift(jax.lax.stop_gradient(params)), self.space, states)
+        return sde.path_log_weights(chain, self.space, self.target.log_prob, states[-1], log_rn)
+
     def sample(self, params, key, num_samples: int) -> WeightedSamples:
         """``num_samples`` terminal states with their Girsanov path log-weights (:func:`path_log_weights`)."""
         roll = self.rollout(params, key, num_samples)

@@ -1,0 +1,217 @@
+"""PIS and DDS on the shared controlled-SDE core, trainable with the reverse KL, log-variance or trajectory balance.
+
+* **PIS**, the Path Integral Sampler (Zhang & Chen 2022, ICLR): ``x_0 = 0``,
+  Euler-Maruyama of ``dX = s(t) u dt + s(t) dW`` with the cosine schedule
+  (:class:`~jaxsamp.learned.sde.CosineNoiseSchedule`, ``sigma_max = max_diffusion``);
+  the score input of the control is ``t grad log rho`` (the Beyond-ELBOs code's
+  ``(1 - step/T) log rho`` in forward time).
+* **DDS**, the Denoising Diffusion Sampler (Vargas, Grathwohl & Doucet 2023,
+  ICLR): the Ornstein-Uhlenbeck process stationary at ``N(0, init_std^2)``, its
+  exponential integrator ``x' = sqrt(1 - b^2) x + b^2 u + b init_std xi`` with the
+  squared-cosine step scheme (:func:`~jaxsamp.learned.sde.cosine_ou_betas`,
+  ``noise_scale`` 6); the score input is ``grad log rho``.
+
+Both use the Langevin-preconditioned network (:class:`~jaxsamp.nets.langevin_net.LangevinNet`)
+and the exact discrete Girsanov weights of :mod:`jaxsamp.learned.sde`. The loss
+(:mod:`jaxsamp.learned.path_losses`):
+
+* ``kl``: the negative ELBO, differentiated through the simulated paths
+  (``jax.checkpoint`` per step bounds the memory);
+* ``log_variance``: the variance of the path log-weights (VarGrad) on paths of a
+  stop-gradient copy of the control (Richter & Berner 2024): no
+  backpropagation through the SDE;
+* ``trajectory_balance``: the same paths, ``(log Z - log w)^2`` with a learned
+  ``log Z`` (Malkin et al. 2022; Sendera et al. 2024).
+
+Defaults are the Beyond-ELBOs benchmark's (Blessing et al. 2024, ``configs/algorithm/pis.yaml``,
+``dds.yaml``): 128 steps, two GELU layers of 64, learning rate 5e-4, gradient
+clip 1; ``max_diffusion`` and ``init_std`` are per target (funnel 4 / 1, GMM40 160
+/ 40, many-well 4 / 1). Unlike that code, the noise and the start are not
+clipped, so the weights stay exact.
+
+Cost: every step of every path evaluates the target's gradient once for the
+control's score input (and once more along stored paths for the off-policy
+losses), plus the log density at the end: ``energy_evals`` counts them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+from jaxsamp.core.errors import InputError
+from jaxsamp.core.protocols import Trainer, WeightedSamples
+from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields
+from jaxsamp.learned import path_losses, sde
+from jaxsamp.nets.langevin_net import LangevinNet
+
+METHODS = ("pis", "dds")
+LOSSES = ("kl", "log_variance", "trajectory_balance")
+
+
+@dataclasses.dataclass(frozen=True)
+class DiffusionSettings:
+    """Hyper-parameters of PIS / DDS (``sampler.params`` of a ``kind: diffusion`` config).
+
+    Attributes
+    ----------
+    loss : {"kl", "log_variance", "trajectory_balance"}
+    num_steps : int
+        Steps of the discretised SDE.
+    hidden, num_layers : int
+        Width and depth of :class:`~jaxsamp.nets.langevin_net.LangevinNet`.
+    max_diffusion : float
+        PIS: ``sigma_max`` of the cosine schedule (its noise starts near ``max_diffusion / 2``).
+    init_std : float
+        DDS: standard deviation of the prior ``N(0, init_std^2 I)``.
+    noise_scale : float
+        DDS: total of the squared-cosine ``beta^2`` scheme.
+    learning_rate, log_z_learning_rate : float
+        Adam learning rates of the network and of the learned ``log Z`` (trajectory balance).
+    grad_clip : float
+        Global-norm gradient clip of the network.
+    langevin : bool
+        Give the control the target's score as an input.
+    """
+
+    loss: Annotated[str, OneOf(LOSSES)] = "kl"
+    num_steps: PositiveInt = 128
+    hidden: PositiveInt = 64
+    num_layers: PositiveInt = 2
+    max_diffusion: PositiveFloat = 4.0
+    init_std: PositiveFloat = 1.0
+    noise_scale: PositiveFloat = 6.0
+    learning_rate: PositiveFloat = 5e-4
+    log_z_learning_rate: PositiveFloat = 1e-2
+    grad_clip: PositiveFloat = 1.0
+    langevin: bool = True
+
+    def __post_init__(self):
+        check_fields(self)
+
+
+class DiffusionTrainState(NamedTuple):
+    """Training state: a plain PyTree the driver checkpoints."""
+
+    params: nnx.State
+    log_z: jax.Array
+    opt_state: optax.OptState
+    log_z_opt_state: optax.OptState
+    step: jax.Array
+    energy_evals: jax.Array
+
+
+class DiffusionSampler:
+    """PIS or DDS for ``target``: a :class:`~jaxsamp.core.Trainer` plus a sampler.
+
+    Parameters
+    ----------
+    method : {"pis", "dds"}
+    target : Target
+        A real-valued target with a flat event shape ``(d,)``.
+    settings : DiffusionSettings
+    batch_size : int
+        Paths simulated per training step.
+    """
+
+    def __init__(self, method: str, target, settings: DiffusionSettings, batch_size: int):
+        if method not in METHODS:
+            raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        if target.domain.kind != "real" or target.event_shape is None or len(target.event_shape) != 1:
+            raise InputError(f"{method} needs a real-valued target with a flat state (d,), got {target.name!r}")
+        self.method, self.target, self.settings, self.batch_size = method, target, settings, batch_size
+        self.space = sde.state_space(target)
+        k = settings.num_steps
+        if method == "pis":
+            schedule = sde.CosineNoiseSchedule(0.01, settings.max_diffusion)
+            self.chain = sde.euler_maruyama_chain(schedule, jnp.linspace(0.0, 1.0, k + 1), control_power=1)
+        else:
+            self.chain = sde.ou_chain(sde.cosine_ou_betas(k, settings.noise_scale), settings.init_std)
+        self.optimizer = optax.chain(optax.clip_by_global_norm(settings.grad_clip), optax.adam(settings.learning_rate))
+        self.log_z_optimizer = optax.adam(settings.log_z_learning_rate)
+        self.graphdef, _ = nnx.split(self._network(jax.random.key(0)))
+        self.trainer = Trainer(self.init, self.step)
+        score_evals = k if settings.langevin else 0
+        # per path: the scores along the simulation, the log density at its end, and, off-policy, the scores again
+        self.evals_per_path = score_evals + 1 + (score_evals if settings.loss != "kl" else 0)
+
+    def _network(self, key) -> LangevinNet:
+        s = self.settings
+        return LangevinNet(self.space.dim, s.hidden, s.num_layers, rngs=nnx.Rngs(key))
+
+    def control(self, params) -> sde.Control:
+        """``u(t, x)`` of network parameters ``params``, with the (annealed) target score as input."""
+        model = nnx.merge(self.graphdef, params)
+        score_fn = jax.vmap(jax.grad(self.target.log_prob))
+
+        def u(t, x):
+            if not self.settings.langevin:
+                return model(t, x, jnp.zeros_like(x))
+            score = jax.lax.stop_gradient(score_fn(x))
+            if self.method == "pis":
+                score = t[:, None] * score
+            return model(t, x, score)
+
+        return u
+
+    def init(self, key) -> DiffusionTrainState:
+        """Fresh network, ``log Z = 0`` and the two Adam states."""
+        _, params = nnx.split(self._network(key))
+        log_z = jnp.zeros(())
+        return DiffusionTrainState(
+            params, log_z, self.optimizer.init(params), self.log_z_optimizer.init(log_z), jnp.int32(0), jnp.int32(0)
+        )
+
+    def log_weights(self, x, log_rn):
+        """Path log-weights of terminal states ``x`` and their ``log dP^u/dP^ref``."""
+        return sde.path_log_weights(self.chain, self.space, self.target.log_prob, x, log_rn)
+
+    def loss(self, params, log_z, key):
+        """The configured loss on ``batch_size`` fresh paths; returns ``(loss, log_w)``."""
+        if self.settings.loss == "kl":
+            path = sde.simulate(self.chain, self.control(params), self.space, key, self.batch_size, remat=True)
+            log_w = self.log_weights(path.x, path.log_rn)
+            return path_losses.reverse_kl(log_w), log_w
+        behaviour = self.control(jax.lax.stop_gradient(params))
+        path = sde.simulate(self.chain, behaviour, self.space, key, self.batch_size, keep_states=True)
+        states = jax.lax.stop_gradient(path.states)
+        log_w = self.log_weights(states[-1], sde.log_rn_along(self.chain, self.control(params), self.space, states))
+        variate = "learned" if self.settings.loss == "trajectory_balance" else "batch_mean"
+        return path_losses.variance_loss(log_w, variate, log_z), log_w
+
+    def step(self, key, state: DiffusionTrainState) -> tuple[DiffusionTrainState, dict]:
+        """One Adam step of the network (and of ``log Z`` for trajectory balance) on fresh paths."""
+        (loss, log_w), (grads, grad_log_z) = jax.value_and_grad(self.loss, argnums=(0, 1), has_aux=True)(
+            state.params, state.log_z, key
+        )
+        updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
+        log_z_update, log_z_opt_state = self.log_z_optimizer.update(grad_log_z, state.log_z_opt_state)
+        new = DiffusionTrainState(
+            optax.apply_updates(state.params, updates),
+            optax.apply_updates(state.log_z, log_z_update),
+            opt_state,
+            log_z_opt_state,
+            state.step + 1,
+            state.energy_evals + self.batch_size * self.evals_per_path,
+        )
+        weights = WeightedSamples(None, jax.lax.stop_gradient(log_w))
+        metrics = {"loss": loss, "elbo": jnp.mean(log_w), "log_Z_hat": weights.log_Z, "ess": weights.ess,
+                   "log_z": state.log_z, "energy_evals": new.energy_evals}
+        return new, metrics
+
+    def sample(self, params, key, num_samples: int) -> WeightedSamples:
+        """``num_samples`` terminal states with their path log-weights: ``.log_Z`` estimates ``log Z``."""
+        path = sde.simulate(self.chain, self.control(jax.lax.stop_gradient(params)), self.space, key, num_samples)
+        return WeightedSamples(path.x, self.log_weights(path.x, path.log_rn), 0.0)
+
+    def backward_log_weights(self, params, key, x_target) -> jax.Array:
+        """Path log-weights of reference paths drawn backward from target samples ``x_target`` (the EUBO's paths)."""
+        states = sde.simulate_backward(self.chain, self.space, key, jnp.asarray(x_target))
+        log_rn = sde.log_rn_along(self.chain, self.control(jax.lax.stop_gradient(params)), self.space, states)
+        return self.log_weights(states[-1], log_rn)
+

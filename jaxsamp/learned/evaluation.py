@@ -1,0 +1,114 @@
+"""The evaluation protocol of the diffusion samplers (PIS, DDS, Adjoint Sampling): one function.
+
+The Beyond-ELBOs protocol (Blessing et al. 2024, ``stochastic_oc_methods.py``;
+research/paths.md §D4), on ``n`` forward paths and ``n`` paths simulated backward
+from ``n`` exact target samples:
+
+* ``elbo`` = mean forward log-weight (``<= log Z``), ``log_Z_reverse`` =
+  ``logsumexp(log w) - log n`` (importance sampling, unbiased in ``Z``), ``ess`` =
+  ``(sum w)^2 / (n sum w^2)``;
+* ``eubo`` = mean log-weight of the backward paths (``>= log Z``), ``log_Z_forward``
+  = ``-(logsumexp(-log w) - log n)`` on them (``1/Z`` unbiased);
+* their errors against the exact ``log Z`` (``_abs_err``), when it is known;
+* ``sinkhorn``: the debiased Sinkhorn divergence (``epsilon = 1e-3``) between the
+  sampler's states and the exact samples;
+* ``emc``: entropic mode coverage of the samples for mixture targets
+  (``assign_modes``), with ``modes_visited``.
+
+A sampler takes part by providing ``sample(params, key, n) -> WeightedSamples`` and
+``backward_log_weights(params, key, x_target) -> log w``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import numpy as np
+
+from jaxsamp.core.protocols import WeightedSamples
+from jaxsamp.diagnostics import discrepancies
+from jaxsamp.diagnostics.mode_coverage import entropic_mode_coverage
+
+
+def _lse(a: np.ndarray) -> float:
+    m = np.max(a)
+    return float(m + np.log(np.sum(np.exp(a - m))))
+
+
+def evaluate_path_sampler(
+    sampler,
+    params,
+    key,
+    num_samples: int,
+    reference: np.ndarray | None = None,
+    forward: WeightedSamples | None = None,
+    sinkhorn: bool = True,
+) -> dict:
+    """The protocol's figures for ``sampler`` at ``params``, as plain floats (see the module docstring).
+
+    Parameters
+    ----------
+    sampler
+        Has ``target``, ``sample`` and ``backward_log_weights``.
+    params
+        The trained network parameters.
+    key : PRNG key
+    num_samples : int
+        Forward paths, exact samples and backward paths, each.
+    reference : array (n, d), optional
+        Target samples to use instead of ``target.sample`` (for targets with a
+        reference set but no exact sampler); without either, the backward figures
+        and the Sinkhorn divergence are left out.
+    forward : WeightedSamples, optional
+        Forward samples already drawn (for example in memory-bounded batches);
+        default ``sampler.sample(params, key, num_samples)``.
+    sinkhorn : bool
+        Compute the Sinkhorn divergence (not E(n)-invariant: particle systems use
+        their geometric W2 instead).
+
+    Returns
+    -------
+    dict
+        ``elbo``, ``log_Z_reverse``, ``ess``, ``nonfinite_paths`` and, where
+        possible, ``eubo``, ``log_Z_forward``, ``sinkhorn``,
+        ``log_Z_exact`` with the ``_abs_err`` of each estimate, ``emc``,
+        ``modes_visited``. Non-finite paths are counted and left out.
+    """
+    target = sampler.target
+    k_fwd, k_ref, k_bwd = jax.random.split(key, 3)
+    if forward is None:
+        forward = jax.jit(sampler.sample, static_argnums=2)(params, k_fwd, num_samples)
+    x, log_w = np.asarray(forward.x), np.asarray(forward.log_w, np.float64)
+    finite = np.isfinite(log_w) & np.all(np.isfinite(x), axis=-1)
+    x, log_w = x[finite], log_w[finite]
+    n = len(log_w)
+    out = {"nonfinite_paths": int(num_samples - n)}
+    if n:
+        out.update(
+            elbo=float(np.mean(log_w)),
+            log_Z_reverse=_lse(log_w) - math.log(n),
+            ess=float(WeightedSamples(None, jax.numpy.asarray(log_w)).ess),
+        )
+    if reference is None and target.has_exact_samples:
+        reference = np.asarray(target.sample(k_ref, num_samples))
+    if reference is not None:
+        backward = np.asarray(jax.jit(sampler.backward_log_weights)(params, k_bwd, reference), np.float64)
+        backward = backward[np.isfinite(backward)]
+        if backward.size:
+            out.update(
+                eubo=float(np.mean(backward)),
+                log_Z_forward=-(_lse(-backward) - math.log(backward.size)),
+            )
+        if sinkhorn and n >= 2:
+            out["sinkhorn"] = float(discrepancies.sinkhorn_divergence(jax.numpy.asarray(x), jax.numpy.asarray(reference)))
+    if target.log_Z is not None:
+        out["log_Z_exact"] = float(target.log_Z)
+        for name in ("elbo", "eubo", "log_Z_reverse", "log_Z_forward"):
+            if name in out:
+                out[f"{name}_abs_err"] = abs(out[name] - float(target.log_Z))
+    if hasattr(target, "assign_modes") and n:
+        modes = target.assign_modes(jax.numpy.asarray(x))
+        out["emc"] = float(entropic_mode_coverage(modes, len(target.weights_np)))
+        out["modes_visited"] = int(np.unique(np.asarray(modes)).size)
+    return out
