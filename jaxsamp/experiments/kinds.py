@@ -2,7 +2,9 @@
 
 from jaxsamp.experiments import (
     adjoint_experiment,  # noqa: F401
+    diffusion_experiment,  # noqa: F401
     leaps_experiment,  # noqa: F401
     mcmc_experiment,  # noqa: F401
     smc_experiment,  # noqa: F401
+    tps_dps_experiment,  # noqa: F401
 )
