@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from jaxsamp.core.target import Target
+
+
+def _in_dtype(leaf, dtype):
+    """A floating-point data leaf as an array of ``dtype``; any other leaf unchanged."""
+    if isinstance(leaf, (np.ndarray, jax.Array, float)) and jnp.issubdtype(jnp.result_type(leaf), jnp.floating):
+        return jnp.asarray(leaf, dtype)
+    return leaf
 
 
 class NumpyroTarget(Target):
@@ -28,13 +38,14 @@ class NumpyroTarget(Target):
     """
 
     def __init__(self, model: Callable, args: tuple, kwargs: dict, init_key: jax.Array):
-        from numpyro.infer.util import initialize_model
+        from numpyro.infer.util import initialize_model, potential_energy
 
+        self._potential_energy = potential_energy
         info = initialize_model(init_key, model, model_args=args, model_kwargs=kwargs or None, dynamic_args=False)
         flat, self.unravel = ravel_pytree(info.param_info.z)
         self.init_position = flat
         self.name, self.event_shape = getattr(model, "__name__", "numpyro_model"), tuple(flat.shape)
-        self._potential_fn, self._postprocess_fn = info.potential_fn, info.postprocess_fn
+        self._postprocess_fn = info.postprocess_fn
         self._model, self._args, self._kwargs = model, args, kwargs
 
     def _parts(self, x) -> dict:
@@ -42,7 +53,11 @@ class NumpyroTarget(Target):
         return jax.tree.map(lambda a: a.astype(x.dtype), self.unravel(x))
 
     def _log_prob(self, x):
-        return -self._potential_fn(self._parts(x))
+        # numpyro's potential closes over the model's data; rebuilding it with the data in the
+        # state's dtype keeps float32 arrays out of a float64 trace (mixed-dtype constants from an
+        # earlier float32 compilation otherwise fail XLA's verifier under ``jax.enable_x64``).
+        args, kwargs = jax.tree.map(lambda a: _in_dtype(a, x.dtype), (self._args, self._kwargs or {}))
+        return -partial(self._potential_energy, self._model, args, kwargs)(self._parts(x))
 
     def constrain(self, x) -> dict[str, Any]:
         """Constrained values of every latent and deterministic site at one flat state ``x``."""
