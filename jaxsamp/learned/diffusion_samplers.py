@@ -27,7 +27,8 @@ Defaults are the Beyond-ELBOs benchmark's (Blessing et al. 2024, ``configs/algor
 ``dds.yaml``): 128 steps, two GELU layers of 64, learning rate 5e-4, gradient
 clip 1; ``max_diffusion`` and ``init_std`` are per target (funnel 4 / 1, GMM40 160
 / 40, many-well 4 / 1). Unlike that code, the noise and the start are not
-clipped, so the weights stay exact.
+clipped, so the weights stay exact. A batch whose gradient is not finite skips its
+update (``optax.apply_if_finite``; counted in the ``skipped_updates`` metric).
 
 Cost: every step of every path evaluates the target's gradient once for the
 control's score input (and once more along stored paths for the off-policy
@@ -52,6 +53,7 @@ from jaxsamp.nets.langevin_net import LangevinNet
 
 METHODS = ("pis", "dds")
 LOSSES = ("kl", "log_variance", "trajectory_balance")
+MAX_SKIPPED = 20  # consecutive non-finite updates skipped before one is let through
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,7 +134,11 @@ class DiffusionSampler:
             self.chain = sde.euler_maruyama_chain(schedule, jnp.linspace(0.0, 1.0, k + 1), control_power=1)
         else:
             self.chain = sde.ou_chain(sde.cosine_ou_betas(k, settings.noise_scale), settings.init_std)
-        self.optimizer = optax.chain(optax.clip_by_global_norm(settings.grad_clip), optax.adam(settings.learning_rate))
+        # a batch whose loss overflows (a path thrown into a stiff region) skips its update instead of poisoning
+        # the network; after MAX_SKIPPED such batches in a row the non-finite update goes through and the run fails
+        self.optimizer = optax.apply_if_finite(
+            optax.chain(optax.clip_by_global_norm(settings.grad_clip), optax.adam(settings.learning_rate)), MAX_SKIPPED
+        )
         self.log_z_optimizer = optax.adam(settings.log_z_learning_rate)
         self.graphdef, _ = nnx.split(self._network(jax.random.key(0)))
         self.trainer = Trainer(self.init, self.step)
@@ -201,7 +207,7 @@ class DiffusionSampler:
         )
         weights = WeightedSamples(None, jax.lax.stop_gradient(log_w))
         metrics = {"loss": loss, "elbo": jnp.mean(log_w), "log_Z_hat": weights.log_Z, "ess": weights.ess,
-                   "log_z": state.log_z, "energy_evals": new.energy_evals}
+                   "log_z": state.log_z, "energy_evals": new.energy_evals, "skipped_updates": opt_state.total_notfinite}
         return new, metrics
 
     def sample(self, params, key, num_samples: int) -> WeightedSamples:

@@ -168,16 +168,20 @@ class LinearNoiseSchedule(NamedTuple):
 def cosine_ou_betas(num_steps: int, noise_scale: float = 1.0, s: float = 0.008):
     """DDS's per-step ``beta_k^2`` in forward (prior -> target) order: a squared-cosine step scheme.
 
-    The Beyond-ELBOs ``cos_sq_fn_step_scheme``: ``noise_scale`` times the
-    normalised ``cos^4`` profile ``cos^4(pi/2 (u + s) / (1 + s))``, reversed so that
-    the first (prior-side) steps are the largest. The profile is taken at
-    ``u = k / K``, ``k = 0 .. K-1``, leaving out ``u = 1`` where it vanishes (the
-    reference's zero step, which its indexing skips). Each ``beta^2`` is clipped
-    below 1.
+    ``noise_scale`` times the normalised ``cos^4`` profile ``cos^4(pi/2 (u + s) / (1 + s))``
+    at ``u = k / K``, ``k = 0 .. K-1``: the largest steps are on the prior side and they
+    shrink towards the target, where the target's score is stiffest (DDS, Vargas,
+    Grathwohl & Doucet 2023, sec. 3: the noising process adds little noise near the
+    data). The total ``sum_k beta_k^2 = noise_scale`` sets how much of the prior the
+    reference chain forgets, ``prod_k (1 - beta_k^2) ~ exp(-noise_scale)``. The
+    Beyond-ELBOs ``cos_sq_fn_step_scheme`` has the same profile and order but clips the
+    cumulative sum at 1, which for ``noise_scale > 1`` leaves only the first few
+    prior-side steps non-zero; here the whole scheme is kept. Each ``beta^2`` is
+    clipped below 1.
     """
     u = jnp.arange(num_steps) / num_steps
     weights = jnp.cos(0.5 * jnp.pi * (u + s) / (1.0 + s)) ** 4
-    return jnp.clip(noise_scale * weights / weights.sum(), 0.0, 0.999999)[::-1]
+    return jnp.clip(noise_scale * weights / weights.sum(), 0.0, 0.999999)
 
 
 # --------------------------------------------------------------------------

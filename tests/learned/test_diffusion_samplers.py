@@ -8,6 +8,7 @@ estimate from ``n`` importance weights has a standard error of about
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from _kill_resume import assert_kill_resume_bit_identical
@@ -61,6 +62,22 @@ def test_evaluation_protocol_bounds_and_mode_coverage():
     dds = DiffusionSampler("dds", mixture, DiffusionSettings(num_steps=16, hidden=16, init_std=3.0), batch_size=8)
     mix = evaluate_path_sampler(dds, dds.init(jax.random.key(0)).params, jax.random.key(4), 1000, sinkhorn=False)
     assert 0.0 <= mix["emc"] <= 1.0 and 1 <= mix["modes_visited"] <= 4
+
+
+def test_a_non_finite_batch_skips_its_update_instead_of_poisoning_the_network():
+    """A density (and score) that is NaN on half the plane: its NaN gradients are skipped, the parameters stay unchanged."""
+    from jaxsamp.core.target import from_function
+
+    def log_prob(x):
+        return -0.5 * jnp.sum(x**2) + jnp.sqrt(x[0])
+
+    sampler = DiffusionSampler("pis", from_function(log_prob, np.zeros(2, np.float32)),
+                               DiffusionSettings(num_steps=8, hidden=16), batch_size=64)
+    state = sampler.init(jax.random.key(0))
+    new, metrics = jax.jit(sampler.step)(jax.random.key(1), state)
+    assert not np.isfinite(float(metrics["loss"])) and int(metrics["skipped_updates"]) == 1
+    for before, after in zip(jax.tree.leaves(state.params), jax.tree.leaves(new.params)):
+        np.testing.assert_array_equal(before, after)
 
 
 def test_settings_and_targets_are_checked():

@@ -61,6 +61,14 @@ def log_weights(chain, control, key, n):
     return np.asarray(sde.path_log_weights(chain, SPACE, TARGET.log_prob, path.x, path.log_rn), np.float64)
 
 
+def test_cosine_ou_betas_shrink_towards_the_target_and_sum_to_the_noise_scale():
+    """DDS takes its largest steps on the prior side; the target side, where scores are stiff, gets the smallest."""
+    betas = np.asarray(sde.cosine_ou_betas(100, 6.0))
+    assert betas.shape == (100,) and np.all(np.diff(betas) <= 0)
+    assert betas[-1] < 1e-3 * betas[0]
+    np.testing.assert_allclose(betas.sum(), 6.0, rtol=1e-5)
+
+
 @pytest.mark.parametrize("make_chain", [pis_chain, dds_chain], ids=["pis", "dds"])
 def test_zero_control_weights_are_unbiased_for_z(make_chain):
     """E[w] = Z for any chain and step count. Budget: 5 standard errors of the mean of w / Z, n = 40000."""

@@ -1,0 +1,196 @@
+"""Diffusion path samplers on the Beyond-ELBOs targets, SMC at equal evaluations, and TPS-DPS on the double well.
+
+Protocol (fixed before the first run; every variant gets the same budget):
+
+* **PIS and DDS** (``jaxsamp.learned.diffusion_samplers``), each with the ``kl`` and the
+  ``log_variance`` loss, on ``funnel`` (d = 10), ``gmm`` (40 modes, d = 2) and ``many_well``
+  (d = 32). 100 SDE steps (the published yardstick's), batches of 256 paths, learning rate 1e-3
+  (twice the Beyond-ELBOs 5e-4: the CPU budget allows ~1/40 of its 40 000 iterations), gradient
+  clip 1, LangevinNet 2 x 64, and the Beyond-ELBOs per-target scales (PIS ``max_diffusion`` 4 /
+  160 / 4, DDS ``init_std`` 1 / 40 / 1, DDS ``noise_scale`` 6). Every run trains for the same number of
+  updates per target, 600 (funnel, gmm) or 800 (many-well), so all four variants of a target spend the
+  same energy evaluations (about 3 and 8 minutes on this 2-core machine). Budgets are counted in
+  updates, not minutes, so the quality figures do not depend on machine load; ``train_minutes`` is
+  recorded for information only.
+* **Evaluation** (``jaxsamp.learned.evaluation.evaluate_path_sampler``): 2000 forward paths, 2000
+  exact samples and their backward paths. Headline: ``logz_abs_err``, the importance-weighted
+  (reverse) log Z error; also ``elbo``, ``eubo``, ``ess``, ``sinkhorn``, ``emc`` (gmm),
+  ``energy_evals`` (training) and ``train_minutes``.
+* **SMC at equal evaluations**: ``jaxsamp.smc.anneal`` along the geometric path from
+  ``N(0, s^2 I)`` (s = 1 / 40 / 2 for funnel / gmm / many-well), 2000 particles, a linear schedule
+  whose length spends the mean training evaluations of the four diffusion runs of that target and
+  seed, 5 MALA steps per level (step 0.05 / 0.5 / 0.02), resampling at ESS < 0.5:
+  ``smc_{target}_logz_abs_err``.
+* **TPS-DPS** (``jaxsamp.learned.tps_dps``) on ``double_well_2d``: the reference's settings at half
+  its energy evaluations (256 paths per rollout, 19 rollouts, annealing over the first 10, 100
+  updates of batch 256 per rollout, learning rates 1e-3 / 1e-2), with each control variate
+  (``learned`` is the headline: ``tps_thp``, ``tps_ets``, ``tps_rmsd``, ``tps_energy_evals``; then
+  ``tps_{variate}_thp`` ...); evaluation on 512 paths at 1200 K.
+* **Seeds 0, 1, 2**; each figure is recorded per seed (``..._seed{k}``) as soon as its run ends (the
+  JSON merges), and ``{figure}`` / ``{figure}_sd`` are the mean and standard deviation over the
+  seeds recorded so far (``{figure}_seeds`` counts them). Runs go seed by seed, cheapest target first.
+
+Usage: python scripts/bench_paths.py [--quick] [--groups diffusion smc tps] [--targets ...] [--seeds 0 1 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import blackjax
+import jax
+import numpy as np
+
+import benchmark_io
+import jaxsamp
+from jaxsamp.core import run
+from jaxsamp.learned.diffusion_samplers import DiffusionSampler, DiffusionSettings
+from jaxsamp.learned.evaluation import evaluate_path_sampler
+from jaxsamp.learned.tps_dps import TpsDps, TpsDpsSettings, tps_dps_figures
+
+TARGETS = {  # name: (registry params, PIS max_diffusion, DDS init_std, training updates, SMC base scale, MALA step)
+    "funnel": ({"name": "funnel", "dim": 10}, 4.0, 1.0, 600, 1.0, 0.05),
+    "gmm": ({"name": "gmm", "dim": 2, "num_modes": 40}, 160.0, 40.0, 600, 40.0, 0.5),
+    "many_well": ({"name": "many_well", "dim": 32}, 4.0, 1.0, 800, 2.0, 0.02),
+}
+METHODS, LOSSES = ("pis", "dds"), ("kl", "log_variance")
+VARIATES = ("learned", "batch_mean", "zero")
+
+
+def build_target(name: str):
+    params = dict(TARGETS[name][0])
+    return jaxsamp.targets.get(params.pop("name"), **params)
+
+
+def train_diffusion(method, loss, target_name, seed, quick):
+    """Train one PIS/DDS run for its target's number of updates; return the evaluation figures."""
+    _, max_diffusion, init_std, updates, _, _ = TARGETS[target_name]
+    target = build_target(target_name)
+    steps, batch, updates, n_eval = (16, 32, 20, 128) if quick else (100, 256, updates, 2000)
+    settings = DiffusionSettings(loss=loss, num_steps=steps, learning_rate=1e-3, max_diffusion=max_diffusion,
+                                 init_std=init_std)
+    sampler = DiffusionSampler(method, target, settings, batch)
+    key = jax.random.key(seed)
+    state = jax.jit(sampler.init)(jax.random.fold_in(key, 0))
+    start = time.perf_counter()
+    state, _ = run(sampler.step, state, jax.random.fold_in(key, 1), updates, chunk=100, progress=False)
+    train_minutes = (time.perf_counter() - start) / 60
+    figures = evaluate_path_sampler(sampler, state.params, jax.random.fold_in(key, 2), n_eval)
+    nan = float("nan")
+    out = {  # a run whose every path is non-finite has no log Z: recorded as NaN, with the count
+        "logz_abs_err": figures.get("log_Z_reverse_abs_err", nan),
+        "elbo": figures.get("elbo", nan),
+        "eubo": figures.get("eubo", nan),
+        "ess": figures.get("ess", 0.0),
+        "sinkhorn": figures.get("sinkhorn", nan),
+        "nonfinite_paths": figures["nonfinite_paths"],
+        "energy_evals": int(state.energy_evals),
+        "train_minutes": train_minutes,
+        "skipped_updates": int(state.opt_state.total_notfinite),
+    }
+    if "emc" in figures:
+        out["emc"] = figures["emc"]
+    return out
+
+
+def smc_at_budget(target_name, seed, budget, quick):
+    """Tempered SMC with 2000 particles and 5 MALA steps per level, as many levels as ``budget`` evaluations allow."""
+    from jaxsamp.smc import anneal
+    from jaxsamp.targets.annealing import geometric_path
+
+    *_, base_scale, step = TARGETS[target_name]
+    target = build_target(target_name)
+    path = geometric_path(target, base_scale=base_scale)
+    particles, mcmc_steps = (64, 2) if quick else (2000, 5)
+    levels = max(2, int(budget // (particles * (mcmc_steps + 1))))
+    schedule = np.linspace(0.0, 1.0, levels + 1)
+    result = anneal(jax.random.key(1000 + seed), path, lambda t: blackjax.mala(lambda x: path.log_prob(x, t), step),
+                    particles, schedule=schedule, num_mcmc_steps=mcmc_steps, ess_threshold=0.5)
+    return {"logz_abs_err": abs(float(result.samples.log_Z) - float(target.log_Z)),
+            "target_evals": int(result.num_target_evals), "levels": levels}
+
+
+def tps(variate, seed, quick):
+    """TPS-DPS on the double well at half the reference's evaluations; the evaluation figures."""
+    target = jaxsamp.targets.get("double_well_2d")
+    if quick:
+        settings = TpsDpsSettings(num_time_steps=50, batch_size=16, updates_per_rollout=2, annealing_rollouts=2,
+                                  control_variate=variate, learning_rate=1e-3, log_z_learning_rate=1e-2)
+        paths, rollouts, n_eval = 16, 2, 32
+    else:
+        settings = TpsDpsSettings(batch_size=256, updates_per_rollout=100, annealing_rollouts=10, control_variate=variate,
+                                  learning_rate=1e-3, log_z_learning_rate=1e-2)
+        paths, rollouts, n_eval = 256, 19, 512
+    sampler = TpsDps(target, settings, paths)
+    key = jax.random.key(seed)
+    start = time.perf_counter()
+    state, _ = run(sampler.step, sampler.init(jax.random.fold_in(key, 0)), jax.random.fold_in(key, 1), rollouts,
+                   progress=False)
+    figures = tps_dps_figures(sampler, state, jax.random.fold_in(key, 2), n_eval)
+    figures["tps_train_minutes"] = (time.perf_counter() - start) / 60
+    return figures
+
+
+def record(results: dict, name: str, seed: int, value: float, quick: bool) -> None:
+    """Store ``name`` for ``seed`` and refresh its mean / sd over the seeds recorded so far (file merged)."""
+    previous = benchmark_io.read_results("bench_paths", quick)
+    results[f"{name}_seed{seed}"] = value
+    seeds = {**{k: v for k, v in previous.items() if k.startswith(f"{name}_seed")},
+             **{k: v for k, v in results.items() if k.startswith(f"{name}_seed")}}
+    values = np.asarray(list(seeds.values()), dtype=float)
+    results[name] = float(np.mean(values))
+    results[f"{name}_sd"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+    results[f"{name}_seeds"] = len(values)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="CI-sized run (numbers not meaningful)")
+    parser.add_argument("--groups", nargs="+", choices=("diffusion", "smc", "tps"), default=["diffusion", "smc", "tps"])
+    parser.add_argument("--targets", nargs="+", choices=list(TARGETS), default=list(TARGETS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    args = parser.parse_args(argv)
+    targets = ["funnel"] if args.quick else args.targets
+    seeds = args.seeds[:1] if args.quick else args.seeds
+    variates = VARIATES[:1] if args.quick else VARIATES
+    results: dict = {}
+
+    def save():
+        path = benchmark_io.write_results("bench_paths", results, quick=args.quick, merge=True)
+        print(f"  -> {path}", flush=True)
+
+    for seed in seeds:
+        for target_name in targets:
+            evals = []
+            for method in METHODS:
+                for loss in LOSSES:
+                    if "diffusion" not in args.groups:
+                        continue
+                    figures = train_diffusion(method, loss, target_name, seed, args.quick)
+                    evals.append(figures["energy_evals"])
+                    for fig, value in figures.items():
+                        record(results, f"{method}_{loss}_{target_name}_{fig}", seed, value, args.quick)
+                    print(f"seed {seed} {method}-{loss} {target_name}: " + json.dumps(figures), flush=True)
+                    save()
+            if "smc" in args.groups:
+                budget = np.mean(evals) if evals else benchmark_io.read_results("bench_paths", args.quick).get(
+                    f"pis_kl_{target_name}_energy_evals", 1e6)
+                figures = smc_at_budget(target_name, seed, budget, args.quick)
+                for fig, value in figures.items():
+                    record(results, f"smc_{target_name}_{fig}", seed, value, args.quick)
+                print(f"seed {seed} smc {target_name}: " + json.dumps(figures), flush=True)
+                save()
+        if "tps" in args.groups:
+            for variate in variates:
+                figures = tps(variate, seed, args.quick)
+                for fig, value in figures.items():
+                    name = fig if variate == "learned" else fig.replace("tps_", f"tps_{variate}_")
+                    record(results, name, seed, value, args.quick)
+                print(f"seed {seed} tps {variate}: " + json.dumps(figures), flush=True)
+                save()
+
+
+if __name__ == "__main__":
+    main()
