@@ -7,11 +7,14 @@ Protocol (fixed before the first run; every variant gets the same budget):
   (d = 32). 100 SDE steps (the published yardstick's), batches of 256 paths, learning rate 1e-3
   (twice the Beyond-ELBOs 5e-4: the CPU budget allows ~1/40 of its 40 000 iterations), gradient
   clip 1, LangevinNet 2 x 64, and the Beyond-ELBOs per-target scales (PIS ``max_diffusion`` 4 /
-  160 / 4, DDS ``init_std`` 1 / 40 / 1, DDS ``noise_scale`` 6). Every run trains for the same number of
-  updates per target, 600 (funnel, gmm) or 800 (many-well), so all four variants of a target spend the
-  same energy evaluations (about 3 and 8 minutes on this 2-core machine). Budgets are counted in
-  updates, not minutes, so the quality figures do not depend on machine load; ``train_minutes`` is
-  recorded for information only.
+  160 / 4, DDS ``init_std`` 1 / 40 / 1, DDS ``noise_scale`` 6). The issue's CPU caps (3 minutes on
+  funnel and gmm, 8 on many-well) are turned into update counts, so that all four variants of a target
+  spend the same energy evaluations and the quality figures do not depend on machine load: the slowest
+  variant, timed alone on this 2-core machine before the first run (2.21 / 2.50 / 2.55 updates per
+  second), fits the cap: 380 (funnel), 440 (gmm) and 1200 (many-well) updates. ``train_minutes`` is
+  recorded as measured (it grows when other jobs share the machine).
+* **Mode coverage plot**: samples of the four gmm runs of each seed next to exact samples,
+  ``benchmarks/results/bench_paths_gmm_seed{k}.png``.
 * **Evaluation** (``jaxsamp.learned.evaluation.evaluate_path_sampler``): 2000 forward paths, 2000
   exact samples and their backward paths. Headline: ``logz_abs_err``, the importance-weighted
   (reverse) log Z error; also ``elbo``, ``eubo``, ``ess``, ``sinkhorn``, ``emc`` (gmm),
@@ -51,9 +54,9 @@ from jaxsamp.learned.evaluation import evaluate_path_sampler
 from jaxsamp.learned.tps_dps import TpsDps, TpsDpsSettings, tps_dps_figures
 
 TARGETS = {  # name: (registry params, PIS max_diffusion, DDS init_std, training updates, SMC base scale, MALA step)
-    "funnel": ({"name": "funnel", "dim": 10}, 4.0, 1.0, 600, 1.0, 0.05),
-    "gmm": ({"name": "gmm", "dim": 2, "num_modes": 40}, 160.0, 40.0, 600, 40.0, 0.5),
-    "many_well": ({"name": "many_well", "dim": 32}, 4.0, 1.0, 800, 2.0, 0.02),
+    "funnel": ({"name": "funnel", "dim": 10}, 4.0, 1.0, 380, 1.0, 0.05),
+    "gmm": ({"name": "gmm", "dim": 2, "num_modes": 40}, 160.0, 40.0, 440, 40.0, 0.5),
+    "many_well": ({"name": "many_well", "dim": 32}, 4.0, 1.0, 1200, 2.0, 0.02),
 }
 METHODS, LOSSES = ("pis", "dds"), ("kl", "log_variance")
 VARIATES = ("learned", "batch_mean", "zero")
@@ -92,7 +95,37 @@ def train_diffusion(method, loss, target_name, seed, quick):
     }
     if "emc" in figures:
         out["emc"] = figures["emc"]
-    return out
+    samples = np.asarray(sampler.sample(state.params, jax.random.fold_in(key, 3), n_eval).x)
+    return out, samples
+
+
+def plot_modes(target_name, seed, samples: dict, quick):
+    """Samples of each 2-D run over the target's density, with exact samples in the last panel."""
+    from jaxsamp.experiments.plots import pyplot
+
+    plt = pyplot()
+    target = build_target(target_name)
+    panels = {**samples, "exact": np.asarray(target.sample(jax.random.key(seed), len(next(iter(samples.values())))))}
+    lim = 1.15 * np.abs(panels["exact"]).max()
+    grid = np.linspace(-lim, lim, 200)
+    X, Y = np.meshgrid(grid, grid)
+    Z = np.asarray(jax.vmap(target.log_prob)(np.stack([X.ravel(), Y.ravel()], -1).astype(np.float32))).reshape(X.shape)
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.4), squeeze=False)
+    for ax, (label, pts) in zip(axes[0], panels.items()):
+        ax.contourf(X, Y, np.exp(Z - Z.max()), levels=20, cmap="Blues")
+        ax.scatter(pts[:, 0], pts[:, 1], s=2, c="C3", alpha=0.4)
+        ax.set_title(label, fontsize=9)
+        ax.set_xlim(-lim, lim)
+        ax.set_ylim(-lim, lim)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout()
+    suffix = "_quick" if quick else ""
+    path = benchmark_io.RESULTS_DIR / f"bench_paths_{target_name}_seed{seed}{suffix}.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    print(f"  -> {path}", flush=True)
 
 
 def smc_at_budget(target_name, seed, budget, quick):
@@ -152,7 +185,7 @@ def main(argv=None):
     parser.add_argument("--targets", nargs="+", choices=list(TARGETS), default=list(TARGETS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     args = parser.parse_args(argv)
-    targets = ["funnel"] if args.quick else args.targets
+    targets = ["gmm"] if args.quick else args.targets
     seeds = args.seeds[:1] if args.quick else args.seeds
     variates = VARIATES[:1] if args.quick else VARIATES
     results: dict = {}
@@ -163,17 +196,19 @@ def main(argv=None):
 
     for seed in seeds:
         for target_name in targets:
-            evals = []
+            evals, samples = [], {}
             for method in METHODS:
                 for loss in LOSSES:
                     if "diffusion" not in args.groups:
                         continue
-                    figures = train_diffusion(method, loss, target_name, seed, args.quick)
+                    figures, samples[f"{method}-{loss}"] = train_diffusion(method, loss, target_name, seed, args.quick)
                     evals.append(figures["energy_evals"])
                     for fig, value in figures.items():
                         record(results, f"{method}_{loss}_{target_name}_{fig}", seed, value, args.quick)
                     print(f"seed {seed} {method}-{loss} {target_name}: " + json.dumps(figures), flush=True)
                     save()
+            if samples and build_target(target_name).event_shape == (2,):
+                plot_modes(target_name, seed, samples, args.quick)
             if "smc" in args.groups:
                 budget = np.mean(evals) if evals else benchmark_io.read_results("bench_paths", args.quick).get(
                     f"pis_kl_{target_name}_energy_evals", 1e6)
