@@ -10,8 +10,8 @@ Protocol (fixed before the first run; every variant gets the same budget):
   160 / 4, DDS ``init_std`` 1 / 40 / 1, DDS ``noise_scale`` 6). The issue's CPU caps (3 minutes on
   funnel and gmm, 8 on many-well) are turned into update counts, so that all four variants of a target
   spend the same energy evaluations and the quality figures do not depend on machine load: the slowest
-  variant, timed alone on this 2-core machine before the first run (2.21 / 2.50 / 2.55 updates per
-  second), fits the cap: 380 (funnel), 440 (gmm) and 1200 (many-well) updates. ``train_minutes`` is
+  variant, timed alone on this 2-core machine after compilation (5.49 / 4.65 / 4.55 updates per
+  second), fits the cap: 950 (funnel), 800 (gmm) and 2100 (many-well) updates. ``train_minutes`` is
   recorded as measured (it grows when other jobs share the machine).
 * **Mode coverage plot**: samples of the four gmm runs of each seed next to exact samples,
   ``benchmarks/results/bench_paths_gmm_seed{k}.png``.
@@ -54,9 +54,9 @@ from jaxsamp.learned.evaluation import evaluate_path_sampler
 from jaxsamp.learned.tps_dps import TpsDps, TpsDpsSettings, tps_dps_figures
 
 TARGETS = {  # name: (registry params, PIS max_diffusion, DDS init_std, training updates, SMC base scale, MALA step)
-    "funnel": ({"name": "funnel", "dim": 10}, 4.0, 1.0, 380, 1.0, 0.05),
-    "gmm": ({"name": "gmm", "dim": 2, "num_modes": 40}, 160.0, 40.0, 440, 40.0, 0.5),
-    "many_well": ({"name": "many_well", "dim": 32}, 4.0, 1.0, 1200, 2.0, 0.02),
+    "funnel": ({"name": "funnel", "dim": 10}, 4.0, 1.0, 950, 1.0, 0.05),
+    "gmm": ({"name": "gmm", "dim": 2, "num_modes": 40}, 160.0, 40.0, 800, 40.0, 0.5),
+    "many_well": ({"name": "many_well", "dim": 32}, 4.0, 1.0, 2100, 2.0, 0.02),
 }
 METHODS, LOSSES = ("pis", "dds"), ("kl", "log_variance")
 VARIATES = ("learned", "batch_mean", "zero")
