@@ -166,18 +166,6 @@ def tps(variate, seed, quick):
     return figures
 
 
-def record(results: dict, name: str, seed: int, value: float, quick: bool) -> None:
-    """Store ``name`` for ``seed`` and refresh its mean / sd over the seeds recorded so far (file merged)."""
-    previous = benchmark_io.read_results("bench_paths", quick)
-    results[f"{name}_seed{seed}"] = value
-    seeds = {**{k: v for k, v in previous.items() if k.startswith(f"{name}_seed")},
-             **{k: v for k, v in results.items() if k.startswith(f"{name}_seed")}}
-    values = np.asarray(list(seeds.values()), dtype=float)
-    results[name] = float(np.mean(values))
-    results[f"{name}_sd"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
-    results[f"{name}_seeds"] = len(values)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run (numbers not meaningful)")
@@ -204,7 +192,8 @@ def main(argv=None):
                     figures, samples[f"{method}-{loss}"] = train_diffusion(method, loss, target_name, seed, args.quick)
                     evals.append(figures["energy_evals"])
                     for fig, value in figures.items():
-                        record(results, f"{method}_{loss}_{target_name}_{fig}", seed, value, args.quick)
+                        name = f"{method}_{loss}_{target_name}_{fig}"
+                        benchmark_io.record_seed(results, "bench_paths", name, seed, value, args.quick)
                     print(f"seed {seed} {method}-{loss} {target_name}: " + json.dumps(figures), flush=True)
                     save()
             if samples and build_target(target_name).event_shape == (2,):
@@ -214,7 +203,7 @@ def main(argv=None):
                     f"pis_kl_{target_name}_energy_evals", 1e6)
                 figures = smc_at_budget(target_name, seed, budget, args.quick)
                 for fig, value in figures.items():
-                    record(results, f"smc_{target_name}_{fig}", seed, value, args.quick)
+                    benchmark_io.record_seed(results, "bench_paths", f"smc_{target_name}_{fig}", seed, value, args.quick)
                 print(f"seed {seed} smc {target_name}: " + json.dumps(figures), flush=True)
                 save()
         if "tps" in args.groups:
@@ -222,7 +211,7 @@ def main(argv=None):
                 figures = tps(variate, seed, args.quick)
                 for fig, value in figures.items():
                     name = fig if variate == "learned" else fig.replace("tps_", f"tps_{variate}_")
-                    record(results, name, seed, value, args.quick)
+                    benchmark_io.record_seed(results, "bench_paths", name, seed, value, args.quick)
                 print(f"seed {seed} tps {variate}: " + json.dumps(figures), flush=True)
                 save()
 

@@ -69,3 +69,23 @@ def write_results(
         payload["figure_commands"] = {**commands, **{k: command for k in results}}
     path.write_text(json.dumps(payload, indent=2) + "\n")
     return path
+
+
+def record_seed(results: dict, script_name: str, name: str, seed: int, value: float, quick: bool = False) -> None:
+    """Store figure ``name`` for ``seed`` in ``results`` and refresh its mean / sd over every seed recorded so far.
+
+    The seeds already in the results file count too, so a protocol run seed by seed
+    (or across sessions, with ``write_results(..., merge=True)``) accumulates:
+    ``{name}_seed{k}``, ``{name}`` (mean), ``{name}_sd`` (sample sd, 0 for one seed), ``{name}_seeds``.
+    """
+    import numpy as np
+
+    previous = read_results(script_name, quick)
+    results[f"{name}_seed{seed}"] = value
+    prefix = f"{name}_seed"
+    seeds = {**{k: v for k, v in previous.items() if k.startswith(prefix) and k[len(prefix):].isdigit()},
+             **{k: v for k, v in results.items() if k.startswith(prefix) and k[len(prefix):].isdigit()}}
+    values = np.asarray(list(seeds.values()), dtype=float)
+    results[name] = float(np.mean(values))
+    results[f"{name}_sd"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+    results[f"{name}_seeds"] = len(values)

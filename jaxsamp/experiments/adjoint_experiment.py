@@ -1,10 +1,12 @@
-"""The ``adjoint`` experiment kind: train Adjoint Sampling through the driver, then evaluate it.
+"""The ``adjoint`` experiment kind: train Adjoint Sampling or ASBS through the driver, then evaluate it.
 
-Config ``sampler`` block: ``name: adjoint`` and ``params`` validated into
-:class:`~jaxsamp.learned.adjoint.AdjointSettings`. ``run.num_chains`` is the
+Config ``sampler`` block: ``name: adjoint`` with ``params`` validated into
+:class:`~jaxsamp.learned.adjoint.AdjointSettings`, or ``name: asbs`` with
+:class:`~jaxsamp.learned.asbs.AsbsSettings`. ``run.num_chains`` is the
 number of trajectories simulated per epoch (one energy gradient each) and
 ``run.num_steps`` the number of epochs (each a rollout plus
-``steps_per_epoch`` Adam steps).
+``steps_per_epoch`` Adam steps; for ASBS, corrector epochs spend no energy
+calls). Samples are drawn from the averaged (EMA) network.
 
 Evaluation (the iDEM protocol reused by Havens et al. 2025): ``run.num_eval_samples``
 samples against as many reference samples (the test split for particle
@@ -30,6 +32,7 @@ from jaxsamp.diagnostics import discrepancies, health
 from jaxsamp.diagnostics.geometric_w2 import geometric_w2
 from jaxsamp.experiments import plots
 from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
+from jaxsamp.learned.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.evaluation import evaluate_path_sampler
 
 EVAL_BATCH = 1000
@@ -65,13 +68,13 @@ def interatomic_distances(target, x: np.ndarray) -> np.ndarray:
     return np.asarray(jax.vmap(target.pair_distances)(positions)).ravel()
 
 
-def _histogram(path: Path, generated: np.ndarray, reference: np.ndarray | None, xlabel: str, title: str) -> None:
+def _histogram(path: Path, generated: np.ndarray, reference: np.ndarray | None, xlabel: str, title: str, label: str) -> None:
     plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.5))
     pooled = generated if reference is None else np.concatenate([generated, reference])
     lo, hi = np.percentile(pooled, [0.5, 99.5])
     bins = np.linspace(lo, hi, 80)
-    ax.hist(generated, bins=bins, density=True, alpha=0.6, label="adjoint sampling")
+    ax.hist(generated, bins=bins, density=True, alpha=0.6, label=label)
     if reference is not None:
         ax.hist(reference, bins=bins, density=True, histtype="step", color="k", label="reference")
     ax.set_xlabel(xlabel)
@@ -117,31 +120,35 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
         if ref is not None:
             arrays.update(reference=ref, reference_energies=ref_energies)
         np.savez(run_dir / "samples.npz", **arrays)
-        _histogram(run_dir / "energy_histogram.png", energies[finite], ref_energies, "energy", title)
+        _histogram(run_dir / "energy_histogram.png", energies[finite], ref_energies, "energy", title, sampler.method)
         if particles:
             _histogram(
                 run_dir / "distance_histogram.png", interatomic_distances(target, x[finite]),
-                None if ref is None else interatomic_distances(target, ref), "interatomic distance", title,
+                None if ref is None else interatomic_distances(target, ref), "interatomic distance", title, sampler.method,
             )
         else:
             plots.samples_against_target(run_dir, target, x[finite], ref, title)
     return metrics
 
 
+SAMPLERS = {"adjoint": (AdjointSampling, AdjointSettings), "asbs": (Asbs, AsbsSettings)}
+
+
 def check(cfg, target) -> AdjointSampling:
-    """The Adjoint Sampling settings against the target (a real-valued one), before any work."""
+    """The Adjoint Sampling / ASBS settings against the target (a real-valued one), before any work."""
     where = f"sampler {cfg.sampler.name!r}"
-    if cfg.sampler.name != "adjoint":
-        raise ConfigError(f"experiment kind 'adjoint' needs sampler.name: adjoint, got {cfg.sampler.name!r}")
-    settings = validate_dataclass(where, cfg.sampler.params, AdjointSettings)
+    if cfg.sampler.name not in SAMPLERS:
+        raise ConfigError(f"experiment kind 'adjoint' needs sampler.name: adjoint or asbs, got {cfg.sampler.name!r}")
+    sampler_class, settings_class = SAMPLERS[cfg.sampler.name]
+    settings = validate_dataclass(where, cfg.sampler.params, settings_class)
     try:
-        return AdjointSampling(target, settings, batch_size=cfg.run.num_chains)
+        return sampler_class(target, settings, batch_size=cfg.run.num_chains)
     except InputError as err:
         raise ConfigError(f"{where}: {err}", err.hint) from None
 
 
 def run_adjoint(cfg, target, sampler: AdjointSampling, run_dir: Path) -> dict:
-    """Train Adjoint Sampling on ``target`` for ``run.num_steps`` epochs; evaluate against its reference set."""
+    """Train Adjoint Sampling or ASBS on ``target`` for ``run.num_steps`` epochs; evaluate its averaged network."""
     k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
     start = time.perf_counter()
     state, trace = run(
@@ -149,21 +156,29 @@ def run_adjoint(cfg, target, sampler: AdjointSampling, run_dir: Path) -> dict:
         sampler.init(k_init),
         k_train,
         cfg.run.num_steps,
-        trace=lambda s, m: {"loss": m["loss"], "energy_mean": m["energy_mean"]},
+        trace=lambda s, m: {"loss": m["loss"], "energy_mean": m["energy_mean"],
+                            "corrector_epoch": m.get("corrector_epoch", jnp.bool_(False))},
         **cfg.driver_options(run_dir),
     )
     train_seconds = time.perf_counter() - start
+    corrector = np.asarray(trace["corrector_epoch"], bool)
+    loss, energy = np.asarray(trace["loss"]), np.asarray(trace["energy_mean"])
     metrics = {
         "epochs": cfg.run.num_steps,
         "energy_evals": int(state.energy_evals),
         "train_seconds_incl_compile": train_seconds,
-        "final_loss": float(np.mean(np.asarray(trace["loss"])[-10:])),
+        "final_loss": float(np.mean(loss[~corrector][-10:])),
     }
-    metrics.update(evaluate(sampler, state.params, k_eval, cfg.run.num_eval_samples, run_dir, cfg.name))
-    plots.trace_plot(run_dir / "training.png", {"log10 loss": np.log10(np.asarray(trace["loss"])), "rollout energy": np.asarray(trace["energy_mean"])}, cfg.name)
+    if corrector.any():
+        metrics["final_corrector_loss"] = float(np.mean(loss[corrector][-10:]))
+    metrics.update(evaluate(sampler, state.ema_params, k_eval, cfg.run.num_eval_samples, run_dir, cfg.name))
+    series = {"log10 adjoint-matching loss": np.log10(np.where(corrector, np.nan, loss)), "rollout energy": energy}
+    if corrector.any():
+        series["log10 corrector loss"] = np.log10(np.where(corrector, loss, np.nan))
+    plots.trace_plot(run_dir / "training.png", series, cfg.name)
     return metrics
 
 
-EXPERIMENTS.register("adjoint", "train Adjoint Sampling through the driver; W2, energy W2, log Z and ESS vs references")(
+EXPERIMENTS.register("adjoint", "train Adjoint Sampling or ASBS through the driver; W2, energy W2, log Z and ESS vs references")(
     ExperimentKind(check, run_adjoint)
 )

@@ -31,7 +31,7 @@ and the training loop.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, NamedTuple
+from typing import Annotated, Callable, NamedTuple
 
 import chex
 import jax
@@ -41,6 +41,7 @@ from flax import nnx
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
+from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt, check_fields
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned import sde
 from jaxsamp.learned.sde import GeometricNoiseSchedule, StateSpace, centred_normal, state_space
@@ -69,92 +70,124 @@ class Rollout(NamedTuple):
     Attributes
     ----------
     x1 : (B, D) terminal states.
-    log_rn : (B,) ``log dQ^u/dQ^base`` of the simulated Euler-Maruyama path.
+    log_rn : (B,) ``log dQ^u/dQ^base`` of the simulated path.
     path : (num_steps + 1, B, D) all states, or ``None`` unless ``keep_path``.
+    x0 : (B, D) start states (zeros for Adjoint Sampling's point mass).
     """
 
     x1: jax.Array
     log_rn: jax.Array
     path: jax.Array | None
+    x0: jax.Array
 
 
 def time_grid(nfe: int):
-    """``linspace(0, 1, nfe)``: ``nfe - 1`` Euler-Maruyama steps, as in the reference code."""
+    """``linspace(0, 1, nfe)``: ``nfe - 1`` steps, as in the reference code."""
     return jnp.linspace(0.0, 1.0, nfe)
 
 
-def adjoint_chain(schedule: GeometricNoiseSchedule, nfe: int) -> sde.GaussianChain:
-    """Euler-Maruyama of ``dX = g^2 u dt + g dW`` from ``X_0 = 0`` on :func:`time_grid` (the shared SDE core)."""
-    return sde.euler_maruyama_chain(schedule, time_grid(nfe), control_power=2)
+def adjoint_chain(schedule: GeometricNoiseSchedule, nfe: int, exact_variance: bool = True, v0: float = 0.0) -> sde.GaussianChain:
+    """``dX = g^2 u dt + g dW`` on :func:`time_grid` from ``N(0, v0)`` (``v0 = 0``: Adjoint Sampling's point mass).
 
-
-def simulate(drift, schedule: GeometricNoiseSchedule, space: StateSpace, key, num_samples: int, nfe: int, *, keep_path: bool = False) -> Rollout:
-    """Euler-Maruyama of ``dX = g^2 u dt + g dW`` from ``X_0 = 0``, every increment projected.
-
-    :func:`jaxsamp.learned.sde.simulate` on :func:`adjoint_chain`. ``drift(t, x)``
-    takes ``t`` (B,) and ``x`` (B, D); ``nfe`` grid points give ``nfe - 1`` steps.
-    The discrete path log Radon-Nikodym derivative against the base chain,
-    ``sum_k g_k^2 h_k |u_k|^2 / 2 + g_k sqrt(h_k) u_k . xi_k``, is exact for the
-    simulated Markov chain (Girsanov's theorem in discrete time).
+    ``exact_variance``: increments of variance ``nu(t_{k+1}) - nu(t_k)`` in the
+    noise and the drift (:func:`jaxsamp.learned.sde.exact_variance_chain`), so the
+    base chain ends at exactly the ``N(0, v0 + nu_1)`` the terminal adjoint assumes;
+    otherwise left-point Euler-Maruyama as in the reference code, whose base
+    variance at ``t = 1`` overshoots ``nu_1``.
     """
-    path = sde.simulate(adjoint_chain(schedule, nfe), drift, space, key, num_samples, keep_states=keep_path)
-    return Rollout(path.x, path.log_rn, path.states)
+    if exact_variance:
+        return sde.exact_variance_chain(schedule, time_grid(nfe), v0)
+    return sde.euler_maruyama_chain(schedule, time_grid(nfe), control_power=2).replace(v0=float(v0))
 
 
-def em_terminal_variance(schedule: GeometricNoiseSchedule, nfe: int):
-    """Variance ``sum_k g(t_k)^2 h_k`` of the base Euler-Maruyama chain at ``t = 1`` (-> ``nu_1``)."""
-    return adjoint_chain(schedule, nfe).reference_variances()[-1]
+def simulate(drift, chain: sde.GaussianChain, space: StateSpace, key, num_samples: int, *, keep_path: bool = False) -> Rollout:
+    """Simulate ``chain`` under the control ``drift(t (B,), x (B, D))``, every increment projected.
+
+    :func:`jaxsamp.learned.sde.simulate`; the discrete path log Radon-Nikodym
+    derivative against the base chain, ``sum_k b_k^2 |u_k|^2 / (2 c_k^2) + (b_k / c_k) u_k . xi_k``,
+    is exact for the simulated Markov chain (Girsanov's theorem in discrete time).
+    """
+    path = sde.simulate(chain, drift, space, key, num_samples, keep_states=keep_path)
+    return Rollout(path.x, path.log_rn, path.states, path.x0)
 
 
-def path_log_weights(log_prob, rollout: Rollout, schedule: GeometricNoiseSchedule, space: StateSpace, nfe: int):
+def path_log_weights(log_prob, rollout: Rollout, chain: sde.GaussianChain, space: StateSpace):
     """Importance log-weights of simulated paths for the target path measure.
 
-    ``log w = log_prob(X_1) - log N(X_1; 0, nu_hat I) - log dQ^u/dQ^base``, with
-    ``nu_hat`` the base chain's terminal variance (:func:`em_terminal_variance`)
-    and the Gaussian taken on the state subspace (:func:`jaxsamp.learned.sde.path_log_weights`):
-    ``E_u[w] = Z`` exactly for the discretised sampler (for particles: the
-    integral over the zero-COM subspace).
+    ``log w = log_prob(X_1) - log N(X_1; 0, v_K I) - log dQ^u/dQ^base``, with
+    ``v_K`` the base chain's terminal variance and the Gaussian taken on the state
+    subspace (:func:`jaxsamp.learned.sde.path_log_weights`): ``E_u[w] = Z`` exactly
+    for the discretised sampler (for particles: the integral over the zero-COM subspace).
     """
-    return sde.path_log_weights(adjoint_chain(schedule, nfe), space, log_prob, rollout.x1, rollout.log_rn)
+    return sde.path_log_weights(chain, space, log_prob, rollout.x1, rollout.log_rn)
 
 
-def terminal_adjoint(x1, grad_energy, schedule: GeometricNoiseSchedule, space: StateSpace, max_norm: float):
-    """Lean adjoint ``a_1 = COM-free(clip_per_particle(grad E(X_1), max_norm)) - X_1 / nu_1``.
+def terminal_adjoint(x1, grad_energy, schedule: GeometricNoiseSchedule):
+    """Lean adjoint ``a_1 = grad E(X_1) - X_1 / nu_1`` from a centred, clipped ``grad_energy`` (:func:`energy_gradients`).
 
-    Gradient of the terminal cost ``E + log p_1^base`` (Havens et al. 2025), with
-    the per-particle clip and the order of the reference code (``adjoint_samplers``
-    ``GraphScoreGradTermCost``; the older ``adjoint_sampling`` clips after adding the base term).
-    Shapes: ``x1``, ``grad_energy`` (B, D) -> (B, D).
+    Gradient of the terminal cost ``E + log p_1^base`` (Havens et al. 2025); the
+    per-particle clip comes before the base term, in the order of the reference
+    code (``adjoint_samplers`` ``GraphScoreGradTermCost``; the older
+    ``adjoint_sampling`` clips after adding it). ``-X_1 / nu_1`` is the base's
+    terminal score: ASBS's corrector for a point-mass prior. Shapes: (B, D) -> (B, D).
     """
     chex.assert_equal_shape([x1, grad_energy])
-    return space.project(clip_per_particle(grad_energy, space, max_norm)) - x1 / schedule.nu1
+    return grad_energy - x1 / schedule.nu1
 
 
-def bridge_sample(key, x1, t, schedule: GeometricNoiseSchedule, space: StateSpace):
-    """Draw ``X_t`` from the base bridge ``N(kappa_t X_1, nu_1 kappa_t (1 - kappa_t) I)``, ``kappa_t = nu_t / nu_1``.
+def bridge_sample(key, x1, t, schedule: GeometricNoiseSchedule, space: StateSpace, x0=None):
+    """Draw ``X_t`` from the base bridge ``N(X_0 + kappa_t (X_1 - X_0), nu_1 kappa_t (1 - kappa_t) I)``, ``kappa_t = nu_t / nu_1``.
 
-    ``x1`` (B, D), ``t`` (B,); the noise lies on the state subspace and the
-    variance is clamped at 0 (the reciprocal projection of Havens et al. 2025;
-    reference code ``VESDE.sample_posterior``).
+    ``x1`` (B, D), ``t`` (B,), ``x0`` (B, D) or ``None`` for Adjoint Sampling's
+    start at the origin; the noise lies on the state subspace and the variance is
+    clamped at 0 (the reciprocal projection of Havens et al. 2025; reference code
+    ``VESDE.sample_posterior``; ASBS, Liu et al. 2025, bridges between model pairs).
     """
     chex.assert_rank([x1, t], [2, 1])
     kappa = (schedule.nu(t) / schedule.nu1)[:, None]
     std = jnp.sqrt(jnp.maximum(schedule.nu1 * kappa * (1.0 - kappa), 0.0))
-    return kappa * x1 + std * centred_normal(key, space, (x1.shape[0],))
+    mean = kappa * x1 if x0 is None else x0 + kappa * (x1 - x0)
+    return mean + std * centred_normal(key, space, (x1.shape[0],))
 
 
-def adjoint_matching_loss(drift, key, x1, a1, schedule: GeometricNoiseSchedule, space: StateSpace):
+def adjoint_matching_loss(drift, key, x1, a1, schedule: GeometricNoiseSchedule, space: StateSpace, x0=None):
     """Reciprocal adjoint matching loss ``mean |u(t, X_t) + a_1|^2``, ``t ~ U[0, 1]``.
 
     The mean runs over the batch and the coordinates, as in the reference code.
-    ``X_t`` comes from :func:`bridge_sample`; nothing is differentiated through
-    the simulation that produced ``(x1, a1)``.
+    ``X_t`` comes from :func:`bridge_sample` (between ``x0`` and ``x1``); nothing is
+    differentiated through the simulation that produced ``(x1, a1)``.
     """
     chex.assert_equal_shape([x1, a1])
     k_t, k_b = jax.random.split(key)
     t = jax.random.uniform(k_t, (x1.shape[0],))
-    xt = bridge_sample(k_b, x1, t, schedule, space)
+    xt = bridge_sample(k_b, x1, t, schedule, space, x0)
     return jnp.mean((drift(t, xt) + a1) ** 2)
+
+
+def regression_epoch(loss_fn, optimizer, params, opt_state, ema_params, key, num_steps: int, ema_decay: float, steps_done):
+    """``num_steps`` optimiser steps on ``loss_fn(params, key)``, each followed by an update of the parameter average.
+
+    ``ema <- d * ema + (1 - d) * params`` with ``d = min(ema_decay, (1 + n) / (10 + n))``
+    after ``n`` earlier steps (``steps_done`` before this epoch): Polyak averaging
+    with the usual warm-up, so the initial network does not linger in the average
+    of a short run. Returns ``(params, opt_state, ema_params, losses)``.
+    """
+
+    def update(carry, inputs):
+        params, opt_state, ema = carry
+        k, n = inputs
+        loss, grads = jax.value_and_grad(loss_fn)(params, k)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        params = optax.apply_updates(params, updates)
+        decay = jnp.minimum(ema_decay, (1.0 + n) / (10.0 + n))
+        ema = jax.tree.map(lambda e, p: decay * e + (1.0 - decay) * p, ema, params)
+        return (params, opt_state, ema), loss
+
+    counts = jnp.asarray(steps_done, jnp.float32) + jnp.arange(num_steps, dtype=jnp.float32)
+    (params, opt_state, ema_params), losses = jax.lax.scan(
+        update, (params, opt_state, ema_params), (jax.random.split(key, num_steps), counts)
+    )
+    return params, opt_state, ema_params, losses
 
 
 class MLPDrift(nnx.Module):
@@ -189,48 +222,77 @@ class AdjointSettings:
     sigma_min, sigma_max : float
         Geometric noise schedule.
     nfe : int
-        Time-grid points of the simulation (``nfe - 1`` Euler-Maruyama steps).
+        Time-grid points of the simulation (``nfe - 1`` steps).
+    exact_variance : bool
+        Exact-variance increments (:func:`adjoint_chain`); ``False`` is the reference
+        code's left-point Euler-Maruyama.
     train_batch_size : int or None
         Buffer samples per optimiser step (default: the rollout batch).
-    buffer_size : int
-        FIFO replay-buffer capacity, in samples.
+    buffer_epochs : int
+        Replay-buffer capacity in rollouts: the buffer holds the last
+        ``buffer_epochs * batch_size`` samples, so its staleness does not change
+        with the rollout size (the paper: 10 000 samples of 512-path rollouts, about 20).
     steps_per_epoch : int
         Optimiser steps after each rollout.
     learning_rate : float
         Adam learning rate.
+    ema_decay : float
+        Per-step decay of the parameter average the sampler draws from (0: no averaging).
     max_grad_norm : float
         Per-particle clip of the energy gradient in the terminal adjoint.
     """
 
-    network: str = "egnn"
-    hidden: int = 128
-    num_layers: int = 5
-    sigma_min: float = 1e-3
-    sigma_max: float = 2.0
-    nfe: int = 1000
-    train_batch_size: int | None = None
-    buffer_size: int = 10_000
-    steps_per_epoch: int = 100
-    learning_rate: float = 1e-4
-    max_grad_norm: float = 100.0
+    network: Annotated[str, OneOf(("egnn", "mlp"))] = "egnn"
+    hidden: PositiveInt = 128
+    num_layers: PositiveInt = 5
+    sigma_min: PositiveFloat = 1e-3
+    sigma_max: PositiveFloat = 2.0
+    nfe: Annotated[int, Interval(ge=2)] = 1000
+    exact_variance: bool = True
+    train_batch_size: PositiveInt | None = None
+    buffer_epochs: PositiveInt = 20
+    steps_per_epoch: PositiveInt = 100
+    learning_rate: PositiveFloat = 1e-4
+    ema_decay: Annotated[float, Interval(ge=0, lt=1)] = 0.999
+    max_grad_norm: PositiveFloat = 100.0
 
     def __post_init__(self):
-        if self.network not in ("egnn", "mlp"):
-            raise InputError(f"network must be 'egnn' or 'mlp', got {self.network!r}")
-        if not 0 < self.sigma_min < self.sigma_max:
-            raise InputError(f"need 0 < sigma_min < sigma_max, got {self.sigma_min}, {self.sigma_max}")
-        if self.nfe < 2:
-            raise InputError(f"nfe must be >= 2, got {self.nfe}")
+        check_fields(self)
+        if not self.sigma_min < self.sigma_max:
+            raise InputError(f"need sigma_min < sigma_max, got {self.sigma_min}, {self.sigma_max}")
 
 
 class AdjointTrainState(NamedTuple):
     """Training state: a plain PyTree (network as ``nnx.split`` state) the driver checkpoints."""
 
     params: nnx.State
+    ema_params: nnx.State
     opt_state: optax.OptState
     buffer: replay.ReplayBuffer
     epoch: jax.Array
     energy_evals: jax.Array
+
+
+def drift_network(settings: AdjointSettings, space: StateSpace, key) -> nnx.Module:
+    """The control network of ``settings`` for ``space``: an EGNN for particles, else an MLP."""
+    rngs = nnx.Rngs(key)
+    if settings.network == "egnn":
+        return EGNN(space.n_particles, space.spatial_dim, settings.hidden, settings.num_layers, rngs=rngs)
+    return MLPDrift(space.dim, settings.hidden, settings.num_layers, rngs=rngs)
+
+
+def check_target(target, settings: AdjointSettings, method: str) -> None:
+    """A real-valued target, with particles when the network is an EGNN; else an :class:`InputError`."""
+    if target.domain.kind != "real":
+        raise InputError(f"{method} needs a real-valued target, got {target.domain.kind!r}")
+    if settings.network == "egnn" and not hasattr(target, "n_particles"):
+        raise InputError(f"the EGNN drift needs a particle target; {target.name!r} has no n_particles")
+
+
+def energy_gradients(target, x1, space: StateSpace, max_norm: float):
+    """Energies ``-log_prob`` (B,) and centred, per-particle clipped energy gradients (B, D) at ``x1``."""
+    energy, grad = jax.vmap(jax.value_and_grad(lambda x: -target.log_prob(x)))(x1)
+    return energy, space.project(clip_per_particle(grad, space, max_norm))
 
 
 class AdjointSampling:
@@ -250,26 +312,22 @@ class AdjointSampling:
         ``step`` is one epoch: a rollout of ``batch_size`` paths, one energy
         gradient each, into the buffer, then ``steps_per_epoch`` Adam steps on
         :func:`adjoint_matching_loss`, all in one jittable function.
+    chain : GaussianChain
+        The discretised base process (:func:`adjoint_chain`).
     """
 
+    method = "Adjoint Sampling"
+
     def __init__(self, target, settings: AdjointSettings, batch_size: int):
-        if target.domain.kind != "real":
-            raise InputError(f"Adjoint Sampling needs a real-valued target, got {target.domain.kind!r}")
-        if settings.network == "egnn" and not hasattr(target, "n_particles"):
-            raise InputError(f"the EGNN drift needs a particle target; {target.name!r} has no n_particles")
+        check_target(target, settings, self.method)
         self.target, self.settings, self.batch_size = target, settings, batch_size
         self.space = state_space(target)
         self.schedule = GeometricNoiseSchedule(settings.sigma_min, settings.sigma_max)
+        self.chain = adjoint_chain(self.schedule, settings.nfe, settings.exact_variance)
         self.train_batch_size = settings.train_batch_size or batch_size
         self.optimizer = optax.adam(settings.learning_rate)
-        self.graphdef, _ = nnx.split(self._network(jax.random.key(0)))
+        self.graphdef, _ = nnx.split(drift_network(settings, self.space, jax.random.key(0)))
         self.trainer = Trainer(self.init, self.step)
-
-    def _network(self, key) -> nnx.Module:
-        s, rngs = self.settings, nnx.Rngs(key)
-        if s.network == "egnn":
-            return EGNN(self.space.n_particles, self.space.spatial_dim, s.hidden, s.num_layers, rngs=rngs)
-        return MLPDrift(self.space.dim, s.hidden, s.num_layers, rngs=rngs)
 
     def drift(self, params: nnx.State) -> Callable:
         """The control ``u(t, x)`` of network parameters ``params``: ``(B,), (B, D) -> (B, D)``."""
@@ -277,13 +335,14 @@ class AdjointSampling:
         return lambda t, x: self.space.project(model(t, x))
 
     def init(self, key) -> AdjointTrainState:
-        """Fresh network (near-zero control for the EGNN), Adam state and an empty buffer."""
-        _, params = nnx.split(self._network(key))
+        """Fresh network (near-zero control for the EGNN), its average, Adam state and an empty buffer."""
+        _, params = nnx.split(drift_network(self.settings, self.space, key))
         example = (jnp.zeros(self.space.dim), jnp.zeros(self.space.dim))
         return AdjointTrainState(
             params=params,
+            ema_params=params,
             opt_state=self.optimizer.init(params),
-            buffer=replay.init(example, self.settings.buffer_size),
+            buffer=replay.init(example, self.settings.buffer_epochs * self.batch_size),
             epoch=jnp.int32(0),
             energy_evals=jnp.int32(0),
         )
@@ -291,47 +350,44 @@ class AdjointSampling:
     def rollout(self, params, key, num_samples: int, *, keep_path: bool = False) -> Rollout:
         """Simulate ``num_samples`` paths of the controlled SDE without gradients."""
         params = jax.lax.stop_gradient(params)
-        return simulate(self.drift(params), self.schedule, self.space, key, num_samples, self.settings.nfe, keep_path=keep_path)
+        return simulate(self.drift(params), self.chain, self.space, key, num_samples, keep_path=keep_path)
 
     def step(self, key, state: AdjointTrainState) -> tuple[AdjointTrainState, dict]:
         """One epoch: rollout, energy gradients into the buffer, ``steps_per_epoch`` Adam steps."""
         k_roll, k_train = jax.random.split(key)
         x1 = self.rollout(state.params, k_roll, self.batch_size).x1
-        energy, grad_energy = jax.vmap(jax.value_and_grad(lambda x: -self.target.log_prob(x)))(x1)
-        a1 = terminal_adjoint(x1, grad_energy, self.schedule, self.space, self.settings.max_grad_norm)
-        buffer = replay.add(state.buffer, (x1, a1))
+        energy, grad_energy = energy_gradients(self.target, x1, self.space, self.settings.max_grad_norm)
+        buffer = replay.add(state.buffer, (x1, terminal_adjoint(x1, grad_energy, self.schedule)))
 
         def loss_fn(params, k):
             kb, kl = jax.random.split(k)
             bx1, ba1 = replay.sample(buffer, kb, self.train_batch_size)
             return adjoint_matching_loss(self.drift(params), kl, bx1, ba1, self.schedule, self.space)
 
-        def update(carry, k):
-            params, opt_state = carry
-            loss, grads = jax.value_and_grad(loss_fn)(params, k)
-            updates, opt_state = self.optimizer.update(grads, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), loss
-
-        keys = jax.random.split(k_train, self.settings.steps_per_epoch)
-        (params, opt_state), losses = jax.lax.scan(update, (state.params, state.opt_state), keys)
-        new = AdjointTrainState(params, opt_state, buffer, state.epoch + 1, state.energy_evals + self.batch_size)
-        metrics = {
-            "loss": jnp.mean(losses),
-            "energy_mean": jnp.mean(energy),
-            "nonfinite": jnp.sum(~jnp.isfinite(energy)),
-            "energy_evals": new.energy_evals,
-        }
-        return new, metrics
+        params, opt_state, ema, losses = regression_epoch(
+            loss_fn, self.optimizer, state.params, state.opt_state, state.ema_params, k_train,
+            self.settings.steps_per_epoch, self.settings.ema_decay, state.epoch * self.settings.steps_per_epoch,
+        )
+        new = AdjointTrainState(params, ema, opt_state, buffer, state.epoch + 1, state.energy_evals + self.batch_size)
+        return new, epoch_metrics(losses, energy, new.energy_evals)
 
     def backward_log_weights(self, params, key, x_target) -> jax.Array:
         """Path log-weights of base-bridge paths drawn backward from target samples ``x_target`` (for the EUBO)."""
-        chain = adjoint_chain(self.schedule, self.settings.nfe)
-        states = sde.simulate_backward(chain, self.space, key, self.space.project(jnp.asarray(x_target)))
-        log_rn = sde.log_rn_along(chain, self.drift(jax.lax.stop_gradient(params)), self.space, states)
-        return sde.path_log_weights(chain, self.space, self.target.log_prob, states[-1], log_rn)
+        states = sde.simulate_backward(self.chain, self.space, key, self.space.project(jnp.asarray(x_target)))
+        log_rn = sde.log_rn_along(self.chain, self.drift(jax.lax.stop_gradient(params)), self.space, states)
+        return sde.path_log_weights(self.chain, self.space, self.target.log_prob, states[-1], log_rn)
 
     def sample(self, params, key, num_samples: int) -> WeightedSamples:
         """``num_samples`` terminal states with their Girsanov path log-weights (:func:`path_log_weights`)."""
         roll = self.rollout(params, key, num_samples)
-        log_w = path_log_weights(self.target.log_prob, roll, self.schedule, self.space, self.settings.nfe)
-        return WeightedSamples(roll.x1, log_w, 0.0)
+        return WeightedSamples(roll.x1, path_log_weights(self.target.log_prob, roll, self.chain, self.space), 0.0)
+
+
+def epoch_metrics(losses, energy, energy_evals) -> dict:
+    """Per-epoch metrics of the adjoint-matching samplers."""
+    return {
+        "loss": jnp.mean(losses),
+        "energy_mean": jnp.mean(energy),
+        "nonfinite": jnp.sum(~jnp.isfinite(energy)),
+        "energy_evals": energy_evals,
+    }

@@ -235,6 +235,22 @@ def euler_maruyama_chain(schedule, times: jax.Array, control_power: int = 1) -> 
     return GaussianChain(t, jnp.ones_like(t), g**control_power * h, g * jnp.sqrt(h), v0=0.0)
 
 
+def exact_variance_chain(schedule, times: jax.Array, v0: float = 0.0) -> GaussianChain:
+    """``dX = g^2 u dt + g dW`` with exact-variance increments: ``b_k = c_k^2 = nu(t_{k+1}) - nu(t_k)``.
+
+    Euler-Maruyama with ``g(t_k)^2 h_k`` at the left point makes the reference
+    chain's terminal variance ``sum_k g(t_k)^2 h_k`` overshoot ``nu_1`` (by 7.6 %
+    at 100 steps of the geometric schedule from 1e-3 to 1.5), while the adjoint
+    target assumes ``nu_1``; integrating ``g^2`` exactly over each step removes the
+    mismatch for the reference process (``v_K = v0 + nu_1`` to rounding) and
+    applies the same weight to the control's drift. Needs ``schedule.nu``.
+    ``v0`` is the variance of a centred Gaussian start (0: the point mass of
+    Adjoint Sampling; ASBS priors otherwise).
+    """
+    increments = jnp.diff(schedule.nu(times))
+    return GaussianChain(times[:-1], jnp.ones_like(increments), increments, jnp.sqrt(increments), v0=float(v0))
+
+
 def ou_chain(beta_squared: jax.Array, sigma: float) -> GaussianChain:
     """The exponential integrator of the OU SDE stationary at ``N(0, sigma^2)``: DDS's chain.
 
@@ -259,11 +275,13 @@ class Path(NamedTuple):
     x : (B, D) terminal states ``x_K``.
     log_rn : (B,) ``log dP^u/dP^ref`` of each path.
     states : (K + 1, B, D) every state, or ``None`` unless ``keep_states``.
+    x0 : (B, D) the start states (zeros for a point-mass start).
     """
 
     x: jax.Array
     log_rn: jax.Array
     states: jax.Array | None
+    x0: jax.Array
 
 
 def simulate(
@@ -319,7 +337,7 @@ def simulate(
     (x, log_rn), states = jax.lax.scan(step, (x0, jnp.zeros(num_samples)), (chain.t, chain.a, chain.b, chain.c, keys))
     if keep_states:
         states = jnp.concatenate([x0[None], states], axis=0)
-    return Path(x, log_rn, states)
+    return Path(x, log_rn, states, x0)
 
 
 def log_rn_along(chain: GaussianChain, control: Control, space: StateSpace, states: jax.Array) -> jax.Array:

@@ -50,24 +50,30 @@ def test_bad_settings_are_one_line_config_errors(tmp_path):
         run_experiment(load_config(path, [f"run.out_dir={tmp_path}"]), verbose=False)
 
 
-SHIPPED = sorted(p.name for p in CONFIGS.glob("adjoint_*.yaml"))
+SHIPPED = sorted(p.name for pattern in ("adjoint_*.yaml", "asbs_*.yaml") for p in CONFIGS.glob(pattern))
 SHRINK = [  # the method and schedule of each config, at a size that compiles and runs in seconds
     "sampler.params.hidden=8", "sampler.params.num_layers=1", "sampler.params.nfe=4",
-    "sampler.params.steps_per_epoch=2", "sampler.params.train_batch_size=8", "sampler.params.buffer_size=64",
+    "sampler.params.steps_per_epoch=2", "sampler.params.train_batch_size=8", "sampler.params.buffer_epochs=8",
     "run.num_chains=8", "run.num_steps=2", "run.chunk=1", "run.checkpoint_every=1", "run.progress=false",
     "run.num_eval_samples=16",
 ]
 
 
 def test_every_system_is_shipped():
-    targets = {load_config(CONFIGS / name).target.name for name in SHIPPED}
+    targets = {load_config(CONFIGS / name).target.name for name in SHIPPED if name.startswith("adjoint_")}
     assert {"dw4", "lj13", "lj55", "gmm", "many_well"} <= targets
+    asbs = {load_config(CONFIGS / name).target.name for name in SHIPPED if name.startswith("asbs_")}
+    assert {"dw4", "lj13", "lj55"} <= asbs
 
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_config_trains_and_samples_through_the_driver(name, tmp_path):
-    cfg = load_config(CONFIGS / name, [*SHRINK, f"run.out_dir={tmp_path}"])
+    """ASBS configs run one adjoint-matching and one corrector epoch (which spends no energy calls)."""
+    asbs = name.startswith("asbs_")
+    stages = ["sampler.params.adjoint_epochs=1", "sampler.params.corrector_epochs=1"] if asbs else []
+    cfg = load_config(CONFIGS / name, [*SHRINK, *stages, f"run.out_dir={tmp_path}"])
     run_dir, metrics = run_experiment(cfg, verbose=False)
-    assert metrics["energy_evals"] == 2 * 8
+    assert metrics["energy_evals"] == (1 if asbs else 2) * 8
+    assert ("final_corrector_loss" in metrics) == asbs
     assert (run_dir / "energy_histogram.png").is_file()
     assert all(np.isfinite(metrics[k]) for k in ("log_Z_reverse", "ess", "energy_w2") if metrics.get(k) is not None)

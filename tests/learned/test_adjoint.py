@@ -27,8 +27,10 @@ from jaxsamp.learned.adjoint import (
     AdjointSettings,
     GeometricNoiseSchedule,
     StateSpace,
+    adjoint_chain,
     adjoint_matching_loss,
     bridge_sample,
+    clip_per_particle,
     path_log_weights,
     simulate,
     terminal_adjoint,
@@ -89,9 +91,25 @@ def test_bridge_mean_and_variance_match_the_closed_form(space):
             np.testing.assert_allclose(xt.reshape(n, 4, 2).mean(1), 0.0, atol=1e-5)
 
 
+def test_exact_variance_steps_end_at_nu1_where_left_point_steps_overshoot():
+    """The uncontrolled sampler's terminal variance is nu_1 (to float rounding), sampled and in closed form.
+
+    Left-point Euler-Maruyama overshoots by 7.5 % at 100 steps of the geometric
+    schedule from 1e-3 to 1.5. Budget for the sampled variance: 5 standard errors,
+    sqrt(2 / n) relative, n = 20000 x 2 coordinates.
+    """
+    schedule = GeometricNoiseSchedule(1e-3, 1.5)
+    exact, left = adjoint_chain(schedule, 101), adjoint_chain(schedule, 101, exact_variance=False)
+    np.testing.assert_allclose(float(exact.reference_variances()[-1]), schedule.nu1, rtol=1e-6)
+    assert float(left.reference_variances()[-1]) / schedule.nu1 - 1 > 0.07
+    n = 20_000
+    x1 = np.asarray(simulate(lambda t, x: jnp.zeros_like(x), exact, PLAIN, jax.random.key(3), n).x1, np.float64)
+    assert abs(x1.var() / schedule.nu1 - 1) < 5 * np.sqrt(2 / (2 * n)), x1.var()
+
+
 def test_every_simulated_state_has_zero_centre_of_mass():
     """A drift with a non-zero mean (a constant push) is projected away at every step."""
-    roll = simulate(lambda t, x: jnp.ones_like(x) + x, SCHEDULE, PARTICLES, jax.random.key(0), 64, 30, keep_path=True)
+    roll = simulate(lambda t, x: jnp.ones_like(x) + x, adjoint_chain(SCHEDULE, 30), PARTICLES, jax.random.key(0), 64, keep_path=True)
     assert roll.path.shape == (30, 64, 8)
     np.testing.assert_allclose(np.asarray(roll.path).reshape(30, 64, 4, 2).mean(2), 0.0, atol=1e-5)
     assert np.abs(np.asarray(roll.x1)).max() > 0.5  # the states do move
@@ -100,7 +118,7 @@ def test_every_simulated_state_has_zero_centre_of_mass():
 def test_terminal_adjoint_clips_each_particle_then_centres():
     x1 = PARTICLES.project(jnp.arange(8.0)[None])
     grad = jnp.array([[300.0, 400.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0]])  # particle 0 has norm 500
-    a1 = np.asarray(terminal_adjoint(x1, grad, SCHEDULE, PARTICLES, max_norm=100.0))
+    a1 = np.asarray(terminal_adjoint(x1, PARTICLES.project(clip_per_particle(grad, PARTICLES, 100.0)), SCHEDULE))
     clipped = np.array([60.0, 80.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0]).reshape(4, 2)
     expected = (clipped - clipped.mean(0)).ravel() - np.asarray(x1[0]) / SCHEDULE.nu1
     np.testing.assert_allclose(a1[0], expected, rtol=1e-4, atol=1e-4)
@@ -122,7 +140,7 @@ def test_adjoint_matching_loss_is_minimised_by_the_closed_form_control():
     lam = 1 / s2 - 1 / nu1
     k1, k2 = jax.random.split(jax.random.key(0))
     x1 = jnp.sqrt(s2) * jax.random.normal(k1, (n, 2))
-    a1 = terminal_adjoint(x1, x1 / s2, SCHEDULE, PLAIN, max_norm=1e6)
+    a1 = terminal_adjoint(x1, x1 / s2, SCHEDULE)
 
     def loss(theta):
         def drift(t, x):
@@ -150,9 +168,10 @@ def test_adjoint_matching_loss_is_minimised_by_the_closed_form_control():
     assert informative.sum() >= k_bins - 1, (sd, gains)
 
 
+@pytest.mark.parametrize("exact_variance", [True, False], ids=["exact_variance", "euler_maruyama"])
 @pytest.mark.parametrize("space", ["vector", "particles"])
-def test_girsanov_weights_are_unbiased_for_z_with_any_drift(space):
-    """E_u[w] = Z exactly for the discretised sampler, whatever the drift and the number of steps.
+def test_girsanov_weights_are_unbiased_for_z_with_any_drift(space, exact_variance):
+    """E_u[w] = Z exactly for the discretised sampler, whatever the drift, the integrator and the number of steps.
 
     A deliberately poor drift (half the optimal gain plus an offset), 19 steps.
     Budget: 5 standard errors of the mean of w / Z over n = 50000 paths.
@@ -163,8 +182,9 @@ def test_girsanov_weights_are_unbiased_for_z_with_any_drift(space):
     else:
         target, sp = CentredGaussianParticles(s2), PARTICLES
     drift = lambda t, x: -0.5 * optimal_gain(t, s2)[:, None] * x + 0.3  # noqa: E731
-    roll = simulate(drift, SCHEDULE, sp, jax.random.key(1), n, 20)
-    log_w = np.asarray(path_log_weights(target.log_prob, roll, SCHEDULE, sp, 20), np.float64)
+    chain = adjoint_chain(SCHEDULE, 20, exact_variance)
+    roll = simulate(drift, chain, sp, jax.random.key(1), n)
+    log_w = np.asarray(path_log_weights(target.log_prob, roll, chain, sp), np.float64)
     ratio = np.exp(log_w - target.log_Z)
     assert abs(ratio.mean() - 1) < 5 * ratio.std() / np.sqrt(n), (ratio.mean(), ratio.std())
     assert ratio.std() > 0.05  # the drift is far enough from optimal for the check to bite
@@ -179,13 +199,13 @@ def test_short_training_run_matches_a_gaussian_target():
     target = Gaussian(np.array([1.0, -0.5]), np.diag([0.25, 0.64]))
     settings = AdjointSettings(
         network="mlp", hidden=32, num_layers=2, sigma_min=1e-2, sigma_max=3.0, nfe=40,
-        steps_per_epoch=50, learning_rate=2e-3, buffer_size=2048,
+        steps_per_epoch=50, learning_rate=2e-3, buffer_epochs=8,
     )
     sampler = AdjointSampling(target, settings, batch_size=256)
     state, trace = run(sampler.step, sampler.init(jax.random.key(0)), jax.random.key(1), 40, trace=lambda s, m: m, chunk=40, progress=False)
     assert int(state.energy_evals) == 40 * 256
     assert float(trace["loss"][-1]) < 0.1 * float(trace["loss"][0])
-    ws = sampler.sample(state.params, jax.random.key(2), 4000)
+    ws = sampler.sample(state.ema_params, jax.random.key(2), 4000)
     x = np.asarray(ws.x, np.float64)
     np.testing.assert_allclose(x.mean(0), [1.0, -0.5], atol=0.1)
     np.testing.assert_allclose(x.var(0), [0.25, 0.64], rtol=0.2)

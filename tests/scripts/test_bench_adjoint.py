@@ -1,4 +1,4 @@
-"""The Adjoint Sampling benchmark runs end to end at CI size and writes every figure the issue asks for."""
+"""The Adjoint Sampling / ASBS benchmark runs end to end at CI size and writes every figure the issue asks for."""
 
 import json
 import subprocess
@@ -7,16 +7,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = [
-    "dw4_w2", "dw4_energy_w2", "dw4_energy_evals", "dw4_train_minutes",
-    "lj13_w2", "lj13_energy_w2", "lj13_energy_evals", "lj13_train_minutes", "epochs_per_s_dw4",
-]
+    f"{method}_{system}_{figure}{suffix}" for method in ("as", "asbs") for system in ("dw4", "lj13")
+    for figure in ("w2", "energy_w2", "ess", "nonfinite", "energy_evals", "train_minutes") for suffix in ("", "_sd")
+] + ["epoch_seconds_dw4_paper_config", "rollout_seconds_dw4_paper_config", "dw4_w2_floor", "lj13_energy_w2_floor"]
 
 
 def test_quick_benchmark_writes_its_figures():
+    (ROOT / "benchmarks" / "results" / "bench_adjoint_quick.json").unlink(missing_ok=True)
     subprocess.run([sys.executable, "scripts/bench_adjoint.py", "--quick"], cwd=ROOT, check=True, timeout=900)
     payload = json.loads((ROOT / "benchmarks" / "results" / "bench_adjoint_quick.json").read_text())
     results = payload["results"]
     for name in FIGURES:
         assert name in results and results[name] == results[name], name  # present and not NaN
-    assert results["dw4_energy_evals"] == 3 * 32  # 3 epochs x 32 rollout paths, one gradient each
-    assert results["dw4_w2"] > 0 and results["lj13_energy_w2"] > 0
+    assert results["as_dw4_energy_evals"] == 3 * 32  # 3 epochs x 32 rollout paths, one gradient each
+    assert results["asbs_dw4_energy_evals"] == 2 * 32  # 2 adjoint epochs and 1 corrector epoch (no energy calls)
+    assert results["as_dw4_w2"] > 0 and results["asbs_lj13_energy_w2"] > 0 and results["as_dw4_w2_seeds"] == 1
