@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+import jax
 import numpy as np
 
 from jaxsamp.core import checkpoint as ckpt
@@ -70,3 +71,21 @@ def assert_kill_resume_bit_identical(child: Path, tmp_path: Path, min_arrays: in
     for name in want.files:
         np.testing.assert_array_equal(want[name], got[name], err_msg=name)
     return done
+
+
+def child_run(step, state, num_steps: int, every: int, chunk: int, checkpoint) -> dict:
+    """A child's run through the driver (checkpointing every ``every`` steps into ``checkpoint`` unless ``None``).
+
+    Returns every array of the final state (``state_{i}``) and of the per-step metrics (``trace_{name}``).
+    """
+    from jaxsamp.core import run
+
+    state, trace = run(step, state, jax.random.key(42), num_steps, trace=lambda s, m: m, chunk=chunk,
+                       progress=False, checkpoint=checkpoint, checkpoint_every=every)
+    leaves = {f"state_{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree.leaves(state))}
+    return {**{f"trace_{k}": np.asarray(v) for k, v in trace.items()}, **leaves}
+
+
+def child_main(train) -> None:
+    """``python CHILD CHECKPOINT_DIR|- OUT_NPZ``: save ``train(checkpoint)``'s arrays (``-``: no checkpoints)."""
+    np.savez(sys.argv[2], **train(None if sys.argv[1] == "-" else sys.argv[1]))

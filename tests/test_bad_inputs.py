@@ -371,7 +371,7 @@ def test_bad_run_settings_are_one_line_errors(capsys, tmp_path, overrides, fragm
          "step_size must be > 0"),
         ("name: x\nkind: leaps\ntarget: {name: gaussian}\nsampler: {name: leaps}\n", "needs a lattice target"),
         ("name: x\nkind: adjoint\ntarget: {name: gaussian}\nsampler: {name: adjoint, params: {nfe: 0}}\n", "nfe"),
-        ("name: x\nkind: adjoint\ntarget: {name: gaussian}\nsampler: {name: mala}\n", "needs sampler.name: adjoint"),
+        ("name: x\nkind: adjoint\ntarget: {name: gaussian}\nsampler: {name: mala}\n", "takes sampler name adjoint or asbs"),
         ("name: [unclosed\n", "cannot parse YAML"),
         ("target: {name: gaussian}\nsampler: {name: mala}\n", "missing required value(s): name"),
     ],

@@ -124,3 +124,23 @@ def validate_dataclass(where: str, params: dict, cls):
         raise ConfigError(f"{where}: {err}", err.hint) from None
     except TypeError as err:  # a settings class without field checks given a wrong type
         raise ConfigError(f"{where}: {err}") from None
+
+
+def build_learned_sampler(cfg, kind: str, samplers: dict, **kwargs):
+    """The sampler of ``cfg.sampler`` for experiment kind ``kind``, every problem a one-line :class:`ConfigError`.
+
+    ``samplers`` maps each accepted ``sampler.name`` to ``(build, settings_class)``;
+    ``build(settings, **kwargs)`` constructs the sampler (its :class:`InputError`,
+    say a target it cannot handle, becomes a ConfigError naming the sampler).
+    """
+    name = cfg.sampler.name
+    if name not in samplers:
+        raise ConfigError(f"experiment kind {kind!r} takes sampler name {' or '.join(samplers)}, got {name!r}")
+    build, settings_class = samplers[name]
+    where = f"sampler {name!r}"
+    settings = validate_dataclass(where, cfg.sampler.params, settings_class)
+    try:
+        return build(settings, **kwargs)
+    except InputError as err:
+        raise ConfigError(f"{where}: {err}", err.hint) from None
+

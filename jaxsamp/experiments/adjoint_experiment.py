@@ -25,8 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core import WeightedSamples, run
-from jaxsamp.core.errors import ConfigError, InputError
-from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
+from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.core.target import ReferenceUnavailableError
 from jaxsamp.diagnostics import discrepancies, health
 from jaxsamp.diagnostics.geometric_w2 import geometric_w2
@@ -136,15 +135,9 @@ SAMPLERS = {"adjoint": (AdjointSampling, AdjointSettings), "asbs": (Asbs, AsbsSe
 
 def check(cfg, target) -> AdjointSampling:
     """The Adjoint Sampling / ASBS settings against the target (a real-valued one), before any work."""
-    where = f"sampler {cfg.sampler.name!r}"
-    if cfg.sampler.name not in SAMPLERS:
-        raise ConfigError(f"experiment kind 'adjoint' needs sampler.name: adjoint or asbs, got {cfg.sampler.name!r}")
-    sampler_class, settings_class = SAMPLERS[cfg.sampler.name]
-    settings = validate_dataclass(where, cfg.sampler.params, settings_class)
-    try:
-        return sampler_class(target, settings, batch_size=cfg.run.num_chains)
-    except InputError as err:
-        raise ConfigError(f"{where}: {err}", err.hint) from None
+    samplers = {name: (lambda settings, c=c: c(target, settings, batch_size=cfg.run.num_chains), settings_class)
+                for name, (c, settings_class) in SAMPLERS.items()}
+    return build_learned_sampler(cfg, "adjoint", samplers)
 
 
 def run_adjoint(cfg, target, sampler: AdjointSampling, run_dir: Path) -> dict:

@@ -21,8 +21,7 @@ import jax
 import numpy as np
 
 from jaxsamp.core import run
-from jaxsamp.core.errors import ConfigError, InputError
-from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
+from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.diagnostics import health
 from jaxsamp.experiments import plots
 from jaxsamp.learned.diffusion_samplers import METHODS, DiffusionSampler, DiffusionSettings
@@ -31,14 +30,9 @@ from jaxsamp.learned.evaluation import evaluate_path_sampler
 
 def check(cfg, target) -> DiffusionSampler:
     """The sampler name and settings against the target, before any work."""
-    if cfg.sampler.name not in METHODS:
-        raise ConfigError(f"experiment kind 'diffusion' takes sampler name {' or '.join(METHODS)}, got {cfg.sampler.name!r}")
-    where = f"sampler {cfg.sampler.name!r}"
-    settings = validate_dataclass(where, cfg.sampler.params, DiffusionSettings)
-    try:
-        return DiffusionSampler(cfg.sampler.name, target, settings, cfg.run.num_chains)
-    except InputError as err:
-        raise ConfigError(f"{where}: {err}", err.hint) from None
+    samplers = {m: (lambda settings, m=m: DiffusionSampler(m, target, settings, cfg.run.num_chains), DiffusionSettings)
+                for m in METHODS}
+    return build_learned_sampler(cfg, "diffusion", samplers)
 
 
 def _trace(state, metrics):

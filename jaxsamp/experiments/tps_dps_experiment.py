@@ -27,8 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core import run
-from jaxsamp.core.errors import ConfigError, InputError
-from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
+from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
 from jaxsamp.learned.tps_dps import TpsDps, TpsDpsSettings, evaluate, truncated_paths
 
@@ -73,14 +72,8 @@ def paths_plot(path: Path, target, paths: list[np.ndarray], title: str) -> Path:
 
 def check(cfg, target) -> TpsDps:
     """The TPS-DPS settings against the target (a 2-D transition-path target), before any work."""
-    where = f"sampler {cfg.sampler.name!r}"
-    if cfg.sampler.name != "tps_dps":
-        raise ConfigError(f"experiment kind 'tps_dps' needs sampler.name: tps_dps, got {cfg.sampler.name!r}")
-    settings = validate_dataclass(where, cfg.sampler.params, TpsDpsSettings)
-    try:
-        return TpsDps(target, settings, num_paths=cfg.run.num_chains)
-    except InputError as err:
-        raise ConfigError(f"{where}: {err}", err.hint) from None
+    build = lambda settings: TpsDps(target, settings, num_paths=cfg.run.num_chains)  # noqa: E731
+    return build_learned_sampler(cfg, "tps_dps", {"tps_dps": (build, TpsDpsSettings)})
 
 
 def run_tps_dps(cfg, target, sampler: TpsDps, run_dir: Path) -> dict:

@@ -9,14 +9,16 @@ Usage: python _adjoint_resume_child.py CHECKPOINT_DIR|- OUT_NPZ  ("-": no checkp
 
 import os
 import sys
+from pathlib import Path
 
 import jax
-import numpy as np
 
 import jaxsamp.targets
-from jaxsamp.core import run
 from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.asbs import Asbs, AsbsSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _kill_resume import child_main, child_run  # noqa: E402
 
 NUM_STEPS, EVERY = 24, 4
 
@@ -31,13 +33,8 @@ def train(checkpoint=None) -> dict:
         sampler = Asbs(target, settings, batch_size=16)
     else:
         sampler = AdjointSampling(target, AdjointSettings(**common), batch_size=16)
-    state, trace = run(
-        sampler.step, sampler.init(jax.random.key(0)), jax.random.key(42), NUM_STEPS, trace=lambda s, m: m,
-        chunk=3, progress=False, checkpoint=checkpoint, checkpoint_every=EVERY,
-    )
-    leaves = {f"state_{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree.leaves(state))}
-    return {"loss": np.asarray(trace["loss"]), "energy": np.asarray(trace["energy_mean"]), **leaves}
+    return child_run(sampler.step, sampler.init(jax.random.key(0)), NUM_STEPS, EVERY, 3, checkpoint)
 
 
 if __name__ == "__main__":
-    np.savez(sys.argv[2], **train(None if sys.argv[1] == "-" else sys.argv[1]))
+    child_main(train)

@@ -6,13 +6,15 @@ Usage: python _leaps_resume_child.py CHECKPOINT_DIR|- OUT_NPZ  ("-": no checkpoi
 """
 
 import sys
+from pathlib import Path
 
 import jax
-import numpy as np
 
-from jaxsamp.core import run
 from jaxsamp.learned.leaps_training import LeapsSettings, make_trainer
 from jaxsamp.targets.lattice import LatticePath, ising
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _kill_resume import child_main, child_run  # noqa: E402
 
 NUM_STEPS, EVERY = 40, 4
 
@@ -25,13 +27,8 @@ def train(checkpoint=None) -> dict:
         mcmc_updates=3, learning_rate=1e-2,
     )
     trainer, _ = make_trainer(LatticePath(ising(3, 0.4407)), settings, num_walkers=8)
-    state, trace = run(
-        trainer.step, jax.jit(trainer.init)(jax.random.key(0)), jax.random.key(42), NUM_STEPS, trace=lambda s, m: m,
-        chunk=2, progress=False, checkpoint=checkpoint, checkpoint_every=EVERY,
-    )
-    leaves = {f"state_{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree.leaves(state))}
-    return {**{f"trace_{k}": np.asarray(v) for k, v in trace.items()}, **leaves}
+    return child_run(trainer.step, jax.jit(trainer.init)(jax.random.key(0)), NUM_STEPS, EVERY, 2, checkpoint)
 
 
 if __name__ == "__main__":
-    np.savez(sys.argv[2], **train(None if sys.argv[1] == "-" else sys.argv[1]))
+    child_main(train)

@@ -8,13 +8,15 @@ Usage: python _tps_dps_resume_child.py CHECKPOINT_DIR|- OUT_NPZ  ("-": no checkp
 """
 
 import sys
+from pathlib import Path
 
 import jax
-import numpy as np
 
 import jaxsamp.targets
-from jaxsamp.core import run
 from jaxsamp.learned.tps_dps import TpsDps, TpsDpsSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _kill_resume import child_main, child_run  # noqa: E402
 
 NUM_STEPS, EVERY = 12, 3
 
@@ -26,13 +28,8 @@ def train(checkpoint=None) -> dict:
         learning_rate=1e-3, annealing_rollouts=8,
     )
     sampler = TpsDps(jaxsamp.targets.get("double_well_2d"), settings, num_paths=16)
-    state, trace = run(
-        sampler.step, sampler.init(jax.random.key(0)), jax.random.key(42), NUM_STEPS, trace=lambda s, m: m,
-        chunk=1, progress=False, checkpoint=checkpoint, checkpoint_every=EVERY,
-    )
-    leaves = {f"state_{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree.leaves(state))}
-    return {**{f"trace_{k}": np.asarray(v) for k, v in trace.items()}, **leaves}
+    return child_run(sampler.step, sampler.init(jax.random.key(0)), NUM_STEPS, EVERY, 1, checkpoint)
 
 
 if __name__ == "__main__":
-    np.savez(sys.argv[2], **train(None if sys.argv[1] == "-" else sys.argv[1]))
+    child_main(train)

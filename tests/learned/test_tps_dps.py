@@ -237,7 +237,7 @@ def test_short_training_run_raises_the_hit_rate(tiny_run):
         ("sampler.params.hidden=[32,0]", "hidden"),
         ("sampler.params.buffer_size=32", "does not fit a buffer"),
         ("target.name=gaussian", "transition-path target"),
-        ("sampler.name=adjoint", "sampler.name: tps_dps"),
+        ("sampler.name=adjoint", "takes sampler name tps_dps"),
     ],
 )
 def test_bad_settings_are_one_line_config_errors_before_any_work(tmp_path, change, message):
