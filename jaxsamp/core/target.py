@@ -36,25 +36,31 @@ class Domain:
 
     Attributes
     ----------
-    kind : {"real", "spin", "categorical"}
+    kind : {"real", "spin", "categorical", "sphere"}
         ``real``: R^d (or particles); ``spin``: values in {-1, +1};
-        ``categorical``: integers in ``{0, ..., num_categories - 1}``.
+        ``categorical``: integers in ``{0, ..., num_categories - 1}``;
+        ``sphere``: unit vectors of R^d, the sphere ``S^{d-1}``.
     num_categories : int or None
         ``q`` for categorical domains.
+    ambient_dim : int or None
+        ``d`` for the sphere ``S^{d-1}``.
     """
 
     kind: str
     num_categories: int | None = None
+    ambient_dim: int | None = None
 
     def __post_init__(self):
-        if self.kind not in ("real", "spin", "categorical"):
+        if self.kind not in ("real", "spin", "categorical", "sphere"):
             raise InputError(f"unknown domain kind {self.kind!r}")
         if (self.kind == "categorical") != (self.num_categories is not None):
             raise InputError("num_categories is given exactly for categorical domains")
+        if (self.kind == "sphere") != (self.ambient_dim is not None):
+            raise InputError("ambient_dim is given exactly for sphere domains")
 
     @property
     def is_discrete(self) -> bool:
-        return self.kind != "real"
+        return self.kind in ("spin", "categorical")
 
     def contains(self, x) -> jax.Array:
         """Elementwise: is each value of ``x`` a value of this domain (finite; +-1; an integer in [0, q))?"""
@@ -67,7 +73,9 @@ class Domain:
         return jnp.isfinite(x)
 
     def describe_values(self) -> str:
-        return {"spin": "+-1", "categorical": f"integers in [0, {self.num_categories})"}.get(self.kind, "finite numbers")
+        values = {"spin": "+-1", "categorical": f"integers in [0, {self.num_categories})",
+                  "sphere": f"finite numbers (unit vectors of R^{self.ambient_dim})"}
+        return values.get(self.kind, "finite numbers")
 
 
 REAL = Domain("real")
@@ -77,6 +85,13 @@ SPIN = Domain("spin")
 def categorical(q: int) -> Domain:
     """The domain ``{0, ..., q - 1}`` per site."""
     return Domain("categorical", int(q))
+
+
+def sphere(d: int) -> Domain:
+    """The unit sphere ``S^{d-1}`` of R^d (states are unit vectors; the density is w.r.t. surface measure)."""
+    if int(d) < 2:
+        raise InputError(f"the sphere S^(d-1) needs d >= 2, got {d}")
+    return Domain("sphere", ambient_dim=int(d))
 
 
 class Target:
@@ -118,7 +133,7 @@ class Target:
             custom_message=f"{self.name}.log_prob takes one state of shape "
             f"{self.event_shape}; batch with jax.vmap",
         )
-        if self.domain.kind == "real":
+        if not self.domain.is_discrete:
             chex.assert_type(x, float)
         if not (self.check and self.domain.is_discrete):
             return self._log_prob(x)

@@ -125,7 +125,7 @@ def run_mcmc(cfg, target, params: dict, run_dir: Path) -> dict:
     kernel, state, warm = build_chains(cfg, target, params, positions, k_chain, run_dir)
     if cfg.run.shard:
         kernel, state = shard(kernel), shard_state(state)
-    continuous = target.domain.kind == "real"
+    continuous = not target.domain.is_discrete  # R^d and the sphere
     burn_in = cfg.run.burn_in
 
     def trace(s, info):

@@ -11,6 +11,7 @@ from jaxsamp.mcmc import (  # noqa: F401  (importing registers the kernels in SA
     discrete,
     randomized_midpoint,
     speculative_langevin,
+    sphere,
     ula,
 )
 from jaxsamp.mcmc.sample import Posterior, RunHealthWarning, sample

@@ -140,7 +140,7 @@ def starting_points(target, key, num_chains: int, init=None, *, scale: float = 1
     init : array, str or callable, optional
         ``None``: the target's own rule when it has one (``init_positions``:
         numpyro's uniform initialisation for numpyro models), uniform states for
-        discrete domains, else ``N(0, scale^2 I)``; ``"normal"``: ``N(0, scale^2
+        discrete domains and the sphere, else ``N(0, scale^2 I)``; ``"normal"``: ``N(0, scale^2
         I)``; ``"prior"``: the model's prior (numpyro models); an array of
         shape ``event_shape`` (every chain starts there plus ``jitter`` times
         ``N(0, I)``) or ``(num_chains, *event_shape)`` (used as given); a
@@ -162,6 +162,9 @@ def starting_points(target, key, num_chains: int, init=None, *, scale: float = 1
         positions = jnp.where(jax.random.bernoulli(key, 0.5, shape), 1.0, -1.0)
     elif init is None and kind == "categorical":
         positions = jax.random.randint(key, shape, 0, target.domain.num_categories)
+    elif init is None and kind == "sphere":
+        positions = jax.random.normal(key, shape)
+        positions = positions / jnp.linalg.norm(positions, axis=-1, keepdims=True)
     elif init is None or (isinstance(init, str) and init == "normal"):
         positions = check_float("scale", scale, gt=0) * jax.random.normal(key, shape)
     elif isinstance(init, str) and init == "prior":

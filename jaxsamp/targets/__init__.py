@@ -10,6 +10,7 @@ from jaxsamp.targets import eight_schools as _eight_schools  # noqa: F401
 from jaxsamp.targets import funnel as _funnel  # noqa: F401
 from jaxsamp.targets import many_well as _many_well  # noqa: F401
 from jaxsamp.targets import particles as _particles  # noqa: F401
+from jaxsamp.targets import sphere as _sphere  # noqa: F401
 from jaxsamp.targets import student_t_mixture as _student_t_mixture  # noqa: F401
 from jaxsamp.targets import transition_paths as _transition_paths  # noqa: F401
 from jaxsamp.targets.annealing import geometric_path
@@ -22,6 +23,7 @@ from jaxsamp.targets.many_well import ManyWell
 from jaxsamp.targets.mixture import GaussianMixture
 from jaxsamp.targets.numpyro_adapter import NumpyroTarget, from_numpyro
 from jaxsamp.targets.particles import DoubleWellParticles, LennardJones, remove_com
+from jaxsamp.targets.sphere import VmfMixture, VonMisesFisher
 from jaxsamp.targets.student_t_mixture import StudentTMixture
 from jaxsamp.targets.transition_paths import TransitionPathSpec, TransitionPathTarget
 

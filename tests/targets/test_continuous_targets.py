@@ -1,4 +1,4 @@
-"""Contract tests shared by every registered target on R^d: jit/vmap, float32/float64, errors."""
+"""Contract tests shared by every registered continuous target (R^d and the sphere): jit/vmap, float32/float64, errors."""
 
 import chex
 import jax
@@ -94,7 +94,7 @@ def test_wrong_shape_or_dtype_is_a_clear_error(target_and_states):
 def test_describe_names_what_is_exact(target_and_states):
     target, _ = target_and_states
     info = target.describe()
-    assert info["domain"] == "real" and info["event_shape"] == list(target.event_shape)
+    assert info["domain"] in ("real", "sphere") and info["event_shape"] == list(target.event_shape)
     assert info["exact_samples"] == target.has_exact_samples
 
 
