@@ -8,8 +8,10 @@ Protocol (fixed before the first run; every variant gets the same budget):
   (twice the Beyond-ELBOs 5e-4: the CPU budget allows ~1/40 of its 40 000 iterations), gradient
   clip 1, LangevinNet 2 x 64, and the Beyond-ELBOs per-target scales (PIS ``max_diffusion`` 4 /
   160 / 4, DDS ``init_std`` 1 / 40 / 1, DDS ``noise_scale`` 6). The issue's CPU caps (3 minutes on
-  funnel and gmm, 8 on many-well) are turned into update counts, so that all four variants of a target
-  spend the same energy evaluations and the quality figures do not depend on machine load: the slowest
+  funnel and gmm, 8 on many-well) are turned into update counts, equal for the four variants of a target,
+  so that the quality figures do not depend on machine load (the log-variance loss evaluates the target's
+  gradient twice per path step, to simulate and again along the stored path, so at equal updates it
+  spends twice the KL loss's energy evaluations; ``energy_evals`` records them): the slowest
   variant, timed alone on this 2-core machine after compilation (5.49 / 4.65 / 4.55 updates per
   second), fits the cap: 950 (funnel), 800 (gmm) and 2100 (many-well) updates. ``train_minutes`` is
   recorded as measured (it grows when other jobs share the machine).
