@@ -90,13 +90,20 @@ def sample_vmf(key, mu, kappa, n: int):
 
     Each draw has its own rejection loop; under ``vmap`` the batch runs until the
     slowest draw is accepted (the acceptance rate of Wood's proposal is above 0.6
-    for every ``d`` and ``kappa``, so the loop is short).
+    for every ``d`` and ``kappa``, so the loop is short). On ``S^2`` (``d = 3``) the
+    cosine comes from its closed-form inverse CDF instead, with no rejection.
     """
     mu = jnp.asarray(mu)
     dim = mu.shape[-1]
     kappa = jnp.asarray(kappa, mu.dtype)
     k_w, k_v = jax.random.split(key)
-    w = jax.vmap(lambda k: _wood_cosine(k, dim, kappa))(jax.random.split(k_w, n))
+    if dim == 3:  # the cosine has a closed-form inverse CDF on S^2: w = 1 + log(u + (1 - u) e^{-2 kappa}) / kappa
+        u = jax.random.uniform(k_w, (n,), mu.dtype)
+        safe = jnp.where(kappa > 0, kappa, 1.0)
+        w = jnp.where(kappa > 0, 1.0 + jnp.log(u + (1.0 - u) * jnp.exp(-2.0 * safe)) / safe, 2.0 * u - 1.0)
+        w = jnp.clip(w, -1.0, 1.0)
+    else:
+        w = jax.vmap(lambda k: _wood_cosine(k, dim, kappa))(jax.random.split(k_w, n))
     v = jax.random.normal(k_v, (n, dim - 1), mu.dtype)
     v = v / jnp.linalg.norm(v, axis=-1, keepdims=True)
     x = jnp.concatenate([w[:, None], jnp.sqrt(jnp.clip(1.0 - w**2, 0.0))[:, None] * v], axis=-1)
