@@ -21,13 +21,8 @@ def test_shipped_config_runs_at_small_size(name, tmp_path):
     for key in ("vmfexp_bin_frequency", "boltzmann_bin_frequency", "boltzmann_bin_probability"):
         np.testing.assert_allclose(sum(metrics[key]), 1.0, atol=1e-5)
     assert metrics["vmfexp_selections_per_s"] > 0 and metrics["boltzmann_selections_per_s"] > 0
-
-
-def test_uniform_actions_follow_boltzmann_and_the_first_order_approximation(tmp_path):
-    """d = 4, kappa = 1, 3000 uniform actions: the approximation within 10 % of Boltzmann in every populated bin."""
-    cfg = load_config(CONFIGS / "vmf_exploration_uniform.yaml", [*SMALL, f"run.out_dir={tmp_path}"])
-    _, metrics = run_experiment(cfg, verbose=False)
-    assert metrics["max_rel_dev_first_order_vs_boltzmann"] < 0.1
+    if "uniform" in name:  # d = 4, kappa = 1, 3000 uniform actions: the approximation within 10 % of Boltzmann
+        assert metrics["max_rel_dev_first_order_vs_boltzmann"] < 0.1
 
 
 def test_bad_settings_are_config_errors(tmp_path):

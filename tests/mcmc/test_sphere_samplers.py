@@ -25,16 +25,16 @@ def test_exp_and_log_maps_are_inverse():
 @pytest.mark.parametrize("make_kernel, step", [(sphere_mala, 0.15), (geodesic_random_walk, 0.3)],
                          ids=["mala", "random_walk"])
 def test_kernel_leaves_a_vmf_mixture_invariant(make_kernel, step):
-    """Start 4000 chains at exact draws, run 40 steps: mean and second moments stay the exact ones.
+    """Start 2000 chains at exact draws, run 20 steps: mean and second moments stay the exact ones.
 
-    Budget: 5 standard errors of each moment over the 4000 (independent) chains,
+    Budget: 5 standard errors of each moment over the 2000 (independent) chains,
     the errors of the exact moments themselves (from 200 000 exact draws) added.
     """
-    n = 4000
+    n = 2000
     exact = np.asarray(TARGET.sample(jax.random.key(0), 200_000), np.float64)
     start = TARGET.sample(jax.random.key(1), n)
     chains = ensemble(make_kernel(TARGET.log_prob, step))
-    state, accept = run(chains.step, chains.init(start), jax.random.key(2), 40, progress=False,
+    state, accept = run(chains.step, chains.init(start), jax.random.key(2), 20, progress=False,
                         trace=lambda s, info: info.acceptance_rate.mean())
     x = np.asarray(state.position, np.float64)
     np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0, atol=1e-5)
@@ -49,7 +49,7 @@ def test_chains_move_between_modes_and_errors():
     """From one mode, MALA chains reach the others; a bad step size is a clear error."""
     chains = ensemble(sphere_mala(TARGET.log_prob, 0.3))
     start = jnp.tile(jnp.array([1.0, 0.0, 0.0, 0.0]), (200, 1))
-    state, _ = run(chains.step, chains.init(start), jax.random.key(3), 300, progress=False)
+    state, _ = run(chains.step, chains.init(start), jax.random.key(3), 150, progress=False)
     assert float(jnp.mean(state.position[:, 1] < -0.5)) > 0.05  # some chains found the second mode
     with pytest.raises(InputError, match="step_size"):
         sphere_mala(TARGET.log_prob, -0.1)

@@ -15,9 +15,7 @@ def test_bench_vmf_quick():
                           text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(result.read_text())["results"]
-    for d in (3, 64, 256):
-        for k in (1, 100):
-            for impl in ("jaxsamp", "tfp", "scipy"):
-                assert out[f"vmf_samples_per_s_{impl}_d{d}_k{k}"] > 0
+    for impl in ("jaxsamp", "tfp", "scipy"):  # the quick run times one (d, kappa) of the grid
+        assert out[f"vmf_samples_per_s_{impl}_d64_k1"] > 0
     assert out["vmf_log_norm_max_rel_err"] < 1e-6  # the accuracy figure is exact arithmetic, not a timing
     assert out["vmfexp_selections_per_s_n1e4_d64"] > 0 and out["boltzmann_selections_per_s_n1e4_d64"] > 0
