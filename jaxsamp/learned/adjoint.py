@@ -170,7 +170,8 @@ def regression_epoch(loss_fn, optimizer, params, opt_state, ema_params, key, num
     ``ema <- d * ema + (1 - d) * params`` with ``d = min(ema_decay, (1 + n) / (10 + n))``
     after ``n`` earlier steps (``steps_done`` before this epoch): Polyak averaging
     with the usual warm-up, so the initial network does not linger in the average
-    of a short run. Returns ``(params, opt_state, ema_params, losses)``.
+    of a short run; ``ema_params=None`` keeps no average. Returns
+    ``(params, opt_state, ema_params, losses)``.
     """
 
     def update(carry, inputs):
@@ -179,8 +180,9 @@ def regression_epoch(loss_fn, optimizer, params, opt_state, ema_params, key, num
         loss, grads = jax.value_and_grad(loss_fn)(params, k)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
-        decay = jnp.minimum(ema_decay, (1.0 + n) / (10.0 + n))
-        ema = jax.tree.map(lambda e, p: decay * e + (1.0 - decay) * p, ema, params)
+        if ema is not None:
+            decay = jnp.minimum(ema_decay, (1.0 + n) / (10.0 + n))
+            ema = jax.tree.map(lambda e, p: decay * e + (1.0 - decay) * p, ema, params)
         return (params, opt_state, ema), loss
 
     counts = jnp.asarray(steps_done, jnp.float32) + jnp.arange(num_steps, dtype=jnp.float32)

@@ -214,10 +214,9 @@ class Asbs(AdjointSampling):
             h = self.drift(corrector_params)(jnp.ones(x1.shape[0], x1.dtype), x1)
             return jnp.mean((h - corrector_target(x0, x1, self.schedule, self.space)) ** 2)
 
-        # the corrector's average is not used: pass its parameters as their own (discarded) average
         params, opt_state, _, losses = regression_epoch(
-            loss_fn, self.optimizer, state.corrector_params, state.corrector_opt_state, state.corrector_params,
-            k_train, s.steps_per_epoch, 0.0, 0,
+            loss_fn, self.optimizer, state.corrector_params, state.corrector_opt_state, None, k_train,
+            s.steps_per_epoch, 0.0, 0,
         )
         new = state._replace(corrector_params=params, corrector_opt_state=opt_state, corrector_buffer=buffer,
                              epoch=state.epoch + 1)
