@@ -10,8 +10,20 @@ Protocol (fixed before the first run; run alone on the machine):
 * ``vmf_log_norm_max_rel_err``: float64 log normaliser against mpmath (40 digits) over d in {2, 3, 4,
   10, 64, 256, 1024} and kappa in {0, 1e-8, 1e-3, 0.1, 1, 10, 100, 1e3, 1e4, 1e5}.
 * ``vmfexp_selections_per_s_n1e6_d64`` and ``boltzmann_selections_per_s_n1e6_d64``: one selection for
-  each of 256 different queries over 10^6 uniform actions in d = 64 (the per-query cost: Boltzmann
-  needs every score and a softmax per query; vMF-exp one maximum-inner-product search per query, exact).
+  each of 256 different queries over 10^6 uniform actions in d = 64, kappa = 10 (the per-query cost:
+  Boltzmann needs every score and a softmax per query; vMF-exp one maximum-inner-product search per
+  query, exact).
+* vMF-exp through an inverted-file index (``jaxsamp.learned.inverted_file_index``): 1024 lists
+  (about sqrt(n)), 10 Lloyd iterations on 65 536 training vectors; ``nprobe`` is the smallest of 8, 16,
+  ..., 512 whose recall@1 against the exact search reaches 0.9 on 256 *tuning* queries (their own
+  seed), then ``vmfexp_ivf_selections_per_s_{set}`` and ``vmfexp_ivf_recall_{set}`` are measured on the
+  256 scored queries, for two action sets of 10^6 in d = 64: ``n1e6_d64`` (uniform, the worst case
+  for any index: no structure) and ``n1e6_d64_clustered`` (1000 vMF clusters of concentration 50
+  around uniform centres, like real embeddings), with ``boltzmann_selections_per_s_{set}`` and
+  ``vmfexp_ivf_speedup_vs_boltzmann_{set}``.
+* The selection-probability plot of the paper's simulation (the ``vmf_exploration_uniform`` config:
+  d = 4, kappa = 1, 10^6 uniform actions, 30 000 draws, exact search) is copied to
+  ``benchmarks/results/bench_vmf_selection_uniform.png`` with its ``max_rel_dev_*`` figures.
 
 Goals (the issue): sampling at least as fast as the faster of TFP and scipy everywhere; log normaliser
 error <= 1e-6; vMF-exp >= 10x faster than Boltzmann at n = 10^6.
@@ -29,7 +41,9 @@ import jax.numpy as jnp
 import numpy as np
 from benchmark_io import write_results
 
-from jaxsamp.learned.vmf_exploration import boltzmann_select, uniform_actions, vmf_exp_select
+from jaxsamp.experiments.vmf_experiment import VmfExplorationSettings, action_embeddings
+from jaxsamp.learned.inverted_file_index import build_ivf_index, ivf_argmax
+from jaxsamp.learned.vmf_exploration import boltzmann_select, max_inner_product, uniform_actions, vmf_exp_select
 from jaxsamp.targets.sphere import log_vmf_normalizer, sample_vmf
 
 DIMS, KAPPAS = (3, 64, 256), (1.0, 100.0)
@@ -93,18 +107,62 @@ def log_norm_error() -> float:
     return worst
 
 
-def selection_rates(n_actions: int, num_queries: int, d: int = 64, kappa: float = 10.0) -> dict:
-    actions = uniform_actions(jax.random.key(0), n_actions, d)
-    queries = uniform_actions(jax.random.key(1), num_queries, d)
-    keys = jax.random.split(jax.random.key(2), num_queries)
-    # one query after another (lax.map): each selection pays its own search, and memory stays O(n)
-    vmf = jax.jit(lambda ks, qs, x: jax.lax.map(lambda a: vmf_exp_select(a[0], a[1], x, kappa, 1)[0], (ks, qs)))
-    boltz = jax.jit(lambda ks, qs, x: jax.lax.map(lambda a: boltzmann_select(a[0], a[1], x, kappa, 1)[0], (ks, qs)))
+def selection_rates(n_actions: int, num_queries: int, num_lists: int, d: int = 64, kappa: float = 10.0) -> dict:
     tag = f"n1e{int(round(np.log10(n_actions)))}_d{d}"
-    return {
-        f"vmfexp_selections_per_s_{tag}": best_rate(lambda: vmf(keys, queries, actions).block_until_ready(), num_queries),
-        f"boltzmann_selections_per_s_{tag}": best_rate(lambda: boltz(keys, queries, actions).block_until_ready(), num_queries),
-    }
+    keys = jax.random.split(jax.random.key(2), num_queries)
+
+    def per_query(select):
+        """One query after another (lax.map): each selection pays its own search, and memory stays O(n)."""
+        return jax.jit(lambda ks, qs, x: jax.lax.map(lambda a: select(a[0], a[1], x), (ks, qs)))
+
+    boltz = per_query(lambda k, q, x: boltzmann_select(k, q, x, kappa, 1)[0])
+    exact = per_query(lambda k, q, x: vmf_exp_select(k, q, x, kappa, 1)[0])
+    out = {}
+    for name, actions in (("", uniform_actions(jax.random.key(0), n_actions, d)),
+                          ("_clustered", action_embeddings(VmfExplorationSettings(
+                              actions="clustered", num_actions=n_actions, num_clusters=min(1000, n_actions // 10),
+                              cluster_kappa=50.0), d))):
+        queries = uniform_actions(jax.random.key(1), num_queries, d)
+        tuning = uniform_actions(jax.random.key(3), num_queries, d)
+        rates = {"boltzmann": best_rate(lambda: boltz(keys, queries, actions).block_until_ready(), num_queries)}
+        if not name:
+            rates["vmfexp"] = best_rate(lambda: exact(keys, queries, actions).block_until_ready(), num_queries)
+        start = time.perf_counter()
+        index = build_ivf_index(jax.random.key(4), actions, num_lists)
+        out[f"ivf_build_seconds_{tag}{name}"] = time.perf_counter() - start
+
+        def recall(qs, nprobe):
+            directions = jax.vmap(lambda k, q: sample_vmf(k, q, kappa, 1)[0])(keys, qs)
+            found = ivf_argmax(index, directions, nprobe)
+            return float(jnp.mean(found == max_inner_product(directions, actions, "exact", 0.0)))
+
+        nprobe = next((p for p in 2 ** np.arange(3, 10) if p <= num_lists and recall(tuning, int(p)) >= 0.9), num_lists)
+        ivf = per_query(lambda k, q, x: vmf_exp_select(k, q, x, kappa, 1, nprobe=int(nprobe))[0])
+        rates["vmfexp_ivf"] = best_rate(lambda: ivf(keys, queries, index).block_until_ready(), num_queries)
+        out[f"vmfexp_ivf_nprobe_{tag}{name}"] = int(nprobe)
+        out[f"vmfexp_ivf_recall_{tag}{name}"] = recall(queries, int(nprobe))
+        for method, rate in rates.items():
+            out[f"{method}_selections_per_s_{tag}{name}"] = rate
+        out[f"vmfexp_ivf_speedup_vs_boltzmann_{tag}{name}"] = rates["vmfexp_ivf"] / rates["boltzmann"]
+        print(tag + name, {k: f"{v:.3g}" for k, v in rates.items()}, f"nprobe {nprobe}", flush=True)
+    return out
+
+
+def selection_plot(quick: bool) -> dict:
+    """Run the paper's simulation config and keep its plot next to the JSON."""
+    import shutil
+    from pathlib import Path
+
+    from jaxsamp.experiments.config import load_config
+    from jaxsamp.experiments.runner import run_experiment
+
+    root = Path(__file__).resolve().parents[1]
+    overrides = ["sampler.params.num_actions=20000", "sampler.params.num_draws=2000"] if quick else []
+    cfg = load_config(root / "configs" / "vmf_exploration_uniform.yaml", [*overrides, "run.out_dir=" + str(root / "runs")])
+    run_dir, metrics = run_experiment(cfg, verbose=False)
+    suffix = "_quick" if quick else ""
+    shutil.copy(run_dir / "selection_probabilities.png", root / "benchmarks" / "results" / f"bench_vmf_selection_uniform{suffix}.png")
+    return {f"uniform_d4_{k}": v for k, v in metrics.items() if k.startswith("max_rel_dev")}
 
 
 def main():
@@ -113,7 +171,8 @@ def main():
     args = parser.parse_args()
     results = sampling_rates(1_000, (64,), (1.0,)) if args.quick else sampling_rates(100_000)
     results["vmf_log_norm_max_rel_err"] = log_norm_error()
-    results.update(selection_rates(10_000 if args.quick else 1_000_000, 16 if args.quick else 256))
+    results.update(selection_rates(10_000, 16, 32) if args.quick else selection_rates(1_000_000, 256, 1024))
+    results.update(selection_plot(args.quick))
     for key, value in results.items():
         print(f"{key}: {value:.4g}")
     print(f"wrote {write_results('bench_vmf', results, quick=args.quick)}")

@@ -20,6 +20,10 @@ Selections are batched (``num_draws`` at once) and jittable; vMF-exp's exact
 search runs over blocks of draws and of actions with a running maximum, so memory
 stays bounded for any number of draws and actions (``n = 10^6`` fits easily), and
 Boltzmann draws use the inverse CDF of the ``n`` probabilities (``O(n + m log n)``).
+Given an :class:`~jaxsamp.learned.inverted_file_index.InvertedFileIndex` of the
+actions instead of the array, vMF-exp searches only ``nprobe`` of its lists: the
+sub-linear search that makes it cheaper than Boltzmann exploration, which must
+score every action.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsamp.core.errors import InputError
+from jaxsamp.learned.inverted_file_index import InvertedFileIndex, ivf_argmax
 from jaxsamp.targets.sphere import log_vmf_normalizer, sample_vmf
 
 SCORES_PER_CHUNK = 2**24  # approximate search: inner products computed at once (64 MB in float32)
@@ -42,7 +47,7 @@ def _check(query, actions):
         raise InputError(f"need a query (d,) and actions (n, d); got {query.shape} and {actions.shape}")
 
 
-def _best_actions(directions, actions, search: str, recall: float):
+def max_inner_product(directions, actions, search: str, recall: float):
     """``argmax_i <direction, X_i>`` for each row of ``directions`` (m, d).
 
     Exact search scans the actions in blocks of :data:`ACTION_BLOCK` for
@@ -86,31 +91,42 @@ def _best_actions(directions, actions, search: str, recall: float):
     return jax.lax.map(best, padded_dirs).reshape(-1)[:m]
 
 
-def vmf_exp_select(key, query, actions, kappa: float, num_draws: int, *, search: str = "exact", recall: float = 0.95):
+def vmf_exp_select(key, query, actions, kappa: float, num_draws: int, *, search: str = "exact", recall: float = 0.95,
+                   nprobe: int = 32):
     """``num_draws`` actions chosen by vMF-exp: ``argmax_i <V~, X_i>`` with ``V~ ~ vMF(query, kappa)``.
 
     Parameters
     ----------
     key : PRNG key
     query : (d,) unit vector ``V``.
-    actions : (n, d) unit action embeddings ``X``.
+    actions : (n, d) unit action embeddings ``X``, or an ``InvertedFileIndex`` of them
+        (:func:`~jaxsamp.learned.inverted_file_index.build_ivf_index`), searched in
+        ``nprobe`` lists (``search`` and ``recall`` are then unused).
     kappa : float
         Concentration (``0``: uniform choice).
     num_draws : int
     search : {"exact", "approximate"}
         Exact maximum inner product, or ``jax.lax.approx_max_k`` (an approximate
         top-1 that is fast on TPU and exact on CPU) with ``recall``.
+    nprobe : int
+        Lists scanned per draw when ``actions`` is an index.
 
     Returns
     -------
     (num_draws,) int32 action indices.
     """
-    query, actions = jnp.asarray(query), jnp.asarray(actions)
+    query = jnp.asarray(query)
+    if isinstance(actions, InvertedFileIndex):
+        _check(query, actions.centroids)
+        return ivf_argmax(actions, sample_vmf(key, query, kappa, num_draws), nprobe)
+    actions = jnp.asarray(actions)
     _check(query, actions)
+    if search == "ivf":
+        raise InputError("search 'ivf' needs the actions as an InvertedFileIndex (inverted_file_index.build_ivf_index)")
     if search not in SEARCHES:
         raise InputError(f"search must be one of {SEARCHES}, got {search!r}")
     directions = sample_vmf(key, query, kappa, num_draws)
-    return _best_actions(directions, actions, search, recall)
+    return max_inner_product(directions, actions, search, recall)
 
 
 def boltzmann_select(key, query, actions, kappa: float, num_draws: int):
