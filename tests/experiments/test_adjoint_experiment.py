@@ -8,7 +8,7 @@ import pytest
 
 from jaxsamp.experiments.config import load_config
 from jaxsamp.core.errors import ConfigError
-from jaxsamp.experiments.runner import resume_experiment, run_experiment
+from jaxsamp.experiments.runner import prepare, resume_experiment, run_experiment
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -66,7 +66,18 @@ def test_every_system_is_shipped():
     assert {"dw4", "lj13", "lj55"} <= asbs
 
 
-@pytest.mark.parametrize("name", SHIPPED)
+# One run per distinct code path (a flat target with an MLP; EGNN particles; ASBS, whose shipped configs all
+# use the harmonic prior); the other shipped configs are checked without training (they differ in sizes).
+RUN = ["adjoint_gmm.yaml", "adjoint_lj13.yaml", "asbs_lj13.yaml"]
+
+
+@pytest.mark.parametrize("name", sorted(set(SHIPPED) - set(RUN)))
+def test_shipped_config_is_valid(name):
+    _, _, sampler = prepare(load_config(CONFIGS / name))
+    assert sampler is not None
+
+
+@pytest.mark.parametrize("name", RUN)
 def test_shipped_config_trains_and_samples_through_the_driver(name, tmp_path):
     """ASBS configs run one adjoint-matching and one corrector epoch (which spends no energy calls)."""
     asbs = name.startswith("asbs_")

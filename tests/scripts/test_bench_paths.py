@@ -15,12 +15,10 @@ def test_bench_paths_quick():
                           text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(result.read_text())["results"]
-    for method in ("pis", "dds"):
-        for loss in ("kl", "log_variance"):
-            name = f"{method}_{loss}_gmm"
-            assert out[f"{name}_energy_evals"] > 0 and out[f"{name}_nonfinite_paths"] >= 0
-            assert f"{name}_logz_abs_err" in out and out[f"{name}_logz_abs_err_seeds"] == 1
-            assert 0.0 <= out[f"{name}_emc"] <= 1.0
+    for name in ("pis_kl_gmm", "dds_log_variance_gmm"):  # the quick run's two variants
+        assert out[f"{name}_energy_evals"] > 0 and out[f"{name}_nonfinite_paths"] >= 0
+        assert f"{name}_logz_abs_err" in out and out[f"{name}_logz_abs_err_seeds"] == 1
+        assert 0.0 <= out[f"{name}_emc"] <= 1.0
     assert out["smc_gmm_logz_abs_err"] >= 0 and out["smc_gmm_target_evals"] > 0
     assert (ROOT / "benchmarks/results/bench_paths_gmm_seed0_quick.png").stat().st_size > 0
     assert 0.0 <= out["tps_thp"] <= 100.0
