@@ -24,20 +24,40 @@ so that ``E[e^{A_t} phi(X_t)] = (Z_t / Z_0) E_{pi_t}[phi]``; hence
 Simulation (LEAPS Algorithm 1): Euler steps on a time grid ``t_0 = 0 < ... <
 t_K = 1``. At step ``k`` with ``h = t_{k+1} - t_k``:
 
-1. ``A += h K_{t_k}(X_k)`` (the pre-jump state; ``weight_point="post"`` uses the
-   state after the jump, at the same time, as the reference code does for Ising,
-   and ``"trapezoid"`` averages the integrand at both ends of the step);
-2. jump: Ising sites flip independently with probability ``clip(h ReLU(G_i), 0, 1)``
+1. jump: Ising sites flip independently with probability ``clip(h ReLU(G_i), 0, 1)``
    (several flips per step); a Potts site jumps with probability
-   ``1 - exp(-h sum_c ReLU(G_{c,i}))`` to a category drawn ``∝ ReLU(G_{c,i})``;
+   ``1 - exp(-h sum_c ReLU(G_{c,i}))`` to a category drawn ``∝ ReLU(G_{c,i})``
+   (:func:`jump_probabilities`);
+2. weight. The default rule, ``weight_point="exact"``, treats the Euler step as
+   a proposal kernel ``F_k(x -> x')`` (the product of the per-site probabilities
+   actually used, each mixed with a uniform floor ``epsilon`` so that every move
+   has positive probability) and multiplies by the standard AIS / SMC incremental
+   weight (Neal 2001; Del Moral, Doucet & Jasra 2006, eq. 31)::
+
+       w_k = pi_{t_{k+1}}(x') B_k(x' -> x) / (pi_{t_k}(x) F_k(x -> x')),
+
+   with the backward kernel ``B_k`` the Euler step of the time-reversed chain,
+   whose rates at ``x'`` are ``ReLU(-G(x', t_{k+1})) pi(y) / pi(x')`` (the in-rates
+   of local equivariance times the probability ratio), floored alike. Any
+   normalised ``B_k`` makes ``E[prod_k w_k] = Z_1 / Z_0`` exactly, at any number of
+   steps; this one makes ``w_k -> 1`` when the chain transports ``pi_t``. ``B_k``
+   needs ``G`` at ``(x', t_{k+1})``, which the next step computes anyway (one
+   network pass per step, plus one at the end; with a correction kernel, ``x'``
+   is not the next step's state and the pass is made at once). The labelled
+   quadrature rules of the continuous-time integrand are kept as options:
+   ``"pre"`` (``A += h K_{t_k}(X_k)``, the state before the jump), ``"post"`` (the
+   state after the jump, at the same time, as the reference code does for Ising)
+   and ``"trapezoid"`` (both ends of the step); they are biased at finite ``h``
+   in opposite directions (and run the jumps without the floor);
 3. optionally an MCMC correction kernel leaving ``pi_{t_{k+1}}`` invariant
    (:func:`metropolis_correction`), which does not change ``A``;
 4. optionally resampling when the ESS of ``A`` drops below a threshold; all
    walkers then carry ``log mean e^A``, so ``log Z`` stays estimated.
 
-With ``G ≡ 0`` and a correction kernel this is exactly annealed importance
-sampling (Neal 2001) on the same path; with ``G ≡ 0`` and no kernel it is
-importance sampling from the uniform base.
+With ``G ≡ 0`` and a correction kernel the ``pre`` rule is exactly annealed
+importance sampling (Neal 2001) on the same path, and the ``exact`` rule AIS with
+a floor-sized random-flip proposal before each kernel; with ``G ≡ 0`` and no
+kernel, ``pre`` is importance sampling from the uniform base.
 """
 
 from __future__ import annotations
@@ -56,7 +76,9 @@ from jaxsamp.mcmc import discrete
 
 RateFn = Callable[[jax.Array, jax.Array], jax.Array]
 Correction = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
-WEIGHT_POINTS = ("pre", "post", "trapezoid")
+WEIGHT_POINTS = ("exact", "pre", "post", "trapezoid")
+JUMP_FLOOR = 1e-4  # the exact rule's per-site floor on every move's probability
+MAX_LOG_RATIO = 50.0  # backward rates use pi(y) / pi(x') capped at e^50 (the step probability is clipped at 1)
 
 _lse = jax.scipy.special.logsumexp
 
@@ -99,25 +121,61 @@ def jarzynski_integrand(G: jax.Array, log_ratios: jax.Array, dlog_prob_dt: jax.A
     return dlog_prob_dt - (jnp.sum(in_rates * jnp.exp(log_ratios)) - jnp.sum(out_rates))
 
 
-def euler_jump(key: jax.Array, x: jax.Array, G: jax.Array, h: jax.Array) -> jax.Array:
+def jump_probabilities(x: jax.Array, rates: jax.Array, h, floor=0.0) -> jax.Array:
+    """Per-site probabilities of one Euler step over a time ``h`` with the given move rates, for ONE state.
+
+    Spins (``rates.shape == x.shape``): the flip probability of each site,
+    ``clip(h rate_i, 0, 1)``. Categories (``rates.shape == x.shape + (q,)``): the
+    law of each site's new category, staying with ``exp(-h sum_c rate_{c,i})`` and
+    moving to ``c`` with the rest in proportion to ``rate_{c,i}`` (the own
+    category's rate is ignored). With ``floor > 0`` every outcome of a site gets at
+    least ``floor``: the law is mixed with the uniform one, ``(1 - q floor) p + floor``
+    (``q = 2`` for spins).
+    """
+    if rates.shape == x.shape:
+        return (1.0 - 2.0 * floor) * jnp.clip(h * rates, 0.0, 1.0) + floor
+    q = rates.shape[-1]
+    own = jax.nn.one_hot(x, q, dtype=rates.dtype)
+    rates = rates * (1.0 - own)
+    total = jnp.sum(rates, axis=-1, keepdims=True)
+    leave = -jnp.expm1(-h * total)
+    moving = jnp.where(total > 0, leave * rates / jnp.where(total > 0, total, 1.0), 0.0)
+    return (1.0 - q * floor) * (moving + own * (1.0 - leave)) + floor
+
+
+def draw_jump(key: jax.Array, x: jax.Array, probs: jax.Array) -> jax.Array:
+    """The next state of ONE state ``x`` given its :func:`jump_probabilities`."""
+    if probs.shape == x.shape:
+        return jnp.where(jax.random.uniform(key, x.shape) < probs, -x, x)
+    return jax.random.categorical(key, jnp.log(probs), axis=-1).astype(x.dtype)
+
+
+def log_jump_probability(x: jax.Array, y: jax.Array, probs: jax.Array) -> jax.Array:
+    """``log`` of the probability that the step with per-site ``probs`` (at ``x``) lands on ``y``."""
+    if probs.shape == x.shape:
+        return jnp.sum(jnp.where(y != x, jnp.log(probs), jnp.log1p(-probs)))
+    return jnp.sum(jnp.log(jnp.take_along_axis(probs, y[..., None].astype(jnp.int32), axis=-1)))
+
+
+def euler_jump(key: jax.Array, x: jax.Array, G: jax.Array, h: jax.Array, floor=0.0) -> jax.Array:
     """One Euler step of the CTMC with out-rates ``ReLU(G)`` over a time ``h``, for ONE state.
 
     Spins (``G.shape == x.shape``): every site flips independently with
     probability ``clip(h ReLU(G_i), 0, 1)``. Categories (``G.shape == x.shape +
     (q,)``): site ``i`` jumps with probability ``1 - exp(-h sum_c ReLU(G_{c,i}))``
-    to ``c`` drawn with probability ``∝ ReLU(G_{c,i})``.
+    to ``c`` drawn with probability ``∝ ReLU(G_{c,i})``. ``floor``: see
+    :func:`jump_probabilities`.
     """
-    out_rates = jax.nn.relu(G)
-    if G.shape == x.shape:
-        flip = jax.random.uniform(key, x.shape) < jnp.clip(h * out_rates, 0.0, 1.0)
-        return jnp.where(flip, -x, x)
-    key_jump, key_cat = jax.random.split(key)
-    total = jnp.sum(out_rates, axis=-1)
-    jump = (jax.random.uniform(key_jump, x.shape) < -jnp.expm1(-h * total)) & (total > 0)
-    logits = jnp.where(out_rates > 0, jnp.log(jnp.where(out_rates > 0, out_rates, 1.0)), -jnp.inf)
-    logits = jnp.where((total > 0)[..., None], logits, 0.0)
-    new = jax.random.categorical(key_cat, logits, axis=-1).astype(x.dtype)
-    return jnp.where(jump, new, x)
+    return draw_jump(key, x, jump_probabilities(x, jax.nn.relu(G), h, floor))
+
+
+def backward_rates(G: jax.Array, log_ratios: jax.Array) -> jax.Array:
+    """Rates of the time-reversed chain at ``x``: ``ReLU(-G(x)) pi(y) / pi(x)`` for every neighbour ``y``.
+
+    ``ReLU(-G_i(x))`` is the rate of the move ``y -> x`` (local equivariance), so
+    this is the reversal ``Q(y -> x) pi(y) / pi(x)`` of the forward chain.
+    """
+    return jax.nn.relu(-G) * jnp.exp(jnp.minimum(log_ratios, MAX_LOG_RATIO))
 
 
 # --------------------------------------------------------------------------
@@ -197,13 +255,14 @@ def simulate(
     x0: jax.Array,
     ts: jax.Array,
     *,
-    weight_point: str = "pre",
+    weight_point: str = "exact",
     correction: Correction | None = None,
     resample_threshold: float | None = None,
     num_active: jax.Array | int | None = None,
     record: bool = False,
+    jump_floor: float = JUMP_FLOOR,
 ) -> Rollout:
-    """Run the LEAPS CTMC with Jarzynski weights from ``x0`` along the time grid ``ts``.
+    """Run the LEAPS CTMC with importance weights from ``x0`` along the time grid ``ts``.
 
     Parameters
     ----------
@@ -211,22 +270,23 @@ def simulate(
     rate_fn : callable
         ``rate_fn(x, t) -> G`` for ONE state (a locally equivariant network).
     path : LatticePath
-        Gives ``flip_log_ratios(x, t)`` and ``dlog_prob_dt(x, t)`` for one state.
+        Gives ``log_prob(x, t)``, ``flip_log_ratios(x, t)`` and ``dlog_prob_dt(x, t)`` for one state.
     x0 : array (M, *event_shape)
         Initial walkers, samples of ``pi_0`` (uniform).
     ts : array (K + 1,)
         Non-decreasing time grid with ``ts[0] = 0``.
-    weight_point : {"pre", "post", "trapezoid"}
-        ``pre`` (default): ``A += h K_{t_k}(X_k)``, the state before the jump.
+    weight_point : {"exact", "pre", "post", "trapezoid"}
+        ``exact`` (default): the discrete-time AIS / SMC weight of each Euler step
+        (module docstring), unbiased for ``Z_1 / Z_0`` at any number of steps.
+        ``pre``: ``A += h K_{t_k}(X_k)``, the state before the jump.
         ``post``: ``A += h K_{t_k}(X')`` at the state ``X'`` after the jump (the
         reference code's Ising convention; one more network pass per step).
         ``trapezoid``: ``A += h/2 [K_{t_k}(X_k) + K_{t_{k+1}}(X_{k+1})]``, which
-        re-uses each step's forward pass (one extra pass at the end) and removes
-        the O(h) quadrature bias of the left-point rule in ``log Z`` (the mean of
-        ``K_t`` is ``d_t log Z_t``, which grows along the path).
+        re-uses each step's forward pass (one extra pass at the end).
     correction : callable, optional
         ``correction(key, x, t) -> x`` leaving ``pi_t`` invariant, applied after
-        every jump at ``t = t_{k+1}`` (:func:`metropolis_correction`).
+        every jump at ``t = t_{k+1}`` (:func:`metropolis_correction`); it leaves
+        the weights unchanged.
     resample_threshold : float, optional
         Resample (systematic) whenever the normalised ESS of ``A`` falls below it.
     num_active : int, optional
@@ -234,6 +294,9 @@ def simulate(
         pads its grids to a fixed length). Default: all ``K`` steps.
     record : bool
         Also return the states at every grid point.
+    jump_floor : float
+        The ``exact`` rule's floor on each site's move probabilities, in
+        ``(0, 1 / q)`` (the other rules jump without one).
 
     Returns
     -------
@@ -246,51 +309,81 @@ def simulate(
     num_steps = ts.shape[0] - 1
     active = num_steps if num_active is None else num_active
     batch_g = jax.vmap(rate_fn, in_axes=(0, None))
+    exact = weight_point == "exact"
+    deferred = exact and correction is None  # B_k from the next step's forward pass at x' = X_{k+1}
+    floor = jump_floor if exact else 0.0
+    if exact:
+        q = discrete.lattice_categories(path.target) or 2
+        if not 0.0 < jump_floor < 1.0 / q:
+            raise InputError(f"jump_floor must lie in (0, 1/{q}) for the exact weights, got {jump_floor}")
 
     def integrand(x, t, G):
         return jax.vmap(
             lambda xi, Gi: jarzynski_integrand(Gi, path.flip_log_ratios(xi, t), path.dlog_prob_dt(xi, t))
         )(x, G)
 
+    def log_backward(x_from, x_to, G_from, t_from, h):
+        """``log B(x_from -> x_to)``: an Euler step of the reversed chain, rates from ``G`` at ``(x_from, t_from)``."""
+        def one(xf, xt, Gf):
+            probs = jump_probabilities(xf, backward_rates(Gf, path.flip_log_ratios(xf, t_from)), h, floor)
+            return log_jump_probability(xf, xt, probs)
+
+        return jax.vmap(one)(x_from, x_to, G_from)
+
+    def log_prob(x, t):
+        return jax.vmap(path.log_prob, in_axes=(0, None))(x, t)
+
     def move(carry, k):
-        x, log_w, n_res = carry
+        x, log_w, n_res, x_prev = carry
         t, t_next = ts[k], ts[k + 1]
         h = t_next - t
         key_k = jax.random.fold_in(key, k)
         key_jump, key_mcmc, key_res = jax.random.split(key_k, 3)
         G = batch_g(x, t)
-        x_new = jax.vmap(euler_jump, in_axes=(0, 0, 0, None))(jax.random.split(key_jump, num_walkers), x, G, h)
-        if weight_point == "pre":
+        probs = jax.vmap(jump_probabilities, in_axes=(0, 0, None, None))(x, jax.nn.relu(G), h, floor)
+        x_new = jax.vmap(draw_jump)(jax.random.split(key_jump, num_walkers), x, probs)
+        if exact:
+            log_forward = jax.vmap(log_jump_probability)(x, x_new, probs)
+            log_w = log_w + log_prob(x_new, t_next) - log_prob(x, t) - log_forward
+            if deferred:  # complete the previous step's weight with its backward kernel at x = its x'
+                h_prev = t - ts[jnp.maximum(k - 1, 0)]
+                log_w = log_w + jnp.where(k > 0, log_backward(x, x_prev, G, t, h_prev), 0.0)
+            else:
+                log_w = log_w + log_backward(x_new, x, batch_g(x_new, t_next), t_next, h)
+        elif weight_point == "pre":
             log_w = log_w + h * integrand(x, t, G)
         elif weight_point == "trapezoid":
             h_prev = jnp.where(k > 0, t - ts[jnp.maximum(k - 1, 0)], 0.0)
             log_w = log_w + 0.5 * (h_prev + h) * integrand(x, t, G)
         else:
             log_w = log_w + h * integrand(x_new, t, batch_g(x_new, t))
+        x_prev = x
         if correction is not None:
             x_new = correction(key_mcmc, x_new, t_next)
         if resample_threshold is not None:
 
             def resample(operand):
-                xs, lw = operand
+                xs, lw, prev = operand
                 idx = resampling.systematic(key_res, jax.nn.softmax(lw), num_walkers)
-                return xs[idx], jnp.full_like(lw, _lse(lw) - jnp.log(num_walkers))
+                return xs[idx], jnp.full_like(lw, _lse(lw) - jnp.log(num_walkers)), prev[idx]
 
             low = WeightedSamples(x_new, log_w).ess < resample_threshold
-            x_new, log_w = jax.lax.cond(low, resample, lambda o: o, (x_new, log_w))
+            x_new, log_w, x_prev = jax.lax.cond(low, resample, lambda o: o, (x_new, log_w, x_prev))
             n_res = n_res + low.astype(jnp.int32)
-        return x_new, log_w, n_res
+        return x_new, log_w, n_res, x_prev
 
     def body(carry, k):
         new = jax.lax.cond(k < active, move, lambda c, _: c, carry, k)
         return new, (carry[0] if record else None)
 
-    init = (x0, jnp.zeros((num_walkers,), jnp.float32), jnp.zeros((), jnp.int32))
-    (x, log_w, n_res), traj = jax.lax.scan(body, init, jnp.arange(num_steps))
+    init = (x0, jnp.zeros((num_walkers,), jnp.float32), jnp.zeros((), jnp.int32), x0)
+    (x, log_w, n_res, x_prev), traj = jax.lax.scan(body, init, jnp.arange(num_steps))
+    last = jnp.asarray(active)
+    t_end = ts[last]
     if weight_point == "trapezoid":
-        last = jnp.asarray(active)
-        t_end = ts[last]
         log_w = log_w + 0.5 * (t_end - ts[last - 1]) * integrand(x, t_end, batch_g(x, t_end))
+    elif deferred:
+        log_w = log_w + log_backward(x, x_prev, batch_g(x, t_end), t_end, t_end - ts[last - 1])
     if record:
         traj = jnp.concatenate([traj, x[None]], axis=0)
     return Rollout(x, log_w, n_res, traj)

@@ -83,7 +83,10 @@ class LeapsSettings:
     """``uniform`` or ``cubic_exponential`` (:data:`jaxsamp.learned.leaps.TIME_GRIDS`)."""
     eval_mcmc_updates: int = 0
     eval_batch: int = 1000
-    weight_point: str = "pre"
+    weight_point: str = "exact"
+    """The importance-weight rule (:func:`jaxsamp.learned.leaps.simulate`): ``exact`` (unbiased) or a quadrature."""
+    jump_floor: float = leaps.JUMP_FLOOR
+    """The exact rule's floor on each site's move probabilities."""
     compare_weight_points: bool = True
     """Also evaluate the other weight conventions (the experiment reports ESS and log Z of each)."""
     resample_threshold: float | None = None
@@ -105,6 +108,8 @@ class LeapsSettings:
             raise InputError(f"eval_grid must be one of {sorted(leaps.TIME_GRIDS)}, got {self.eval_grid!r}")
         if self.weight_point not in leaps.WEIGHT_POINTS:
             raise InputError(f"weight_point must be one of {leaps.WEIGHT_POINTS}, got {self.weight_point!r}")
+        if not 0.0 < self.jump_floor < 0.5:
+            raise InputError(f"jump_floor must lie in (0, 1/q) (below 0.5 for spins), got {self.jump_floor}")
         if not 1 <= self.curriculum_start <= self.rollout_steps:
             raise InputError("need 1 <= curriculum_start <= rollout_steps")
 
@@ -282,7 +287,8 @@ def make_trainer(path, settings: LeapsSettings, num_walkers: int) -> tuple[Train
         x0 = path.sample_base(key_x0, num_walkers)
         frozen = jax.lax.stop_gradient(params)
         out = leaps.simulate(
-            key_sim, model.rate_fn(frozen), path, x0, ts, correction=correction, num_active=k, record=True
+            key_sim, model.rate_fn(frozen), path, x0, ts, correction=correction, num_active=k, record=True,
+            weight_point=settings.weight_point, jump_floor=settings.jump_floor,
         )
         t_idx = jax.random.randint(key_pick, (num_walkers, settings.states_per_walker), 0, k + 1)
         xs = out.trajectory[t_idx, jnp.arange(num_walkers)[:, None]]
@@ -326,6 +332,7 @@ def sampler(model: LeapsModel, params, path, settings: LeapsSettings, weight_poi
             weight_point=weight_point or settings.weight_point,
             correction=correction,
             resample_threshold=settings.resample_threshold,
+            jump_floor=settings.jump_floor,
         )
 
     return draw
