@@ -3,12 +3,15 @@
 Training runs through the driver (:func:`jaxsamp.core.run`, progress bar,
 checkpoints in ``run_dir/checkpoints``, so ``jaxsamp resume RUN_DIR`` continues a
 killed run). Then ``run.num_eval_samples`` walkers are drawn with the evaluation
-grid of ``sampler.params`` under the three weight conventions of
-:func:`jaxsamp.learned.leaps.simulate` (``pre``, ``post``, ``trapezoid``; only the
-configured one when ``compare_weight_points`` is false), and the run reports for
-each its ESS and ``log Z`` estimate, with the error against the exact ``log Z``
-(Kaufman / transfer matrix) when it is known, plus the ESS and log-weight
-variance of the untrained network (same walkers, same grid) for comparison.
+grid of ``sampler.params`` under the four weight rules of
+:func:`jaxsamp.learned.leaps.simulate` (``exact``, the unbiased default, and the
+``pre``, ``post`` and ``trapezoid`` quadratures; only the configured one when
+``compare_weight_points`` is false), and the run reports for each its ESS and
+``log Z`` estimate, with the error against the exact ``log Z`` (Kaufman /
+transfer matrix) when it is known, plus the ESS and log-weight variance of the
+untrained network (same walkers, same grid) for comparison. With resampling on,
+the ESS figures are named ``ess_since_last_resample*``: the final weights only
+describe the steps after the last resampling.
 
 Observables (as in the LEAPS experiments): the magnetisation histogram and ``<|m|>`` and the
 connected two-point function ``G(r)`` (Ising), or ``|M|`` (Potts), all
@@ -247,17 +250,19 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
         "log_Z_free_energy": float(free_energy_log_Z(model, state.params, path)),
     }
     exact = target.log_Z
+    # with resampling, the final weights only describe the steps since the last resampling: say so in the name
+    ess = "ess" if settings.resample_threshold is None else "ess_since_last_resample"
     for rule, ws in samples.items():
-        metrics[f"ess_{rule}"] = float(ws.ess)
+        metrics[f"{ess}_{rule}"] = float(ws.ess)
         metrics[f"log_Z_{rule}"] = float(ws.log_Z)
         metrics[f"sample_seconds_per_1000_walkers_{rule}"] = seconds[rule]
         if exact is not None:
             metrics[f"log_Z_abs_err_{rule}"] = abs(float(ws.log_Z) - exact)
     main = samples[settings.weight_point]
-    metrics["ess_untrained"] = float(untrained.ess)
+    metrics[f"{ess}_untrained"] = float(untrained.ess)
     metrics["log_w_var_untrained"] = float(jnp.var(untrained.log_w))
     metrics["log_w_var"] = float(jnp.var(main.log_w))
-    metrics["ess"] = float(main.ess)
+    metrics[ess] = float(main.ess)
     metrics["log_Z_hat"] = float(main.log_Z)
     if exact is not None:
         metrics["log_Z_exact"] = float(exact)
