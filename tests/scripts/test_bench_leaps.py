@@ -9,9 +9,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = {
-    "ess_L8_conv", "ess_L8_mlp", "ess_L8_attention", "logz_hat_L8", "logz_abs_err_L8", "train_steps_per_s_L8",
-    "smc_logz_abs_err_L8_equal_evals", "buffer_bytes_per_state",
-}
+    f"{figure}_L8_{network}{suffix}" for network in ("conv", "mlp", "attention") for suffix in ("", "_sd", "_seed0")
+    for figure in ("ess", "logz_abs_err", "logz_fe_abs_err", "train_steps_per_s", "train_target_evals")
+} | {"smc_logz_abs_err_L8_equal_evals", "smc_logz_abs_err_L8_total_evals", "buffer_bytes_per_state"}
 
 
 def test_bench_leaps_quick():
@@ -28,7 +28,6 @@ def test_bench_leaps_quick():
     assert out["command"].startswith("python scripts/bench_leaps.py")
     assert all(0 < results[f"ess_L8_{n}"] <= 1 for n in ("conv", "mlp", "attention"))
     assert results["buffer_bytes_per_state"] == 8 * 8 + 4  # int8 spins and a float32 time
-    assert results["smc_target_evals_L8"] <= results["leaps_target_evals_L8"]
-    assert results["logz_network_L8"] in ("conv", "mlp", "attention")
-    assert results["logz_abs_err_L8"] == results[f"logz_abs_err_L8_{results['logz_network_L8']}"]
-    assert math.isfinite(results["logz_abs_err_L8"]) and math.isfinite(results["smc_logz_abs_err_L8_equal_evals"])
+    assert results["smc_target_evals_L8_equal_evals"] <= results["leaps_sampling_target_evals_L8"]
+    assert results["train_target_evals_L8_conv"] > 0 and results["ess_L8_conv_seeds"] == 1
+    assert math.isfinite(results["logz_abs_err_L8_conv"]) and math.isfinite(results["smc_logz_abs_err_L8_equal_evals"])
