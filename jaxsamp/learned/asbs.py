@@ -154,7 +154,7 @@ class Asbs(AdjointSampling):
         if not self.learned_corrector:
             return lambda x: -x / self.schedule.nu1
         net = self.drift(corrector_params)
-        return lambda x: jnp.where(stage > 0, net(jnp.ones(x.shape[0], x.dtype), x), 0.0)
+        return lambda x: jax.lax.cond(stage > 0, lambda: net(jnp.ones(x.shape[0], x.dtype), x), lambda: jnp.zeros_like(x))
 
     def init(self, key) -> AsbsTrainState:
         """Fresh drift and corrector networks, Adam states and two empty buffers."""
