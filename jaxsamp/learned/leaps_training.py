@@ -251,7 +251,7 @@ def make_trainer(path, settings: LeapsSettings, num_walkers: int) -> tuple[Train
     (``jax.jit(trainer.init)`` compiles all the initialisers at once);
     ``step(key, state)`` does one update (a rollout first when the schedule asks
     for one) and returns metrics ``loss``, ``k`` (curriculum steps),
-    ``rollout_ess`` (ESS of the newest rollout at its final time) and
+    ``rollout_ess`` (ESS of the newest rollout at its final time, pre-jump weights: a monitor) and
     ``learning_rate``. Run it with :func:`jaxsamp.core.run`.
 
     Parameters
@@ -288,7 +288,7 @@ def make_trainer(path, settings: LeapsSettings, num_walkers: int) -> tuple[Train
         frozen = jax.lax.stop_gradient(params)
         out = leaps.simulate(
             key_sim, model.rate_fn(frozen), path, x0, ts, correction=correction, num_active=k, record=True,
-            weight_point=settings.weight_point, jump_floor=settings.jump_floor,
+            weight_point="pre",  # the weights only feed the rollout_ess monitor: the rule with one pass per step
         )
         t_idx = jax.random.randint(key_pick, (num_walkers, settings.states_per_walker), 0, k + 1)
         xs = out.trajectory[t_idx, jnp.arange(num_walkers)[:, None]]
