@@ -44,9 +44,9 @@ from jaxsamp.nets.mlp import MLP
 COUPLINGS = ("affine", "spline")
 
 
-def _inverse_softplus(y: float) -> float:
-    """``x`` with ``softplus(x) = y`` for ``y > 0``."""
-    return float(y + np.log(-np.expm1(-y)))
+def inverse_softplus(y):
+    """``x`` with ``softplus(x) = y``, elementwise for ``y > 0``."""
+    return y + jnp.log(-jnp.expm1(-jnp.asarray(y)))
 
 
 def _shapes_by_path(params) -> dict[str, tuple[int, ...]]:
@@ -61,7 +61,7 @@ class DiagonalGaussianModule(nnx.Module):
 
     def __init__(self, dim: int, init_scale: float):
         self.loc = nnx.Param(jnp.zeros(dim))
-        self.raw_scale = nnx.Param(jnp.full(dim, _inverse_softplus(init_scale)))
+        self.raw_scale = nnx.Param(jnp.full(dim, inverse_softplus(init_scale)))
 
     def __call__(self) -> distrax.Distribution:
         return distrax.MultivariateNormalDiag(self.loc[...], jax.nn.softplus(self.raw_scale[...]))
@@ -72,7 +72,7 @@ class FullRankGaussianModule(nnx.Module):
 
     def __init__(self, dim: int, init_scale: float):
         self.loc = nnx.Param(jnp.zeros(dim))
-        self.raw_diagonal = nnx.Param(jnp.full(dim, _inverse_softplus(init_scale)))
+        self.raw_diagonal = nnx.Param(jnp.full(dim, inverse_softplus(init_scale)))
         self.off_diagonal = nnx.Param(jnp.zeros((dim, dim)))
 
     def scale_tril(self) -> jax.Array:
@@ -83,13 +83,20 @@ class FullRankGaussianModule(nnx.Module):
 
 
 class CouplingFlowModule(nnx.Module):
-    """Conditioners of the masked couplings and the final elementwise affine map of a RealNVP flow."""
+    """Conditioners of the masked couplings and the final elementwise affine map of a RealNVP flow.
+
+    With ``context_dim > 0`` every conditioner also reads a context vector ``c``
+    (concatenated to its masked input), so ``module(c)`` is a conditional density.
+    """
 
     def __init__(self, dim: int, num_layers: int, hidden: Sequence[int], coupling: str, num_bins: int,
-                 spline_range: float, rngs: nnx.Rngs):
+                 spline_range: float, rngs: nnx.Rngs, context_dim: int = 0):
         self.dim, self.coupling, self.num_bins, self.spline_range = dim, coupling, num_bins, spline_range
+        self.context_dim = context_dim
         per_dim = 2 if coupling == "affine" else 3 * num_bins + 1
-        self.conditioners = nnx.List([MLP(dim, hidden, dim * per_dim, rngs=rngs) for _ in range(num_layers)])
+        self.conditioners = nnx.List(
+            [MLP(dim + context_dim, hidden, dim * per_dim, rngs=rngs) for _ in range(num_layers)]
+        )
         for conditioner in self.conditioners:  # zero output: every coupling starts as the identity
             last = conditioner.layers[-1]
             last.kernel[...] = jnp.zeros_like(last.kernel[...])
@@ -109,9 +116,19 @@ class CouplingFlowModule(nnx.Module):
         j = np.arange(self.dim)
         return [(i + j) % 2 == 0 for i in range(len(self.conditioners))]
 
-    def __call__(self) -> distrax.Distribution:
+    def __call__(self, context: jax.Array | None = None) -> distrax.Distribution:
+        if (context is None) != (self.context_dim == 0):
+            raise InputError(f"this flow takes a context of shape ({self.context_dim},) exactly when context_dim > 0")
+        if context is not None and jnp.shape(context) != (self.context_dim,):
+            raise InputError(f"the context must have shape ({self.context_dim},), got {jnp.shape(context)}")
+
+        def conditioned(conditioner):
+            if context is None:
+                return conditioner
+            return lambda x: conditioner(jnp.concatenate([x, jnp.broadcast_to(context, (*x.shape[:-1], self.context_dim))], -1))
+
         couplings = [
-            distrax.MaskedCoupling(mask, conditioner, self.inner_bijector)
+            distrax.MaskedCoupling(mask, conditioned(conditioner), self.inner_bijector)
             for mask, conditioner in zip(self.masks(), self.conditioners)
         ]
         affine = distrax.Block(distrax.ScalarAffine(shift=self.loc[...], log_scale=self.log_scale[...]), 1)
@@ -242,7 +259,7 @@ class FullRankGaussian(Family):
             raise InputError(f"{self.name}: scale_tril must have a positive diagonal")
         module = self._module(nnx.Rngs(0))
         module.loc[...] = loc
-        module.raw_diagonal[...] = diagonal + jnp.log(-jnp.expm1(-diagonal))  # inverse softplus
+        module.raw_diagonal[...] = inverse_softplus(diagonal)
         module.off_diagonal[...] = jnp.tril(scale_tril, -1)
         return nnx.split(module)[1]
 
@@ -270,12 +287,16 @@ class CouplingFlow(Family):
         Spline bins (``coupling="spline"``).
     spline_range : float
         The spline acts on ``[-spline_range, spline_range]`` and is the identity outside.
+    context_dim : int
+        ``> 0``: a conditional flow ``q(x | c)``, ``c`` of shape ``(context_dim,)`` read by every
+        conditioner; build it with ``family.module(params)(c)`` (the unconditional
+        ``distribution``, ``sample_and_log_prob`` and ``log_prob`` then refuse it).
     """
 
     name = "coupling_flow"
 
     def __init__(self, dim: int, num_layers: int = 4, hidden: Sequence[int] = (64, 64), coupling: str = "affine",
-                 num_bins: int = 8, spline_range: float = 5.0):
+                 num_bins: int = 8, spline_range: float = 5.0, context_dim: int = 0):
         if check_int("dim", dim, ge=1) < 2:
             raise InputError(f"a coupling flow needs dim >= 2, got {dim}")
         if coupling not in COUPLINGS:
@@ -285,8 +306,9 @@ class CouplingFlow(Family):
         self.coupling = coupling
         self.num_bins = check_int("num_bins", num_bins, ge=1)
         self.spline_range = check_float("spline_range", spline_range, gt=0)
+        self.context_dim = check_int("context_dim", context_dim, ge=0)
         super().__init__(dim)
 
     def _module(self, rngs: nnx.Rngs) -> nnx.Module:
         return CouplingFlowModule(self.dim, self.num_layers, self.hidden, self.coupling, self.num_bins,
-                                  self.spline_range, rngs)
+                                  self.spline_range, rngs, self.context_dim)

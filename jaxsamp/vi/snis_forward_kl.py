@@ -90,6 +90,6 @@ def snis_forward_kl_trainer(target, family: Family, settings: SNISForwardKLSetti
     optimizer : optax.GradientTransformation, optional
         Default ``optax.adam(settings.learning_rate)``.
     """
-    loss = functools.partial(snis_forward_kl_loss, family=family, log_density=batch_log_density(target, family),
-                             settings=settings)
+    log_density = batch_log_density(target, family.dim, family.name)
+    loss = functools.partial(snis_forward_kl_loss, family=family, log_density=log_density, settings=settings)
     return objective_trainer(family, loss, optimizer or optax.adam(settings.learning_rate))

@@ -114,6 +114,6 @@ def softcvi_trainer(target, family: Family, settings: SoftCVISettings = SoftCVIS
     optimizer : optax.GradientTransformation, optional
         Default ``optax.adam(settings.learning_rate)``.
     """
-    loss = functools.partial(softcvi_loss, family=family, log_density=batch_log_density(target, family),
-                             settings=settings)
+    log_density = batch_log_density(target, family.dim, family.name)
+    loss = functools.partial(softcvi_loss, family=family, log_density=log_density, settings=settings)
     return objective_trainer(family, loss, optimizer or optax.adam(settings.learning_rate))

@@ -44,18 +44,18 @@ class VIState(NamedTuple):
     step: jax.Array
 
 
-def batch_log_density(target, family: Family) -> Callable[[jax.Array], jax.Array]:
-    """``x (n, d) -> log p~(x) (n,)`` of a real-valued ``target`` on the family's space.
+def batch_log_density(target, dim: int, user: str) -> Callable[[jax.Array], jax.Array]:
+    """``x (n, dim) -> log p~(x) (n,)`` of a real-valued ``target`` on ``R^dim``.
 
     Raises
     ------
     InputError
-        A target that is not real-valued with a flat state ``(family.dim,)``.
+        A target that is not real-valued with a flat state ``(dim,)``; the message names ``user``.
     """
-    if target.domain.kind != "real" or tuple(target.event_shape or ()) != (family.dim,):
+    if target.domain.kind != "real" or tuple(target.event_shape or ()) != (dim,):
         raise InputError(
-            f"{family.name} lives on R^{family.dim}: the target must be real-valued with states of shape "
-            f"({family.dim},), got {target.name!r} ({target.domain.kind}, event shape {target.event_shape})"
+            f"{user} lives on R^{dim}: the target must be real-valued with states of shape "
+            f"({dim},), got {target.name!r} ({target.domain.kind}, event shape {target.event_shape})"
         )
     return jax.vmap(target.log_prob)
 
@@ -91,4 +91,4 @@ def weighted_samples(target, family: Family, params, key: jax.Array, n: int) -> 
     n = check_int("n", n, ge=1)
     params = jax.lax.stop_gradient(params)
     x, log_q = family.sample_and_log_prob(params, key, n)
-    return WeightedSamples(x, batch_log_density(target, family)(x) - log_q, 0.0)
+    return WeightedSamples(x, batch_log_density(target, family.dim, family.name)(x) - log_q, 0.0)

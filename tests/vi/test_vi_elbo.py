@@ -32,7 +32,7 @@ def test_sticking_the_landing_gradient_is_zero_at_the_exact_posterior():
         target = ConjugateLinearRegression()
         family = FullRankGaussian(target.event_shape[0])
         exact = family.params_at(*target.posterior_cholesky())
-        log_density = batch_log_density(target, family)
+        log_density = batch_log_density(target, family.dim, family.name)
 
         def largest_gradient(stick_the_landing):
             settings = ELBOSettings(num_samples=16, stick_the_landing=stick_the_landing)

@@ -38,7 +38,7 @@ def test_softcvi_gradient_is_zero_at_the_exact_posterior_for_every_sample_set(al
         target = ConjugateLinearRegression()
         family = FullRankGaussian(target.event_shape[0])
         settings = SoftCVISettings(num_samples=k, alpha=alpha, negative_distribution=negative)
-        log_density = batch_log_density(target, family)
+        log_density = batch_log_density(target, family.dim, family.name)
 
         @jax.jit
         def largest_gradient(params):
