@@ -47,14 +47,18 @@ def test_gaussian_oracle_weights_equal_q_and_the_score_estimate_is_unbiased():
         inv_s2 = np.diag(scale**-2.0)
         c = np.linalg.inv(np.eye(3) + weight.T @ inv_s2 @ weight)
         m = c @ weight.T @ inv_s2 @ (z - bias)
-        exact_tau = distrax.MultivariateNormalFullCovariance(jnp.asarray(m), jnp.asarray(c))
-        eps, log_tau = exact_tau.sample_and_log_prob(seed=jax.random.key(1), sample_shape=(4096,))
 
-        log_w = sampler.log_weights(phi, jnp.asarray(z), eps, log_tau)
-        log_q = float(_gaussian_q(sampler, phi).log_prob(jnp.asarray(z)))
-        np.testing.assert_allclose(log_w, log_q, rtol=0, atol=1e-9)
+        @jax.jit
+        def estimates(phi, z, m, c):
+            exact_tau = distrax.MultivariateNormalFullCovariance(m, c)
+            eps, log_tau = exact_tau.sample_and_log_prob(seed=jax.random.key(1), sample_shape=(4096,))
+            log_w = sampler.log_weights(phi, z, eps, log_tau)
+            return eps, log_w, sampler.score_estimate(phi, z, eps, log_w), _gaussian_q(sampler, phi).log_prob(z)
 
-        s_hat = np.asarray(sampler.score_estimate(phi, jnp.asarray(z), eps, log_w))
+        eps, log_w, s_hat, log_q = estimates(phi, jnp.asarray(z), jnp.asarray(m), jnp.asarray(c))
+        np.testing.assert_allclose(log_w, float(log_q), rtol=0, atol=1e-9)
+
+        s_hat = np.asarray(s_hat)
         eps_mean = np.asarray(eps).mean(0)
         np.testing.assert_allclose(s_hat, -inv_s2 @ (z - weight @ eps_mean - bias), rtol=0, atol=1e-9)
         exact_score = -np.linalg.solve(weight @ weight.T + np.diag(scale**2), z - bias)

@@ -25,8 +25,7 @@ def test_softcvi_fits_the_conjugate_linear_regression_posterior():
     assert after < 1e-3
 
 
-@pytest.mark.parametrize(("alpha", "negative", "k"), [(0.0, "proposal", 2), (0.75, "proposal", 8),
-                                                      (1.0, "proposal", 8), (0.5, "posterior", 8)])
+@pytest.mark.parametrize(("alpha", "negative", "k"), [(0.75, "proposal", 8), (0.5, "posterior", 2)])
 def test_softcvi_gradient_is_zero_at_the_exact_posterior_for_every_sample_set(alpha, negative, k):
     """q = the exact posterior: grad L = sum_k (softmax(log q - log p^-) - y)_k grad log q(theta_k) = 0.
 
