@@ -104,5 +104,8 @@ def test_bad_family_inputs_are_clear_input_errors():
         CouplingFlow(1)
     with pytest.raises(InputError, match="coupling must be one of"):
         CouplingFlow(2, coupling="neural_spline")
+    conditional = CouplingFlow(2, num_layers=1, hidden=(4,), context_dim=3)
+    with pytest.raises(InputError, match=r"context of shape \(3,\)"):
+        conditional.log_prob(conditional.init(jax.random.key(0)), jnp.zeros((1, 2)))
     with pytest.raises(InputError, match="init_scale"):
         DiagonalGaussian(2, init_scale=0.0)
