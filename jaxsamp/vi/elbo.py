@@ -1,12 +1,12 @@
 """The reparameterised ELBO, optionally with the sticking-the-landing gradient.
 
 For draws ``x_i = T_phi(eps_i)``, ``eps_i ~ base``, ``i = 1..n``, the loss is the
-negative ELBO (Kingma & Welling 2014, ICLR, eq. 10; Titsias & Lazaro-Gredilla
-2014, ICML, eq. 5)::
+negative ELBO with the reparameterisation trick (Kingma & Welling 2014, ICLR, the SGVB
+estimator; Titsias & Lazaro-Gredilla 2014, ICML; equation numbers not checked)::
 
     L(phi) = (1/n) sum_i [ log q_phi(x_i) - log p~(x_i) ]  ~=  KL(q_phi || p) - log Z.
 
-Sticking the landing (Roeder, Wu & Duvenaud 2017, NeurIPS, eq. 8) evaluates
+Sticking the landing (Roeder, Wu & Duvenaud 2017, NeurIPS, the path-derivative estimator) evaluates
 ``log q`` at stop-gradient parameters, ``log q_{stopgrad(phi)}(x_i)``: the loss
 value is the same, the score-function term (zero in expectation) leaves the
 gradient, which is then exactly zero when ``q_phi = p``.

@@ -20,7 +20,7 @@ this module only maps unconstrained parameters onto them.
 * :class:`FullRankGaussian`: ``N(m, L L^T)`` with ``L`` lower triangular, its
   diagonal ``softplus(raw)`` (a Cholesky factor);
 * :class:`CouplingFlow`: a RealNVP flow (Dinh, Sohl-Dickstein & Bengio 2017,
-  ICLR, eq. 6-9) of masked couplings with alternating parity masks whose inner
+  ICLR, the affine coupling layer) of masked couplings with alternating parity masks whose inner
   bijector is affine or a rational-quadratic spline (Durkan et al. 2019,
   NeurIPS), conditioners :class:`~jaxsamp.nets.mlp.MLP`, then an elementwise
   affine map, pushed from ``N(0, I)``. Conditioners start at zero output, so a
@@ -269,7 +269,7 @@ class CouplingFlow(Family):
 
     ``x = A(c_L(... c_1(z)))``, ``z ~ N(0, I)``: coupling ``i`` keeps the coordinates
     ``j`` with ``i + j`` even and maps the others elementwise by a bijector whose
-    parameters an MLP computes from the kept ones (Dinh et al. 2017, eq. 7-9);
+    parameters an MLP computes from the kept ones (Dinh et al. 2017);
     ``A`` is an elementwise affine map ``loc + exp(log_scale) * y``. The density is
     distrax's change of variables, ``log q(x) = log N(z; 0, I) - sum_i log|det dc_i| - sum log_scale``.
 

@@ -7,8 +7,8 @@ self-normalised weights ``w_k = softmax_k(log p~(x_k) - log pi(x_k))`` the loss 
     L(phi) = sum_k w_k [ log p~(x_k) - log q_phi(x_k) ],   grad L = -sum_k w_k grad log q_phi(x_k),
 
 the wake-phase update of ``q`` in reweighted wake-sleep (Bornschein & Bengio
-2015, ICLR, section 3) and the SNIS forward-KL baseline of SoftCVI (Ward,
-Beaumont & Fasiolo 2025, ICLR, section 4; reference code
+2015, ICLR) and the SNIS forward-KL baseline of SoftCVI (Ward,
+Beaumont & Fasiolo 2025, ICLR, experiments; reference code
 ``softcvi/losses.py::SelfNormImportanceWeightedForwardKLLoss``). Only the
 draws' values enter: no gradient flows through the sampler, so any family with a
 ``log_prob`` works. The estimator is biased for finite ``K`` (consistent as

@@ -1,7 +1,7 @@
 """SoftCVI: variational inference as soft-label contrastive classification (Ward, Beaumont & Fasiolo 2025, ICLR).
 
 Draw ``theta_1..theta_K ~ pi = stopgrad(q_phi)``, ``K >= 2``. With a negative
-distribution ``p^-`` (section 3 of the paper; reference code
+distribution ``p^-`` (research/methods.md section 6, from the reference code
 ``softcvi/losses.py::SoftContrastiveEstimationLoss``):
 
 * ``"proposal"``: ``log p^-(theta) = alpha log pi(theta)``;
