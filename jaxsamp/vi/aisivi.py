@@ -1,0 +1,260 @@
+"""AISIVI: unbiased implicit VI with an importance-sampled score (Pielok, Bischl & Ruegamer 2025, ICML), and BSIVI.
+
+The semi-implicit family is ``q_phi(z) = E_{p(eps)} q_phi(z | eps)`` with
+``q_phi(z | eps) = N(mu_phi(eps), diag(s^2))``, ``mu_phi`` an MLP, ``s = softplus(v)``
+global and ``p(eps) = N(0, I)`` (the reference code draws ``eps ~ U[0, 1]^d_eps``;
+the normal prior keeps the reverse model's support unbounded). Its density is
+intractable, its score is not (UIVI's identity, Titsias & Ruiz 2019):
+``grad_z log q(z) = E_{q(eps | z)}[grad_z log q(z | eps)]``.
+
+**Score estimate.** A reverse model ``tau_psi(eps | z)`` (a conditional distrax
+coupling flow, :class:`~jaxsamp.vi.families.CouplingFlow` with ``context_dim = d``)
+proposes ``eps_1..eps_K``; with ::
+
+    log w_k = log p(eps_k) + log q_phi(z | eps_k) - log tau_psi(eps_k | z),
+
+``q_hat(z) = mean_k w_k`` is unbiased for ``q(z)`` and
+``s_hat(z) = sum_k softmax(log w)_k grad_z log q_phi(z | eps_k)`` is a
+self-normalised, consistent estimate of the score (``eps_k`` and ``tau`` held
+fixed in ``z``). ``method = "bsivi"`` proposes ``eps_k ~ p`` instead (the baseline;
+no reverse model).
+
+**Updates, alternating every step** (the reference code, ``aisivi/model.py``):
+
+* ``phi`` (reverse KL by the path gradient): draw ``z = mu_phi(eps) + s * eta`` and
+  minimise ``mean_b stopgrad(s_hat(z_b) - grad log p~(z_b)) . z_b``, whose gradient
+  is ``E[(grad log q - grad log p~)(z) dz/dphi]``;
+* ``psi`` (expected forward KL): minimise ``-E_{eps ~ p, z ~ q(z|eps)} log tau_psi(eps | z)``
+  ``= E_z KL(q(eps | z) || tau_psi(eps | z)) + const``; for ``pretrain_steps`` steps
+  only ``psi`` moves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, NamedTuple
+
+import distrax
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+from jaxsamp.core.protocols import Trainer, WeightedSamples
+from jaxsamp.core.validation import (
+    Interval,
+    NonNegativeInt,
+    OneOf,
+    PositiveFloat,
+    PositiveInt,
+    check_fields,
+    check_int,
+)
+from jaxsamp.nets.mlp import MLP
+from jaxsamp.vi.families import CouplingFlow, inverse_softplus
+from jaxsamp.vi.training import batch_log_density
+
+METHODS = ("aisivi", "bsivi")
+
+
+@dataclasses.dataclass(frozen=True)
+class AISIVISettings:
+    """Hyper-parameters of AISIVI / BSIVI.
+
+    Attributes
+    ----------
+    method : {"aisivi", "bsivi"}
+        Inner draws from the reverse model ``tau`` or from the prior ``p(eps)``.
+    latent_dim : int
+        Dimension of ``eps`` (at least 2: ``tau`` is a coupling flow on it).
+    hidden_width, hidden_layers : int
+        The mean network ``mu_phi``; ``hidden_layers = 0`` makes it affine.
+    init_scale : float
+        Initial ``s``.
+    batch_size : int
+        Draws ``z`` per step (for both updates).
+    num_inner : int
+        ``K``, inner draws of ``eps`` per ``z``.
+    tau_layers, tau_hidden_width : int
+        Couplings of ``tau`` and the width of their two-layer conditioners.
+    pretrain_steps : int
+        Initial steps in which only ``tau`` is trained.
+    learning_rate, tau_learning_rate : float
+        Adam's learning rates of ``phi`` and ``psi``.
+    """
+
+    method: Annotated[str, OneOf(METHODS)] = "aisivi"
+    latent_dim: Annotated[int, Interval(ge=2)] = 3
+    hidden_width: PositiveInt = 64
+    hidden_layers: NonNegativeInt = 2
+    init_scale: PositiveFloat = 1.0
+    batch_size: PositiveInt = 128
+    num_inner: PositiveInt = 256
+    tau_layers: PositiveInt = 6
+    tau_hidden_width: PositiveInt = 64
+    pretrain_steps: NonNegativeInt = 100
+    learning_rate: PositiveFloat = 1e-2
+    tau_learning_rate: PositiveFloat = 1e-2
+
+    def __post_init__(self):
+        check_fields(self)
+
+
+class ConditionalGaussianModule(nnx.Module):
+    """``q_phi(z | eps) = N(mu_phi(eps), diag(softplus(raw_scale)^2))``."""
+
+    def __init__(self, dim: int, latent_dim: int, hidden: tuple[int, ...], init_scale: float, rngs: nnx.Rngs):
+        self.mean = MLP(latent_dim, hidden, dim, rngs=rngs)
+        self.raw_scale = nnx.Param(jnp.full(dim, inverse_softplus(init_scale)))
+
+    def __call__(self, eps: jax.Array) -> distrax.Distribution:
+        """The conditionals of ``eps`` of shape ``(..., latent_dim)``: batch shape ``eps.shape[:-1]``."""
+        return distrax.MultivariateNormalDiag(self.mean(eps), jax.nn.softplus(self.raw_scale[...]))
+
+
+class AISIVIState(NamedTuple):
+    """Train state: a plain PyTree the driver checkpoints (``psi`` and its optimiser state are None for BSIVI)."""
+
+    phi: nnx.State
+    psi: nnx.State | None
+    phi_opt_state: optax.OptState
+    psi_opt_state: optax.OptState | None
+    step: jax.Array
+
+
+class AISIVI:
+    """AISIVI (or BSIVI) fitting a semi-implicit Gaussian family to ``target``.
+
+    Parameters
+    ----------
+    target : Target
+        Real-valued with a flat state ``(d,)``.
+    settings : AISIVISettings
+
+    Attributes
+    ----------
+    trainer : Trainer
+        ``(init, step)`` for :func:`jaxsamp.run`.
+    tau_family : CouplingFlow or None
+        The reverse model's conditional flow (None for BSIVI).
+    """
+
+    def __init__(self, target, settings: AISIVISettings = AISIVISettings()):
+        self.settings = settings
+        self.dim = target.event_shape[0] if target.event_shape else 0
+        self.log_density = batch_log_density(target, self.dim, settings.method)
+        self.score = jax.vmap(jax.grad(target.log_prob))
+        latent = settings.latent_dim
+        self.epsilon_prior = distrax.MultivariateNormalDiag(jnp.zeros(latent), jnp.ones(latent))
+        self.tau_family = None
+        if settings.method == "aisivi":
+            self.tau_family = CouplingFlow(latent, settings.tau_layers, (settings.tau_hidden_width,) * 2,
+                                           context_dim=self.dim)
+        self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: self._module(nnx.Rngs(0))))
+        self.optimizer = optax.adam(settings.learning_rate)
+        self.tau_optimizer = optax.adam(settings.tau_learning_rate)
+        self.trainer = Trainer(self.init, self.step)
+
+    def _module(self, rngs: nnx.Rngs) -> ConditionalGaussianModule:
+        s = self.settings
+        return ConditionalGaussianModule(self.dim, s.latent_dim, (s.hidden_width,) * s.hidden_layers, s.init_scale, rngs)
+
+    def conditional(self, phi: nnx.State) -> ConditionalGaussianModule:
+        """``eps -> q_phi(. | eps)`` as the nnx module holding ``phi``."""
+        return nnx.merge(self.graphdef, phi)
+
+    def init(self, key: jax.Array) -> AISIVIState:
+        """Fresh ``mu_phi`` and ``s = init_scale``, a fresh reverse flow (AISIVI), their Adam states."""
+        phi_key, psi_key = jax.random.split(key)
+        phi = nnx.split(self._module(nnx.Rngs(phi_key)))[1]
+        psi = self.tau_family.init(psi_key) if self.tau_family is not None else None
+        psi_opt_state = self.tau_optimizer.init(psi) if psi is not None else None
+        return AISIVIState(phi, psi, self.optimizer.init(phi), psi_opt_state, jnp.int32(0))
+
+    def draw(self, phi: nnx.State, key: jax.Array, n: int) -> tuple[jax.Array, jax.Array]:
+        """``n`` pairs ``eps ~ p``, ``z = mu_phi(eps) + s * eta``: shapes ``(n, latent_dim)``, ``(n, d)``; ``z`` reparameterised."""
+        eps_key, z_key = jax.random.split(key)
+        eps = self.epsilon_prior.sample(seed=eps_key, sample_shape=(n,))
+        return eps, self.conditional(phi)(eps).sample(seed=z_key)
+
+    def log_weights(self, phi: nnx.State, z: jax.Array, eps: jax.Array, log_proposal: jax.Array) -> jax.Array:
+        """``log w_k = log p(eps_k) + log q_phi(z | eps_k) - log_proposal_k`` for one ``z`` ``(d,)``, ``eps`` ``(K, latent_dim)``."""
+        return self.epsilon_prior.log_prob(eps) + self.conditional(phi)(eps).log_prob(z) - log_proposal
+
+    def score_estimate(self, phi: nnx.State, z: jax.Array, eps: jax.Array, log_w: jax.Array) -> jax.Array:
+        """``s_hat(z) = sum_k softmax(log w)_k grad_z log q_phi(z | eps_k)`` for one ``z``; shape ``(d,)``."""
+        conditional = self.conditional(phi)
+        grads = jax.vmap(jax.grad(lambda z, e: conditional(e).log_prob(z)), in_axes=(None, 0))(z, eps)
+        return jax.nn.softmax(log_w) @ grads
+
+    def inner_draws(self, phi: nnx.State, psi: nnx.State | None, key: jax.Array,
+                    z: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """``K`` proposals ``eps_k`` for one ``z`` (from ``tau_psi(. | z)``, or ``p`` for BSIVI) and their ``log w``."""
+        k = self.settings.num_inner
+        proposal = self.epsilon_prior if self.tau_family is None else self.tau_family.module(psi)(z)
+        eps, log_proposal = proposal.sample_and_log_prob(seed=key, sample_shape=(k,))
+        return eps, self.log_weights(phi, z, eps, log_proposal)
+
+    def phi_loss(self, phi: nnx.State, psi: nnx.State | None, key: jax.Array) -> tuple[jax.Array, dict]:
+        """The path-gradient surrogate ``mean_b stopgrad(s_hat - grad log p~)(z_b) . z_b`` and the draws' diagnostics."""
+        draw_key, inner_key = jax.random.split(key)
+        _, z = self.draw(phi, draw_key, self.settings.batch_size)
+        z_fixed, phi_fixed = jax.lax.stop_gradient(z), jax.lax.stop_gradient(phi)
+
+        def estimate(z_b, key_b):
+            eps, log_w = self.inner_draws(phi_fixed, psi, key_b, z_b)
+            return self.score_estimate(phi_fixed, z_b, eps, log_w), log_w
+
+        s_hat, log_w = jax.vmap(estimate)(z_fixed, jax.random.split(inner_key, self.settings.batch_size))
+        gap = jax.lax.stop_gradient(s_hat - self.score(z_fixed))
+        log_q_hat = jax.scipy.special.logsumexp(log_w, axis=1) - jnp.log(self.settings.num_inner)
+        inner_ess = jax.vmap(lambda lw: WeightedSamples(None, lw).ess)(log_w)
+        return jnp.mean(jnp.sum(gap * z, axis=-1)), {
+            "log_w": self.log_density(z_fixed) - log_q_hat, "inner_ess": jnp.mean(inner_ess)
+        }
+
+    def tau_loss(self, psi: nnx.State, phi: nnx.State, key: jax.Array) -> jax.Array:
+        """``-mean log tau_psi(eps | z)`` over fresh pairs ``(eps, z)`` of the model (no gradient to ``phi``)."""
+        eps, z = self.draw(jax.lax.stop_gradient(phi), key, self.settings.batch_size)
+        flow = self.tau_family.module(psi)
+        return -jnp.mean(jax.vmap(lambda e, c: flow(c).log_prob(e))(eps, z))
+
+    def step(self, key: jax.Array, state: AISIVIState) -> tuple[AISIVIState, dict]:
+        """One Adam step of ``psi`` (AISIVI), then, after pretraining, one of ``phi`` with the updated ``tau``."""
+        phi_key, tau_key = jax.random.split(key)
+        psi, psi_opt_state, tau_nll = state.psi, state.psi_opt_state, jnp.full((), jnp.nan)
+        if self.tau_family is not None:
+            tau_nll, grads = jax.value_and_grad(self.tau_loss)(state.psi, state.phi, tau_key)
+            updates, psi_opt_state = self.tau_optimizer.update(grads, state.psi_opt_state, state.psi)
+            psi = optax.apply_updates(state.psi, updates)
+
+        def update_phi(_):
+            (_, diagnostics), grads = jax.value_and_grad(self.phi_loss, has_aux=True)(state.phi, psi, phi_key)
+            updates, opt_state = self.optimizer.update(grads, state.phi_opt_state, state.phi)
+            return optax.apply_updates(state.phi, updates), opt_state, diagnostics
+
+        def hold_phi(_):
+            diagnostics = {"log_w": jnp.full(self.settings.batch_size, jnp.nan), "inner_ess": jnp.full((), jnp.nan)}
+            return state.phi, state.phi_opt_state, diagnostics
+
+        pretraining = self.tau_family is not None and self.settings.pretrain_steps > 0
+        phi_active = state.step >= self.settings.pretrain_steps if pretraining else True
+        phi, phi_opt_state, diagnostics = jax.lax.cond(phi_active, update_phi, hold_phi, None)
+        weights = WeightedSamples(None, diagnostics["log_w"])
+        metrics = {"tau_nll": tau_nll, "elbo": jnp.mean(weights.log_w), "ess": weights.ess,
+                   "log_Z_hat": weights.log_Z, "inner_ess": diagnostics["inner_ess"]}
+        return AISIVIState(phi, psi, phi_opt_state, psi_opt_state, state.step + 1), metrics
+
+    def sample(self, state: AISIVIState, key: jax.Array, n: int) -> WeightedSamples:
+        """``n`` draws of ``q_phi`` weighted by ``log p~(z) - log q_hat(z)``, ``q_hat`` the ``K``-draw unbiased estimate.
+
+        ``log q_hat`` is biased low (Jensen), so these weights are approximate; with
+        ``tau`` equal to ``q(eps | z)`` they are exact.
+        """
+        n = check_int("n", n, ge=1)
+        draw_key, inner_key = jax.random.split(key)
+        _, z = self.draw(state.phi, draw_key, n)
+        log_w = jax.vmap(lambda z_b, k_b: self.inner_draws(state.phi, state.psi, k_b, z_b)[1])(
+            z, jax.random.split(inner_key, n))
+        log_q_hat = jax.scipy.special.logsumexp(log_w, axis=1) - jnp.log(self.settings.num_inner)
+        return WeightedSamples(z, self.log_density(z) - log_q_hat, 0.0)

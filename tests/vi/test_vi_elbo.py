@@ -1,0 +1,51 @@
+"""The reparameterised ELBO: exact-posterior fit, and sticking the landing's zero gradient at the posterior."""
+
+import jax
+import pytest
+from _vi_linear_regression import INITIAL_KL, ConjugateLinearRegression, trained_kl
+
+from jaxsamp.core.errors import InputError
+from jaxsamp.vi.elbo import ELBOSettings, elbo_loss, elbo_trainer
+from jaxsamp.vi.families import FullRankGaussian
+from jaxsamp.vi.training import batch_log_density
+
+
+def test_elbo_fits_the_conjugate_linear_regression_posterior():
+    """Full-rank Gaussian from N(0, I) (KL 57 nats), 16 draws, 15 000 Adam steps: KL(q || p) < 0.1.
+
+    KL is distrax's closed form against the exact posterior. Budget: the plain
+    reparameterised gradient keeps its variance at q = p, so Adam leaves a noise floor
+    set by the final learning rate (0.016 nats at this seed); 0.1 is 6x that.
+    """
+    before, after = trained_kl(elbo_trainer, ELBOSettings(num_samples=16))
+    assert before == pytest.approx(INITIAL_KL, abs=0.1)
+    assert after < 0.1
+
+
+def test_sticking_the_landing_gradient_is_zero_at_the_exact_posterior():
+    """q = p: the STL gradient grad_x[log q_stopgrad - log p~](x(phi)) dx/dphi is 0 for every draw; the plain one is not.
+
+    Float64, 16 draws: STL entries below 1e-8 (round-off ~1e-12); the plain ELBO's
+    score term E[grad_phi log q] is zero only on average, entries above 1e-2 here.
+    """
+    with jax.enable_x64(True):
+        target = ConjugateLinearRegression()
+        family = FullRankGaussian(target.event_shape[0])
+        exact = family.params_at(*target.posterior_cholesky())
+        log_density = batch_log_density(target, family.dim, family.name)
+
+        def largest_gradient(stick_the_landing):
+            settings = ELBOSettings(num_samples=16, stick_the_landing=stick_the_landing)
+            loss = lambda p: elbo_loss(p, jax.random.key(0), family=family, log_density=log_density,
+                                       settings=settings)[0]
+            return max(float(abs(g).max()) for g in jax.tree.leaves(jax.jit(jax.grad(loss))(exact)))
+
+        assert largest_gradient(True) < 1e-8
+        assert largest_gradient(False) > 1e-2
+
+
+def test_bad_elbo_settings_are_clear_input_errors():
+    with pytest.raises(InputError, match="num_samples must be >= 1"):
+        ELBOSettings(num_samples=0)
+    with pytest.raises(InputError, match="stick_the_landing must be bool"):
+        ELBOSettings(stick_the_landing="yes")
