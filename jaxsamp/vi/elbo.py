@@ -15,7 +15,6 @@ gradient, which is then exactly zero when ``q_phi = p``.
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -24,7 +23,7 @@ import optax
 from jaxsamp.core.protocols import Trainer
 from jaxsamp.core.validation import PositiveFloat, PositiveInt, check_fields
 from jaxsamp.vi.families import Family
-from jaxsamp.vi.training import batch_log_density, objective_trainer
+from jaxsamp.vi.training import objective_trainer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +88,4 @@ def elbo_trainer(target, family: Family, settings: ELBOSettings = ELBOSettings()
     optimizer : optax.GradientTransformation, optional
         Default ``optax.adam(settings.learning_rate)``.
     """
-    log_density = batch_log_density(target, family.dim, family.name)
-    loss = functools.partial(elbo_loss, family=family, log_density=log_density, settings=settings)
-    return objective_trainer(family, loss, optimizer or optax.adam(settings.learning_rate))
+    return objective_trainer(target, family, elbo_loss, settings, optimizer)

@@ -18,7 +18,6 @@ draws' values enter: no gradient flows through the sampler, so any family with a
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -27,7 +26,7 @@ import optax
 from jaxsamp.core.protocols import Trainer
 from jaxsamp.core.validation import PositiveFloat, PositiveInt, check_fields
 from jaxsamp.vi.families import Family
-from jaxsamp.vi.training import batch_log_density, objective_trainer
+from jaxsamp.vi.training import objective_trainer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +89,4 @@ def snis_forward_kl_trainer(target, family: Family, settings: SNISForwardKLSetti
     optimizer : optax.GradientTransformation, optional
         Default ``optax.adam(settings.learning_rate)``.
     """
-    log_density = batch_log_density(target, family.dim, family.name)
-    loss = functools.partial(snis_forward_kl_loss, family=family, log_density=log_density, settings=settings)
-    return objective_trainer(family, loss, optimizer or optax.adam(settings.learning_rate))
+    return objective_trainer(target, family, snis_forward_kl_loss, settings, optimizer)

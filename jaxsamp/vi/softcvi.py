@@ -26,7 +26,6 @@ The paper's experiments use ``K = 8`` and ``alpha`` 0.75 or 1 with ``"proposal"`
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Annotated
 
 import jax
@@ -42,7 +41,7 @@ from jaxsamp.core.validation import (
     check_fields,
 )
 from jaxsamp.vi.families import Family
-from jaxsamp.vi.training import batch_log_density, objective_trainer
+from jaxsamp.vi.training import objective_trainer
 
 NEGATIVE_DISTRIBUTIONS = ("proposal", "posterior")
 
@@ -114,6 +113,4 @@ def softcvi_trainer(target, family: Family, settings: SoftCVISettings = SoftCVIS
     optimizer : optax.GradientTransformation, optional
         Default ``optax.adam(settings.learning_rate)``.
     """
-    log_density = batch_log_density(target, family.dim, family.name)
-    loss = functools.partial(softcvi_loss, family=family, log_density=log_density, settings=settings)
-    return objective_trainer(family, loss, optimizer or optax.adam(settings.learning_rate))
+    return objective_trainer(target, family, softcvi_loss, settings, optimizer)

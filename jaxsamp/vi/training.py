@@ -12,6 +12,7 @@ work on VI results as on any sampler.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -60,13 +61,21 @@ def batch_log_density(target, dim: int, user: str) -> Callable[[jax.Array], jax.
     return jax.vmap(target.log_prob)
 
 
-def objective_trainer(family: Family, loss: Loss, optimizer: optax.GradientTransformation) -> Trainer:
-    """A :class:`~jaxsamp.core.Trainer` minimising ``loss`` over the family's parameters with ``optimizer``.
+def objective_trainer(target, family: Family, loss_fn, settings,
+                      optimizer: optax.GradientTransformation | None = None) -> Trainer:
+    """A :class:`~jaxsamp.core.Trainer` minimising an objective over the family's parameters.
 
-    ``init(key)`` draws fresh parameters; ``step(key, state)`` takes one optimiser
-    step on ``grad loss(params, key)`` and reports ``loss``, ``elbo`` (mean
-    ``log_w``), ``ess`` (normalised) and ``log_Z_hat`` of the loss's draws.
+    ``loss_fn(params, key, *, family, log_density, settings) -> (loss, log_w)`` is
+    the objective (``elbo_loss``, ``snis_forward_kl_loss``, ``softcvi_loss``) with
+    ``log_density`` the target's batched log density; ``optimizer`` defaults to
+    ``optax.adam(settings.learning_rate)``. ``init(key)`` draws fresh parameters;
+    ``step(key, state)`` takes one optimiser step on ``grad loss(params, key)`` and
+    reports ``loss``, ``elbo`` (mean ``log_w``), ``ess`` (normalised) and
+    ``log_Z_hat`` of the loss's draws.
     """
+    log_density = batch_log_density(target, family.dim, family.name)
+    loss = functools.partial(loss_fn, family=family, log_density=log_density, settings=settings)
+    optimizer = optimizer or optax.adam(settings.learning_rate)
 
     def init(key: jax.Array) -> VIState:
         params = family.init(key)
