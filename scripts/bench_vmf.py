@@ -107,7 +107,8 @@ def log_norm_error() -> float:
     return worst
 
 
-def selection_rates(n_actions: int, num_queries: int, num_lists: int, d: int = 64, kappa: float = 10.0) -> dict:
+def selection_rates(n_actions: int, num_queries: int, num_lists: int, clustered: bool = True, d: int = 64,
+                    kappa: float = 10.0) -> dict:
     tag = f"n1e{int(round(np.log10(n_actions)))}_d{d}"
     keys = jax.random.split(jax.random.key(2), num_queries)
 
@@ -118,10 +119,11 @@ def selection_rates(n_actions: int, num_queries: int, num_lists: int, d: int = 6
     boltz = per_query(lambda k, q, x: boltzmann_select(k, q, x, kappa, 1)[0])
     exact = per_query(lambda k, q, x: vmf_exp_select(k, q, x, kappa, 1)[0])
     out = {}
-    for name, actions in (("", uniform_actions(jax.random.key(0), n_actions, d)),
-                          ("_clustered", action_embeddings(VmfExplorationSettings(
-                              actions="clustered", num_actions=n_actions, num_clusters=min(1000, n_actions // 10),
-                              cluster_kappa=50.0), d))):
+    sets = [("", uniform_actions(jax.random.key(0), n_actions, d))]
+    if clustered:
+        sets.append(("_clustered", action_embeddings(VmfExplorationSettings(
+            actions="clustered", num_actions=n_actions, num_clusters=min(1000, n_actions // 10), cluster_kappa=50.0), d)))
+    for name, actions in sets:
         queries = uniform_actions(jax.random.key(1), num_queries, d)
         tuning = uniform_actions(jax.random.key(3), num_queries, d)
         rates = {"boltzmann": best_rate(lambda: boltz(keys, queries, actions).block_until_ready(), num_queries)}
@@ -157,7 +159,7 @@ def selection_plot(quick: bool) -> dict:
     from jaxsamp.experiments.runner import run_experiment
 
     root = Path(__file__).resolve().parents[1]
-    overrides = ["sampler.params.num_actions=20000", "sampler.params.num_draws=2000"] if quick else []
+    overrides = ["sampler.params.num_actions=5000", "sampler.params.num_draws=1000"] if quick else []
     cfg = load_config(root / "configs" / "vmf_exploration_uniform.yaml", [*overrides, "run.out_dir=" + str(root / "runs")])
     run_dir, metrics = run_experiment(cfg, verbose=False)
     suffix = "_quick" if quick else ""
@@ -167,11 +169,12 @@ def selection_plot(quick: bool) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="CI-sized run (d = 64, kappa = 1, 1000 draws; 10^4 actions)")
+    parser.add_argument("--quick", action="store_true",
+                        help="CI-sized run (d = 64, kappa = 1, 1000 draws; 10^4 uniform actions only; a 5000-action plot)")
     args = parser.parse_args()
     results = sampling_rates(1_000, (64,), (1.0,)) if args.quick else sampling_rates(100_000)
     results["vmf_log_norm_max_rel_err"] = log_norm_error()
-    results.update(selection_rates(10_000, 16, 32) if args.quick else selection_rates(1_000_000, 256, 1024))
+    results.update(selection_rates(10_000, 16, 32, clustered=False) if args.quick else selection_rates(1_000_000, 256, 1024))
     results.update(selection_plot(args.quick))
     for key, value in results.items():
         print(f"{key}: {value:.4g}")

@@ -19,8 +19,8 @@ def test_bench_vmf_quick():
         assert out[f"vmf_samples_per_s_{impl}_d64_k1"] > 0
     assert out["vmf_log_norm_max_rel_err"] < 1e-6  # the accuracy figure is exact arithmetic, not a timing
     assert out["vmfexp_selections_per_s_n1e4_d64"] > 0 and out["boltzmann_selections_per_s_n1e4_d64"] > 0
-    for tag in ("n1e4_d64", "n1e4_d64_clustered"):
-        assert out[f"vmfexp_ivf_selections_per_s_{tag}"] > 0 and 0 <= out[f"vmfexp_ivf_recall_{tag}"] <= 1
-        assert out[f"vmfexp_ivf_nprobe_{tag}"] in (8, 16, 32)
+    tag = "n1e4_d64"  # the quick run's uniform set (the clustered set runs in the full benchmark)
+    assert out[f"vmfexp_ivf_selections_per_s_{tag}"] > 0 and 0 <= out[f"vmfexp_ivf_recall_{tag}"] <= 1
+    assert out[f"vmfexp_ivf_nprobe_{tag}"] in (8, 16, 32)
     assert out["uniform_d4_max_rel_dev_vmfexp_vs_boltzmann"] >= 0
     assert (ROOT / "benchmarks/results/bench_vmf_selection_uniform_quick.png").stat().st_size > 0
