@@ -203,7 +203,20 @@ class Family:
         return self.distribution(params).log_prob(x)
 
 
-class DiagonalGaussian(Family):
+class _Gaussian(Family):
+    """A Gaussian family whose module (``module_class``) starts at ``N(0, init_scale^2 I)``."""
+
+    module_class: type
+
+    def __init__(self, dim: int, init_scale: float = 1.0):
+        self.init_scale = check_float("init_scale", init_scale, gt=0)
+        super().__init__(dim)
+
+    def _module(self, rngs: nnx.Rngs) -> nnx.Module:
+        return self.module_class(self.dim, self.init_scale)
+
+
+class DiagonalGaussian(_Gaussian):
     """``N(m, diag(s^2))`` with ``s = softplus(raw_scale)``; starts at ``N(0, init_scale^2 I)``.
 
     Parameters
@@ -214,16 +227,10 @@ class DiagonalGaussian(Family):
     """
 
     name = "diagonal_gaussian"
-
-    def __init__(self, dim: int, init_scale: float = 1.0):
-        self.init_scale = check_float("init_scale", init_scale, gt=0)
-        super().__init__(dim)
-
-    def _module(self, rngs: nnx.Rngs) -> nnx.Module:
-        return DiagonalGaussianModule(self.dim, self.init_scale)
+    module_class = DiagonalGaussianModule
 
 
-class FullRankGaussian(Family):
+class FullRankGaussian(_Gaussian):
     """``N(m, L L^T)`` with a Cholesky factor ``L`` (positive diagonal by softplus); starts at ``N(0, init_scale^2 I)``.
 
     Parameters
@@ -234,13 +241,7 @@ class FullRankGaussian(Family):
     """
 
     name = "full_rank_gaussian"
-
-    def __init__(self, dim: int, init_scale: float = 1.0):
-        self.init_scale = check_float("init_scale", init_scale, gt=0)
-        super().__init__(dim)
-
-    def _module(self, rngs: nnx.Rngs) -> nnx.Module:
-        return FullRankGaussianModule(self.dim, self.init_scale)
+    module_class = FullRankGaussianModule
 
     def params_at(self, loc, scale_tril) -> nnx.State:
         """The parameters of ``N(loc, scale_tril scale_tril^T)`` (``scale_tril`` lower triangular, positive diagonal).
