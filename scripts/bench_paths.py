@@ -36,6 +36,7 @@ Protocol (fixed before the first run; every variant gets the same budget):
   seeds recorded so far (``{figure}_seeds`` counts them). Runs go seed by seed, cheapest target first.
 
 Usage: python scripts/bench_paths.py [--quick] [--groups diffusion smc tps] [--targets ...] [--seeds 0 1 2]
+[--variants pis-kl ...]
 """
 
 from __future__ import annotations
@@ -147,6 +148,16 @@ def smc_at_budget(target_name, seed, budget, quick):
             "target_evals": int(result.num_target_evals), "levels": levels}
 
 
+def smc_budget(results: dict, target_name: str, seed: int, quick: bool) -> float:
+    """Mean training evaluations of the diffusion runs of ``target_name`` and ``seed``, this run's or recorded ones."""
+    recorded = {**benchmark_io.read_results("bench_paths", quick), **results}
+    evals = [recorded[k] for m in METHODS for l in LOSSES
+             if (k := f"{m}_{l}_{target_name}_energy_evals_seed{seed}") in recorded]
+    if not evals:
+        raise SystemExit(f"no diffusion run of {target_name} seed {seed} is recorded: run the diffusion group first")
+    return float(np.mean(evals))
+
+
 def tps(variate, seed, quick):
     """TPS-DPS on the double well at half the reference's evaluations; the evaluation figures."""
     target = jaxsamp.targets.get("double_well_2d")
@@ -174,12 +185,16 @@ def main(argv=None):
     parser.add_argument("--groups", nargs="+", choices=("diffusion", "smc", "tps"), default=["diffusion", "smc", "tps"])
     parser.add_argument("--targets", nargs="+", choices=list(TARGETS), default=list(TARGETS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--variants", nargs="+", choices=[f"{m}-{l}" for m in METHODS for l in LOSSES],
+                        help="diffusion variants to run (default all four; to finish a seed that was cut short)")
     args = parser.parse_args(argv)
     targets = ["gmm"] if args.quick else args.targets
     seeds = args.seeds[:1] if args.quick else args.seeds
     variates = VARIATES[:1] if args.quick else VARIATES
     # quick: both methods and both losses, in two runs (PIS-KL, DDS-LV) rather than four
     variants = list(zip(METHODS, LOSSES)) if args.quick else [(m, l) for m in METHODS for l in LOSSES]
+    if args.variants:
+        variants = [v for v in variants if f"{v[0]}-{v[1]}" in args.variants]
     results: dict = {}
 
     def save():
@@ -188,10 +203,9 @@ def main(argv=None):
 
     for seed in seeds:
         for target_name in targets:
-            evals, samples = [], {}
+            samples = {}
             for method, loss in variants if "diffusion" in args.groups else ():
                 figures, samples[f"{method}-{loss}"] = train_diffusion(method, loss, target_name, seed, args.quick)
-                evals.append(figures["energy_evals"])
                 for fig, value in figures.items():
                     name = f"{method}_{loss}_{target_name}_{fig}"
                     benchmark_io.record_seed(results, "bench_paths", name, seed, value, args.quick)
@@ -200,8 +214,7 @@ def main(argv=None):
             if samples and build_target(target_name).event_shape == (2,):
                 plot_modes(target_name, seed, samples, args.quick)
             if "smc" in args.groups:
-                budget = np.mean(evals) if evals else benchmark_io.read_results("bench_paths", args.quick).get(
-                    f"pis_kl_{target_name}_energy_evals", 1e6)
+                budget = smc_budget(results, target_name, seed, args.quick)
                 figures = smc_at_budget(target_name, seed, budget, args.quick)
                 for fig, value in figures.items():
                     benchmark_io.record_seed(results, "bench_paths", f"smc_{target_name}_{fig}", seed, value, args.quick)
