@@ -45,11 +45,11 @@ import argparse
 import json
 import time
 
+import benchmark_io
 import blackjax
 import jax
 import numpy as np
 
-import benchmark_io
 import jaxsamp
 from jaxsamp.core import run
 from jaxsamp.learned.diffusion_samplers import DiffusionSampler, DiffusionSettings

@@ -6,6 +6,7 @@
 * :mod:`~jaxsamp.diagnostics.discrepancies` -- MMD, Sinkhorn (ott-jax), exact and 1-D / energy W2 (POT);
 * :mod:`~jaxsamp.diagnostics.geometric_w2` -- E(n)-invariant W2 of particle systems (iDEM protocol),
   on the batched exact assignment solver of :mod:`~jaxsamp.diagnostics.assignment`;
+* :mod:`~jaxsamp.diagnostics.grid_divergences` -- forward KL of two 2-D densities by quadrature;
 * :mod:`~jaxsamp.diagnostics.mode_coverage` -- entropic mode coverage;
 * :mod:`~jaxsamp.diagnostics.stein` / :mod:`~jaxsamp.diagnostics.polynomial_stein` -- KSD and PSD tests;
 * :mod:`~jaxsamp.diagnostics.observables` -- Ising / Potts observables from weighted samples.
@@ -22,6 +23,7 @@ _NAMES_BY_SUBMODULE = {
         "energy_w2", "entropic_ot_cost", "median_bandwidth", "mmd", "sinkhorn_divergence", "w2_from_costs",
         "wasserstein2", "wasserstein2_1d",
     ],
+    "grid_divergences": ["forward_kl_on_grid", "grid_points"],
     "geometric_w2": ["aligned_distance", "geometric_w2", "nuclear_norm", "pair_distances"],
     "mcmc": [
         "ConvergenceDiagnostics", "PosteriorSummary", "chain_ess", "chain_rhat", "convergence_diagnostics",

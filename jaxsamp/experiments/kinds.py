@@ -7,5 +7,6 @@ from jaxsamp.experiments import (
     mcmc_experiment,  # noqa: F401
     smc_experiment,  # noqa: F401
     tps_dps_experiment,  # noqa: F401
+    vi_experiment,  # noqa: F401
     vmf_experiment,  # noqa: F401
 )

@@ -43,6 +43,28 @@ def samples_over_density(path: Path, log_prob_grid, samples: np.ndarray, extent,
     return path
 
 
+def density_comparison(path: Path, log_p_grid, log_q_grid, extent, title: str) -> Path:
+    """Two panels of filled contours on a shared scale: the target's density (left) and a fitted ``q`` (right).
+
+    ``log_*_grid(X, Y) -> Z`` evaluate each log density on a mesh grid;
+    ``extent = (xmin, xmax, ymin, ymax)``; each panel is ``exp(log density)``.
+    """
+    plt = pyplot()
+    X, Y = np.meshgrid(np.linspace(extent[0], extent[1], 200), np.linspace(extent[2], extent[3], 200))
+    densities = [np.exp(np.asarray(log_p_grid(X, Y))), np.exp(np.asarray(log_q_grid(X, Y)))]
+    top = max(float(np.nanmax(d)) for d in densities)
+    levels = np.linspace(0.0, top, 21)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 5))
+    for ax, density, label in zip(axes, densities, ("target", "q")):
+        ax.contourf(X, Y, np.nan_to_num(density), levels=levels, cmap="Blues")
+        ax.set_title(f"{title}: {label}")
+        ax.set_aspect("equal")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def marginals(path: Path, samples: np.ndarray, reference: np.ndarray | None, title: str, max_dims: int = 4) -> Path:
     """Histograms of the first coordinates of ``samples`` (and a reference set)."""
     plt = pyplot()

@@ -10,6 +10,7 @@ from jaxsamp.targets import eight_schools as _eight_schools  # noqa: F401
 from jaxsamp.targets import funnel as _funnel  # noqa: F401
 from jaxsamp.targets import many_well as _many_well  # noqa: F401
 from jaxsamp.targets import particles as _particles  # noqa: F401
+from jaxsamp.targets import sivi_toys as _sivi_toys  # noqa: F401
 from jaxsamp.targets import sphere as _sphere  # noqa: F401
 from jaxsamp.targets import student_t_mixture as _student_t_mixture  # noqa: F401
 from jaxsamp.targets import transition_paths as _transition_paths  # noqa: F401

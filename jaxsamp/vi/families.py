@@ -29,6 +29,7 @@ this module only maps unconstrained parameters onto them.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 import distrax
@@ -313,3 +314,32 @@ class CouplingFlow(Family):
     def _module(self, rngs: nnx.Rngs) -> nnx.Module:
         return CouplingFlowModule(self.dim, self.num_layers, self.hidden, self.coupling, self.num_bins,
                                   self.spline_range, rngs, self.context_dim)
+
+
+FAMILIES = {cls.name: cls for cls in (DiagonalGaussian, FullRankGaussian, CouplingFlow)}
+
+
+def family_from_spec(dim: int, spec: dict | None) -> Family:
+    """The family a config names: ``{"name": "coupling_flow", "num_layers": 4, ...}`` (default: a diagonal Gaussian).
+
+    Every other key is a constructor argument of that family (``init_scale`` for
+    the Gaussians; ``num_layers``, ``hidden``, ``coupling``, ``num_bins``,
+    ``spline_range`` for the flow).
+
+    Raises
+    ------
+    InputError
+        An unknown family or argument, or a bad value (the message names it).
+    """
+    spec = dict(spec or {"name": "diagonal_gaussian"})
+    name = spec.pop("name", "diagonal_gaussian")
+    if name not in FAMILIES:
+        raise InputError(f"unknown family {name!r}; accepted: {', '.join(FAMILIES)}")
+    cls = FAMILIES[name]
+    accepted = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "dim", "context_dim")]
+    for key in spec:
+        if key not in accepted:
+            raise InputError(f"family {name!r}: unknown argument {key!r}; accepted: {', '.join(accepted)}")
+    if "hidden" in spec:
+        spec["hidden"] = tuple(spec["hidden"])
+    return cls(dim, **spec)

@@ -1,0 +1,186 @@
+"""The ``vi`` experiment kind: fit a variational family through the driver, weight its draws, compare with the target.
+
+Config ``sampler`` block: ``name`` one of ``elbo``, ``snis_fkl``, ``softcvi``
+(an objective on a distrax family) or ``aisivi``, ``bsivi`` (the semi-implicit
+family of :mod:`jaxsamp.vi.aisivi`), and ``params`` validated into that method's
+settings (:class:`~jaxsamp.vi.elbo.ELBOSettings`,
+:class:`~jaxsamp.vi.snis_forward_kl.SNISForwardKLSettings`,
+:class:`~jaxsamp.vi.softcvi.SoftCVISettings`,
+:class:`~jaxsamp.vi.aisivi.AISIVISettings`). The objectives also take
+``params.family``, e.g. ``{name: coupling_flow, num_layers: 4, hidden: [32, 32]}``
+(:func:`~jaxsamp.vi.families.family_from_spec`; default a diagonal Gaussian).
+``run.num_steps`` optimiser steps run through the driver with checkpoints in
+``run_dir/checkpoints``; ``run.num_eval_samples`` draws of the fitted family are
+importance-weighted against the target. Targets without exact samples get a
+reference NUTS run (4 chains, ``run.num_warmup`` warm-up steps, window adaptation).
+
+Metrics: ``elbo`` (mean log weight), ``log_Z`` (importance estimate) and
+``log_Z_abs_err`` when the target's is known, ``ess``; ``mean_log_q_reference``,
+the mean ``log q`` of reference draws (exact samples, else a NUTS run: the SoftCVI
+paper's metric); on 2-D targets with a known ``log Z``, ``forward_kl`` by
+quadrature (:func:`~jaxsamp.diagnostics.grid_divergences.forward_kl_on_grid`).
+Plots: ``training.png`` (loss, ELBO, ESS per step), ``density.png`` (target and
+``q`` side by side, 2-D targets) and ``samples.png`` or ``marginals.png`` (draws
+of ``q`` against the reference).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsamp.core import run
+from jaxsamp.core.errors import ConfigError
+from jaxsamp.core.protocols import Trainer
+from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
+from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
+from jaxsamp.experiments import plots
+from jaxsamp.vi.aisivi import AISIVI, AISIVISettings
+from jaxsamp.vi.elbo import ELBOSettings, elbo_trainer
+from jaxsamp.vi.families import family_from_spec
+from jaxsamp.vi.snis_forward_kl import SNISForwardKLSettings, snis_forward_kl_trainer
+from jaxsamp.vi.softcvi import SoftCVISettings, softcvi_trainer
+from jaxsamp.vi.training import weighted_samples
+
+OBJECTIVES = {"elbo": (elbo_trainer, ELBOSettings), "snis_fkl": (snis_forward_kl_trainer, SNISForwardKLSettings),
+              "softcvi": (softcvi_trainer, SoftCVISettings)}
+SEMI_IMPLICIT = ("aisivi", "bsivi")
+GRID_POINTS = 250  # per axis, for the forward KL
+BOX_SAMPLES = 100_000  # exact draws whose central 99.98 % (padded) is the forward KL's box
+NUTS_CHAINS = 4  # the reference run of targets without exact samples
+
+
+class VIFit(NamedTuple):
+    """A configured VI method: its trainer and what the evaluation needs of a train state.
+
+    Attributes
+    ----------
+    trainer : Trainer
+    weighted : callable
+        ``weighted(state, key, n) -> WeightedSamples``: ``n`` draws of ``q`` with ``log p~ - log q``.
+    log_q : callable
+        ``log_q(state, z, key) -> (n,)``: the fitted density at points ``z`` ``(n, d)``
+        (a Monte Carlo estimate for the semi-implicit family).
+    settings : dataclass
+    """
+
+    trainer: Trainer
+    weighted: Callable
+    log_q: Callable
+    settings: object
+
+
+def _objective_fit(target, name: str, settings, family_spec) -> VIFit:
+    dim = target.event_shape[0] if target.event_shape else 0
+    family = family_from_spec(dim, family_spec)  # an InputError becomes a ConfigError naming the sampler
+    build = OBJECTIVES[name][0]
+    return VIFit(build(target, family, settings), lambda state, key, n: weighted_samples(target, family, state.params, key, n),
+                 lambda state, z, key: family.log_prob(state.params, z), settings)
+
+
+def _semi_implicit_fit(target, name: str, settings: AISIVISettings) -> VIFit:
+    if settings.method != name:
+        raise ConfigError(f"sampler {name!r}: params.method is {settings.method!r}; leave it out or set it to {name!r}")
+    model = AISIVI(target, settings)
+    return VIFit(model.trainer, model.sample, lambda state, z, key: model.marginal_log_density(state.phi, z, key, settings.marginal_draws),
+                 settings)
+
+
+def check(cfg, target) -> VIFit:
+    """The method, its settings and its family against the target, before any work."""
+    params = dict(cfg.sampler.params or {})
+    family_spec = params.pop("family", None)
+    name = cfg.sampler.name
+    if not target.has_exact_samples and cfg.run.num_warmup == 0:
+        raise ConfigError(f"target {target.name!r} has no exact samples: its NUTS reference needs run.num_warmup > 0")
+    if family_spec is not None and name in SEMI_IMPLICIT:
+        raise ConfigError(f"sampler {name!r} has its own semi-implicit family; remove params.family")
+    if name in SEMI_IMPLICIT:
+        params.setdefault("method", name)
+    bare = dataclasses.replace(cfg, sampler=dataclasses.replace(cfg.sampler, params=params))
+    samplers = {n: (lambda s, n=n: _objective_fit(target, n, s, family_spec), cls) for n, (_, cls) in OBJECTIVES.items()}
+    samplers.update({n: (lambda s, n=n: _semi_implicit_fit(target, n, s), AISIVISettings) for n in SEMI_IMPLICIT})
+    return build_learned_sampler(bare, "vi", samplers)
+
+
+def reference_draws(target, key, n: int, num_warmup: int):
+    """``(draws (n, d), label)``: exact samples when the target has them, else a NUTS run's (4 chains, ``num_warmup``)."""
+    if target.has_exact_samples:
+        return np.asarray(target.sample(key, n)), "exact"
+    from jaxsamp.mcmc.sample import sample
+
+    per_chain = -(-n // NUTS_CHAINS)
+    posterior = sample(target, key=key, num_chains=NUTS_CHAINS, num_warmup=num_warmup, num_samples=per_chain,
+                       progress=False)
+    return np.asarray(posterior.positions).reshape(-1, posterior.positions.shape[-1])[:n], "NUTS"
+
+
+def box_around(points: np.ndarray, tail_percent: float, pad: float) -> tuple[float, float, float, float]:
+    """``(x0, x1, y0, y1)``: the central ``100 - 2 tail_percent`` % of 2-D ``points`` per axis, padded by ``pad`` of its width."""
+    lo, hi = np.percentile(points, [tail_percent, 100.0 - tail_percent], axis=0)
+    margin = pad * (hi - lo)
+    return lo[0] - margin[0], hi[0] + margin[0], lo[1] - margin[1], hi[1] + margin[1]
+
+
+def _trace(state, metrics):
+    return {k: metrics[k] for k in ("elbo", "ess") if k in metrics} | {"loss": metrics.get("loss", metrics["elbo"])}
+
+
+def run_vi(cfg, target, fit: VIFit, run_dir: Path) -> dict:
+    """Train for ``run.num_steps`` steps; weight ``run.num_eval_samples`` draws; score and plot them."""
+    k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
+    start = time.perf_counter()
+    state, trace = run(fit.trainer.step, jax.jit(fit.trainer.init)(k_init), k_train, cfg.run.num_steps, trace=_trace,
+                       **cfg.driver_options(run_dir))
+    seconds = time.perf_counter() - start
+    n = cfg.run.num_eval_samples
+    k_draw, k_ref, k_logq = jax.random.split(k_eval, 3)
+    samples = jax.jit(fit.weighted, static_argnums=2)(state, k_draw, n)
+    log_w = np.asarray(samples.log_w)
+    metrics = {
+        "train_steps": cfg.run.num_steps,
+        "train_seconds_incl_compile": seconds,
+        "final_loss": float(np.mean(np.asarray(trace["loss"])[-10:])),
+        "elbo": float(np.mean(log_w)),
+        "log_Z": float(samples.log_Z),
+        "ess": float(samples.ess),
+    }
+    if target.log_Z is not None:
+        metrics["log_Z_abs_err"] = abs(metrics["log_Z"] - float(target.log_Z))
+    reference, label = reference_draws(target, k_ref, n, cfg.run.num_warmup)
+    log_q = jax.jit(fit.log_q)
+    metrics["mean_log_q_reference"] = float(np.mean(np.asarray(log_q(state, jnp.asarray(reference, jnp.float32), k_logq))))
+    metrics["reference"] = label
+    x = np.asarray(samples.x)
+    np.savez(run_dir / "samples.npz", samples=x, log_w=log_w)
+    title = f"{cfg.name} ({cfg.sampler.name})"
+    if x.shape[1] == 2:
+        batched_p = jax.jit(jax.vmap(target.log_prob))
+        log_q_points = lambda z: log_q(state, z, k_logq)
+
+        def on_mesh(fn):
+            return lambda X, Y: np.asarray(fn(jnp.asarray(np.stack([X.ravel(), Y.ravel()], -1), jnp.float32))).reshape(X.shape)
+
+        plots.density_comparison(run_dir / "density.png", on_mesh(batched_p), on_mesh(log_q_points),
+                                 box_around(reference, 0.5, 0.15), title)
+        if target.log_Z is not None:
+            log_p = lambda z: batched_p(z) - float(target.log_Z)
+            box_points = np.asarray(target.sample(jax.random.fold_in(k_ref, 1), BOX_SAMPLES)) if target.has_exact_samples \
+                else reference
+            metrics.update(forward_kl_on_grid(log_p, log_q_points, box_around(box_points, 0.01, 0.25), GRID_POINTS))
+    plots.samples_against_target(run_dir, target, x, reference, title)
+    plots.trace_plot(run_dir / "training.png", {k: np.asarray(v) for k, v in trace.items()},
+                     f"{cfg.name}: loss, ELBO and ESS per step")
+    return metrics
+
+
+EXPERIMENTS.register("vi", "fit a variational family (ELBO, SNIS forward KL, SoftCVI, AISIVI, BSIVI); log Z, ESS, log q of reference draws")(
+    ExperimentKind(check, run_vi)
+)

@@ -1,0 +1,39 @@
+"""SoftCVI on the non-centred eight-schools model against a long NUTS run (tests/mcmc/eight_schools_reference.json)."""
+
+import json
+from pathlib import Path
+
+import jax
+import numpy as np
+
+import jaxsamp
+from jaxsamp.core import run
+from jaxsamp.vi.families import CouplingFlow
+from jaxsamp.vi.softcvi import SoftCVISettings, softcvi_trainer
+from jaxsamp.vi.training import weighted_samples
+
+REFERENCE = json.loads((Path(__file__).resolve().parents[1] / "mcmc" / "eight_schools_reference.json").read_text())
+
+
+def test_softcvi_flow_matches_the_nuts_posterior_of_mu_and_log_tau():
+    """A 4-layer affine flow, SoftCVI (K = 8, alpha = 0.75), 3000 Adam steps at 3e-3, seed 0.
+
+    Budgets, in units of the reference posterior sd: q's own draws (20 000) put the means of mu and
+    log tau within 0.2 and their sds within 20 % (measured 0.06 / 0.09 and +12 % / +1 %); the
+    self-normalised importance estimates are within 5 Monte Carlo standard errors (sd / sqrt(n ESS))
+    plus the reference's own standard error.
+    """
+    target = jaxsamp.targets.get("eight_schools")
+    family = CouplingFlow(10, num_layers=4, hidden=(32, 32))
+    trainer = softcvi_trainer(target, family, SoftCVISettings(num_samples=8, alpha=0.75, learning_rate=3e-3))
+    state, _ = run(trainer.step, trainer.init(jax.random.key(0)), jax.random.key(1), 3000, progress=False)
+    samples = weighted_samples(target, family, state.params, jax.random.key(2), 20_000)
+    parts = jax.vmap(target.unravel)(samples.x)
+    w = np.asarray(jax.nn.softmax(samples.log_w), np.float64)
+    n_eff = float(samples.ess) * len(w)
+    for name, values in (("mu", parts["mu"]), ("log_tau", parts["tau"])):  # the unconstrained tau is log tau
+        values, ref = np.asarray(values, np.float64), REFERENCE[name]
+        assert abs(values.mean() - ref["mean"]) < 0.2 * ref["sd"], name
+        assert 0.8 < values.std() / ref["sd"] < 1.2, name
+        weighted_mean = float(w @ values)
+        assert abs(weighted_mean - ref["mean"]) < 5 * ref["sd"] / np.sqrt(n_eff) + ref["mcse_mean"], name
