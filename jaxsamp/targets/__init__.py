@@ -8,6 +8,7 @@ from jaxsamp.targets import lattice as _lattice  # noqa: F401
 from jaxsamp.targets import bayes_logreg as _bayes_logreg  # noqa: F401
 from jaxsamp.targets import eight_schools as _eight_schools  # noqa: F401
 from jaxsamp.targets import funnel as _funnel  # noqa: F401
+from jaxsamp.targets import linear_regression as _linear_regression  # noqa: F401
 from jaxsamp.targets import many_well as _many_well  # noqa: F401
 from jaxsamp.targets import particles as _particles  # noqa: F401
 from jaxsamp.targets import sivi_toys as _sivi_toys  # noqa: F401

@@ -1,62 +1,20 @@
-"""Bayesian linear regression with a conjugate Gaussian posterior: the exact oracle of the VI tests.
+"""The exact oracle of the VI tests: a full-rank Gaussian fitted to the conjugate linear regression posterior.
 
-``beta ~ N(0, I_d)``, ``y = X beta + eps``, ``eps ~ N(0, sigma^2 I_n)``, with ``d = 50``
-covariates and ``n = 200`` observations (the SoftCVI paper's task sizes). The
-posterior is ``N(m, S)`` with ``S^-1 = I + X^T X / sigma^2`` and ``m = S X^T y / sigma^2``,
-and the evidence ``log Z = log N(y; 0, sigma^2 I + X X^T)``, all in float64 closed form.
-The covariates are drawn ``N(0, 1/n)`` so that the data carry about as much
-information as the prior (posterior precision ~ 2 I): from ``q = N(0, I)``, the
-prior, ``KL(q || p)`` is 57 nats.
+:class:`~jaxsamp.targets.linear_regression.ConjugateLinearRegression` at its defaults
+(50 covariates, 200 observations, seed 0); from ``q = N(0, I)``, the prior,
+``KL(q || p)`` is 57 nats.
 """
 
 from __future__ import annotations
 
-import distrax
 import jax
-import jax.numpy as jnp
-import numpy as np
 import optax
 
 import jaxsamp
-from jaxsamp.core.target import Target
+from jaxsamp.targets.linear_regression import ConjugateLinearRegression
 from jaxsamp.vi.families import FullRankGaussian
 
-NUM_COVARIATES, NUM_OBSERVATIONS, NOISE_SD = 50, 200, 1.0
-
-
-class ConjugateLinearRegression(Target):
-    """The unnormalised posterior ``N(beta; 0, I) prod_i N(y_i; x_i^T beta, sigma^2)`` of the coefficients."""
-
-    name = "conjugate_linear_regression"
-
-    def __init__(self, seed: int = 0):
-        rng = np.random.default_rng(seed)
-        d, n, s2 = NUM_COVARIATES, NUM_OBSERVATIONS, NOISE_SD**2
-        self.event_shape = (d,)
-        self.x = rng.normal(size=(n, d)) / np.sqrt(n)
-        self.y = self.x @ rng.normal(size=d) + NOISE_SD * rng.normal(size=n)
-        self.posterior_precision = np.eye(d) + self.x.T @ self.x / s2
-        self.posterior_cov = np.linalg.inv(self.posterior_precision)
-        self.posterior_mean = self.posterior_cov @ self.x.T @ self.y / s2
-        marginal_cov = s2 * np.eye(n) + self.x @ self.x.T
-        _, logdet = np.linalg.slogdet(marginal_cov)
-        self.log_Z = float(-0.5 * (n * np.log(2 * np.pi) + logdet + self.y @ np.linalg.solve(marginal_cov, self.y)))
-
-    def _log_prob(self, beta):
-        d, n = NUM_COVARIATES, NUM_OBSERVATIONS
-        residual = jnp.asarray(self.y, beta.dtype) - jnp.asarray(self.x, beta.dtype) @ beta
-        log_prior = -0.5 * (beta @ beta + d * jnp.log(2 * jnp.pi))
-        log_likelihood = -0.5 * (residual @ residual / NOISE_SD**2 + n * jnp.log(2 * jnp.pi * NOISE_SD**2))
-        return log_prior + log_likelihood
-
-    def posterior(self, dtype=jnp.float32) -> distrax.Distribution:
-        """The exact posterior as a distrax distribution."""
-        return distrax.MultivariateNormalFullCovariance(jnp.asarray(self.posterior_mean, dtype),
-                                                        jnp.asarray(self.posterior_cov, dtype))
-
-    def posterior_cholesky(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(m, L)`` with ``S = L L^T`` (float64)."""
-        return self.posterior_mean, np.linalg.cholesky(self.posterior_cov)
+NUM_COVARIATES = 50
 
 
 def kl_to_posterior(target: ConjugateLinearRegression, family, params) -> float:

@@ -2,9 +2,10 @@
 
 import jax
 import pytest
-from _vi_linear_regression import INITIAL_KL, ConjugateLinearRegression, trained_kl
+from _vi_linear_regression import INITIAL_KL, trained_kl
 
 from jaxsamp.core.errors import InputError
+from jaxsamp.targets.linear_regression import ConjugateLinearRegression
 from jaxsamp.vi.elbo import ELBOSettings, elbo_loss, elbo_trainer
 from jaxsamp.vi.families import FullRankGaussian
 from jaxsamp.vi.training import batch_log_density

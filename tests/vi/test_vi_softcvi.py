@@ -4,9 +4,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _vi_linear_regression import INITIAL_KL, ConjugateLinearRegression, trained_kl
+from _vi_linear_regression import INITIAL_KL, trained_kl
 
 from jaxsamp.core.errors import InputError
+from jaxsamp.targets.linear_regression import ConjugateLinearRegression
 from jaxsamp.vi.families import FullRankGaussian
 from jaxsamp.vi.softcvi import SoftCVISettings, softcvi_loss, softcvi_trainer
 from jaxsamp.vi.training import batch_log_density

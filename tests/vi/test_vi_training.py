@@ -6,10 +6,10 @@ import jax
 import numpy as np
 import optax
 import pytest
-from _vi_linear_regression import ConjugateLinearRegression
 
 import jaxsamp
 from jaxsamp.core.errors import InputError
+from jaxsamp.targets.linear_regression import ConjugateLinearRegression
 from jaxsamp.vi.families import CouplingFlow, FullRankGaussian
 from jaxsamp.vi.softcvi import SoftCVISettings, softcvi_trainer
 from jaxsamp.vi.training import weighted_samples
