@@ -1,0 +1,275 @@
+"""Variational inference on distrax: SoftCVI, the ELBO and SNIS forward KL; AISIVI against BSIVI; NUTS as the yardstick.
+
+Protocol (fixed before the first run; every method of a group gets the same number of
+gradient steps and draws per step; seeds 0, 1, 2 seed the initialisation and training,
+never the data; each figure is recorded per seed, ``..._seed{k}``, and as mean ``{figure}``
+and standard deviation ``{figure}_sd``):
+
+* **Linear regression** (:class:`~jaxsamp.targets.linear_regression.ConjugateLinearRegression`,
+  50 covariates, 200 observations, data seed 0): a full-rank Gaussian from ``N(0, I)``,
+  ``K = 8`` draws per step (SoftCVI alpha 0.75, proposal negatives), 5000 Adam steps with a
+  cosine decay from 5e-3 to 1e-4. Headline ``{softcvi,elbo,snis_fkl}_linreg_kl``, the exact
+  ``KL(q || p)`` (distrax's closed form).
+* **Eight schools** (non-centred, numpyro): a 4-layer affine coupling flow (conditioners 2 x 32),
+  ``K = 8``, 5000 Adam steps at 3e-3. Reference: numpyro NUTS, 8 chains x 5000 draws after
+  2000 warm-up steps, key 20261202, drawn once per invocation. Headline
+  ``{method}_eight_schools_mean_log_q_ref``, the mean ``log q`` of the reference draws (the
+  SoftCVI paper's metric; higher is better), and ``_coverage50`` / ``_coverage90``, the share
+  of reference draws inside q's 50 % / 90 % highest-density region (its ``log q`` above the
+  quantile of ``log q`` over 20 000 draws of q; calibrated is 0.5 / 0.9).
+* **2-D toys** (SIVI's banana, x-shaped, multimodal; exact log Z = 0): AISIVI and BSIVI with
+  a 2-d latent, mean network 2 x 128, batches of 128, 256 inner draws, learning rates 1e-2,
+  2000 steps (the reference code: 4000 steps with 2 x 4096 inner draws), AISIVI's reverse flow
+  6 couplings pretrained 100 steps. Headline ``{aisivi,bsivi}_{target}_forward_kl``, by a 250 x 250
+  midpoint rule over the central 99.98 % of 100 000 exact draws (padded 25 %), ``log q`` by
+  Monte Carlo over 50 000 prior draws.
+* **Bayesian logistic regression** (breast cancer, d = 31, an 80/20 split with seed 0,
+  features standardised by the training rows): AISIVI and BSIVI with a 10-d latent, mean
+  network 2 x 100, batches of 100, 256 inner draws, learning rate 1e-3 (reverse flow 1e-3,
+  pretrained 500 steps), 3000 steps; NUTS (4 chains x 1000 draws after 1000 warm-up).
+  Headline ``{aisivi,bsivi,nuts}_bayes_logreg_test_lpd``: the mean over test rows of
+  ``log mean_s p(y | x, w_s)`` over 4000 draws.
+* **Speed**: ``{method}_steps_per_s``, training steps per second after compilation at the
+  settings above (eight schools for the objectives, banana for AISIVI / BSIVI), best of 3
+  timed blocks of 200 steps. Timings need a quiet machine.
+
+``--quick`` runs each group with one or two methods, for a few steps (numbers not meaningful).
+
+Usage: python scripts/bench_vi.py [--quick] [--groups linreg eight_schools toys logreg speed] [--seeds 0 1 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import benchmark_io
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import jaxsamp
+from jaxsamp.core import run
+from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
+from jaxsamp.experiments.vi_experiment import box_around
+from jaxsamp.targets.bayes_logreg import BayesLogisticRegression, load_breast_cancer
+from jaxsamp.vi.aisivi import AISIVI, AISIVISettings
+from jaxsamp.vi.elbo import ELBOSettings, elbo_trainer
+from jaxsamp.vi.families import CouplingFlow, FullRankGaussian
+from jaxsamp.vi.snis_forward_kl import SNISForwardKLSettings, snis_forward_kl_trainer
+from jaxsamp.vi.softcvi import SoftCVISettings, softcvi_trainer
+
+OBJECTIVES = {  # name: (trainer factory, settings at K draws and learning rate lr)
+    "softcvi": (softcvi_trainer, lambda k, lr: SoftCVISettings(num_samples=k, alpha=0.75, learning_rate=lr)),
+    "elbo": (elbo_trainer, lambda k, lr: ELBOSettings(num_samples=k, learning_rate=lr)),
+    "snis_fkl": (snis_forward_kl_trainer, lambda k, lr: SNISForwardKLSettings(num_samples=k, learning_rate=lr)),
+}
+SEMI_IMPLICIT = ("aisivi", "bsivi")
+TOYS = ("banana", "x_shaped", "multimodal")
+GROUPS = ("linreg", "eight_schools", "toys", "logreg", "speed")
+# --quick runs each code path once rather than every method everywhere (compilation dominates it)
+QUICK_METHODS = {"linreg": ("softcvi",), "eight_schools": ("elbo",), "toys": ("aisivi", "bsivi"), "logreg": ("bsivi",),
+                 "speed": ("snis_fkl",)}
+
+
+def methods(group: str, quick: bool) -> tuple[str, ...]:
+    """The methods a group runs: all of its kind, or the quick subset."""
+    every = SEMI_IMPLICIT if group in ("toys", "logreg") else tuple(OBJECTIVES) + (SEMI_IMPLICIT if group == "speed" else ())
+    return QUICK_METHODS[group] if quick else every
+
+
+def toy_settings(method: str, quick: bool) -> AISIVISettings:
+    return AISIVISettings(method=method, latent_dim=2, hidden_width=16 if quick else 128, hidden_layers=2,
+                          batch_size=16 if quick else 128, num_inner=8 if quick else 256, tau_layers=2 if quick else 6,
+                          tau_hidden_width=8 if quick else 64, pretrain_steps=2 if quick else 100, learning_rate=1e-2,
+                          tau_learning_rate=1e-2, marginal_draws=64 if quick else 50_000)
+
+
+def logreg_settings(method: str, quick: bool) -> AISIVISettings:
+    return AISIVISettings(method=method, latent_dim=10, hidden_width=16 if quick else 100, hidden_layers=2,
+                          batch_size=16 if quick else 100, num_inner=8 if quick else 256, tau_layers=2 if quick else 6,
+                          tau_hidden_width=8 if quick else 64, pretrain_steps=2 if quick else 500, learning_rate=1e-3,
+                          tau_learning_rate=1e-3)
+
+
+def train(trainer, seed: int, steps: int):
+    state = jax.jit(trainer.init)(jax.random.key(seed))
+    state, _ = run(trainer.step, state, jax.random.key(1000 + seed), steps, progress=False)
+    return state
+
+
+def linreg(seed: int, quick: bool) -> dict:
+    """Exact ``KL(q || p)`` of a full-rank Gaussian after equal steps of each objective."""
+    target = jaxsamp.targets.get("conjugate_linear_regression")
+    family = FullRankGaussian(target.event_shape[0])
+    steps = 20 if quick else 5000
+    schedule = optax.cosine_decay_schedule(5e-3, steps, alpha=1e-4 / 5e-3)
+    out = {}
+    for name in methods("linreg", quick):
+        make, settings = OBJECTIVES[name]
+        state = train(make(target, family, settings(8, 5e-3), optax.adam(schedule)), seed, steps)
+        out[f"{name}_linreg_kl"] = float(family.distribution(state.params).kl_divergence(target.posterior()))
+    return out
+
+
+def eight_schools_reference(quick: bool) -> np.ndarray:
+    """Flat unconstrained NUTS draws of eight schools (numpyro), the same for every method and seed."""
+    from numpyro.infer import MCMC, NUTS
+
+    from jaxsamp.targets import eight_schools
+
+    target = jaxsamp.targets.get("eight_schools")
+    chains, warmup, draws = (2, 50, 50) if quick else (8, 2000, 5000)
+    mcmc = MCMC(NUTS(eight_schools.model), num_warmup=warmup, num_samples=draws, num_chains=chains,
+                chain_method="vectorized", progress_bar=False)
+    mcmc.run(jax.random.PRNGKey(20261202), eight_schools.SIGMA, eight_schools.Y)
+    sites = mcmc.get_samples()
+    unconstrained = {"mu": sites["mu"], "tau": jnp.log(sites["tau"]), "theta_tilde": sites["theta_tilde"]}
+    flat = jax.vmap(lambda i: jax.flatten_util.ravel_pytree(jax.tree.map(lambda a: a[i], unconstrained))[0])
+    reference = np.asarray(flat(jnp.arange(chains * draws)))
+    check = target.unravel(jnp.asarray(reference[0]))  # the flat layout is the target's own
+    assert np.isclose(float(check["tau"]), float(np.log(sites["tau"][0])))
+    return reference
+
+
+def hpd_coverage(log_q_reference: np.ndarray, log_q_own: np.ndarray, level: float) -> float:
+    """Share of reference draws inside q's ``level`` highest-density region (estimated from q's own draws)."""
+    return float(np.mean(log_q_reference >= np.quantile(log_q_own, 1.0 - level)))
+
+
+def eight_schools(seed: int, quick: bool, reference: np.ndarray) -> dict:
+    target = jaxsamp.targets.get("eight_schools")
+    family = CouplingFlow(target.event_shape[0], num_layers=2 if quick else 4, hidden=(8,) if quick else (32, 32))
+    steps, n = (20, 256) if quick else (5000, 20_000)
+    out = {}
+    for name in methods("eight_schools", quick):
+        make, settings = OBJECTIVES[name]
+        state = train(make(target, family, settings(8, 3e-3)), seed, steps)
+        log_q_ref = np.asarray(family.log_prob(state.params, jnp.asarray(reference, jnp.float32)))
+        _, log_q_own = family.sample_and_log_prob(state.params, jax.random.key(2000 + seed), n)
+        out[f"{name}_eight_schools_mean_log_q_ref"] = float(np.mean(log_q_ref))
+        for level in (50, 90):
+            out[f"{name}_eight_schools_coverage{level}"] = hpd_coverage(log_q_ref, np.asarray(log_q_own), level / 100)
+    return out
+
+
+def toys(seed: int, quick: bool) -> dict:
+    out = {}
+    steps = 10 if quick else 2000
+    for target_name in TOYS[:1] if quick else TOYS:
+        target = jaxsamp.targets.get(target_name)
+        box = box_around(np.asarray(target.sample(jax.random.key(3000), 1000 if quick else 100_000)), 0.01, 0.25)
+        log_p = jax.jit(jax.vmap(target.log_prob))
+        for method in methods("toys", quick):
+            settings = toy_settings(method, quick)
+            model = AISIVI(target, settings)
+            state = train(model.trainer, seed, steps)
+            log_q = jax.jit(lambda z, state=state, model=model, s=settings: model.marginal_log_density(
+                state.phi, z, jax.random.key(4000 + seed), s.marginal_draws))
+            figures = forward_kl_on_grid(log_p, log_q, box, 20 if quick else 250)
+            out[f"{method}_{target_name}_forward_kl"] = figures["forward_kl"]
+            out[f"{method}_{target_name}_q_mass"] = figures["q_mass"]
+    return out
+
+
+def logreg_split():
+    """The breast-cancer data split 80/20 (seed 0), standardised by the training rows; test design with intercept."""
+    features, labels = load_breast_cancer()
+    order = np.random.default_rng(0).permutation(len(labels))
+    cut = int(0.8 * len(labels))
+    train_rows, test_rows = order[:cut], order[cut:]
+    mean, sd = features[train_rows].mean(0), features[train_rows].std(0)
+    standardise = lambda f: (f - mean) / sd
+    target = BayesLogisticRegression(standardise(features[train_rows]), labels[train_rows])
+    test_design = np.hstack([np.ones((len(test_rows), 1)), standardise(features[test_rows])])
+    return target, test_design, labels[test_rows]
+
+
+def test_lpd(weights: np.ndarray, design: np.ndarray, labels: np.ndarray) -> float:
+    """Mean over test rows of ``log mean_s p(y | x, w_s)`` for draws ``weights`` ``(S, d)``."""
+    logits = design @ np.asarray(weights, np.float64).T  # (rows, S)
+    log_lik = labels[:, None] * logits - np.logaddexp(0.0, logits)
+    return float(np.mean(np.logaddexp.reduce(log_lik, axis=1) - np.log(log_lik.shape[1])))
+
+
+def logreg(seed: int, quick: bool) -> dict:
+    target, design, labels = logreg_split()
+    steps, n = (10, 64) if quick else (3000, 4000)
+    out = {}
+    for method in methods("logreg", quick):
+        model = AISIVI(target, logreg_settings(method, quick))
+        state = train(model.trainer, seed, steps)
+        _, z = model.draw(state.phi, jax.random.key(5000 + seed), n)
+        out[f"{method}_bayes_logreg_test_lpd"] = test_lpd(np.asarray(z), design, labels)
+    warmup, draws = (20, 16) if quick else (1000, 1000)
+    posterior = jaxsamp.sample(target, key=6000 + seed, num_chains=4, num_warmup=warmup, num_samples=draws,
+                               progress=False)
+    out["nuts_bayes_logreg_test_lpd"] = test_lpd(np.asarray(posterior.positions).reshape(-1, design.shape[1]),
+                                                 design, labels)
+    return out
+
+
+def speed(quick: bool) -> dict:
+    """Training steps per second after compilation: best of 3 blocks of 200 steps (quick: 5)."""
+    block = 5 if quick else 200
+    schools, banana = jaxsamp.targets.get("eight_schools"), jaxsamp.targets.get("banana")
+    family = CouplingFlow(schools.event_shape[0], num_layers=4, hidden=(32, 32))
+    trainers = {}
+    for name in methods("speed", quick):
+        if name in OBJECTIVES:
+            make, settings = OBJECTIVES[name]
+            trainers[name] = make(schools, family, settings(8, 3e-3))
+        else:
+            trainers[name] = AISIVI(banana, toy_settings(name, quick)).trainer
+    out = {}
+    for name, trainer in trainers.items():
+        state = jax.jit(trainer.init)(jax.random.key(0))
+        state, _ = run(trainer.step, state, jax.random.key(1), block, progress=False)  # compiles
+        jax.block_until_ready(state)
+        best = np.inf
+        for repeat in range(3):
+            start = time.perf_counter()
+            state, _ = run(trainer.step, state, jax.random.key(2 + repeat), block, progress=False)
+            jax.block_until_ready(state)
+            best = min(best, time.perf_counter() - start)
+        out[f"{name}_steps_per_s"] = block / best
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="CI-sized run (numbers not meaningful)")
+    parser.add_argument("--groups", nargs="+", choices=GROUPS, default=list(GROUPS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    args = parser.parse_args(argv)
+    seeds = args.seeds[:1] if args.quick else args.seeds
+    results: dict = {}
+
+    def record(figures: dict, seed: int | None):
+        for name, value in figures.items():
+            if seed is None:
+                results[name] = value
+            else:
+                benchmark_io.record_seed(results, "bench_vi", name, seed, value, args.quick)
+        print(json.dumps(figures), flush=True)
+        path = benchmark_io.write_results("bench_vi", results, quick=args.quick, merge=True)
+        print(f"  -> {path}", flush=True)
+
+    reference = eight_schools_reference(args.quick) if "eight_schools" in args.groups else None
+    for seed in seeds:
+        if "linreg" in args.groups:
+            record(linreg(seed, args.quick), seed)
+        if "eight_schools" in args.groups:
+            record(eight_schools(seed, args.quick, reference), seed)
+        if "toys" in args.groups:
+            record(toys(seed, args.quick), seed)
+        if "logreg" in args.groups:
+            record(logreg(seed, args.quick), seed)
+    if "speed" in args.groups:
+        record(speed(args.quick), None)
+
+
+if __name__ == "__main__":
+    main()
