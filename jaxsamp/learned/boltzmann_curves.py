@@ -53,11 +53,12 @@ from typing import Annotated, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 from flax import nnx
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import Trainer
+from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.core.validation import (
     NonNegativeInt,
     OneOf,
@@ -65,6 +66,7 @@ from jaxsamp.core.validation import (
     PositiveInt,
     check_fields,
 )
+from jaxsamp.diagnostics.discrepancies import mmd
 from jaxsamp.learned import boltzmann_curves_ode as ode
 from jaxsamp.learned.boltzmann_interpolations import (
     INTERPOLATIONS,
@@ -456,3 +458,55 @@ class BoltzmannCurve:
         return ode.transport(
             self.interpolation, fields, key, num_samples, steps, langevin
         )
+
+
+def evaluate(
+    curve: BoltzmannCurve, params: CurveParams, key, num_samples: int, reference=None
+) -> tuple[dict, ode.CurveSamples]:
+    """The figures of a trained curve on ``num_samples`` ODE samples, as plain floats, and the samples.
+
+    * ``ess``, ``log_Z`` (change of variables, the headline) and ``log_Z_jarzynski``
+      (``log Z_0 + int C + log mean exp(-int R)``), ``log_Z_learned`` (``log Z_0 + int C``,
+      no sampling), each with ``_abs_err`` when the target's ``log Z`` is known;
+    * ``mmd``: Gaussian-kernel MMD (median bandwidth, :func:`~jaxsamp.diagnostics.discrepancies.mmd`)
+      between the unweighted samples and ``reference`` (default: as many exact
+      target samples, when the target has them);
+    * ``max_velocity`` and ``peak_mean_velocity``: the largest over ``t`` of the
+      maximum and of the mean of ``|v_t(x_t)|`` over the samples;
+    * ``sample_target_evals``, ``nonfinite_samples`` (left out of every figure),
+      ``langevin_acceptance`` (NaN without corrections).
+    """
+    k_sample, k_ref = jax.random.split(key)
+    out = jax.jit(curve.sample, static_argnums=2)(params, k_sample, num_samples)
+    x = np.asarray(out.samples.x)
+    log_w, log_w_j = np.asarray(out.samples.log_w), np.asarray(out.jarzynski.log_w)
+    finite = np.all(np.isfinite(x), axis=1) & np.isfinite(log_w) & np.isfinite(log_w_j)
+    figures = {
+        "nonfinite_samples": int(num_samples - finite.sum()),
+        "sample_target_evals": int(out.target_evals),
+    }
+    if finite.sum() >= 2:
+        cov = WeightedSamples(None, jnp.asarray(log_w[finite]), out.samples.log_Z0)
+        jar = WeightedSamples(None, jnp.asarray(log_w_j[finite]), out.jarzynski.log_Z0)
+        figures.update(
+            ess=float(cov.ess),
+            ess_jarzynski=float(jar.ess),
+            log_Z=float(cov.log_Z),
+            log_Z_jarzynski=float(jar.log_Z),
+        )
+    figures["log_Z_learned"] = float(curve.learned_log_z(params))
+    log_z = getattr(curve.target, "log_Z", None)
+    if log_z is not None:
+        for name in ("log_Z", "log_Z_jarzynski", "log_Z_learned"):
+            if name in figures:
+                figures[f"{name}_abs_err"] = abs(figures[name] - float(log_z))
+    if reference is None and curve.target.has_exact_samples:
+        reference = curve.target.sample(k_ref, num_samples)
+    if reference is not None and finite.sum() >= 2:
+        figures["mmd"] = float(
+            mmd(jnp.asarray(x[finite]), jnp.asarray(reference, jnp.float32))
+        )
+    figures["max_velocity"] = float(np.max(np.asarray(out.speed_max)))
+    figures["peak_mean_velocity"] = float(np.max(np.asarray(out.speed_mean)))
+    figures["langevin_acceptance"] = float(out.acceptance)
+    return figures, out
