@@ -51,6 +51,7 @@ import blackjax
 import jax
 import numpy as np
 
+import jaxsamp.targets  # noqa: F401  (registers the targets)
 from jaxsamp.core import run
 from jaxsamp.core.registry import TARGETS
 from jaxsamp.experiments.config import load_config
@@ -99,7 +100,7 @@ def build(target_name: str, interp: str, quick: bool):
 
 def train_and_evaluate(target_name: str, interp: str, seed: int, quick: bool):
     """One training run at the target's update budget; the figures and the samples."""
-    target, curve = build(target_name, interp, quick)
+    _, curve = build(target_name, interp, quick)
     updates, n_eval = (
         (QUICK["updates"], QUICK["num_eval"]) if quick else (UPDATES[target_name], 2000)
     )

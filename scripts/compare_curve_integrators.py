@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import jaxsamp.targets  # noqa: F401  (registers the targets)
 from jaxsamp.core import run
 from jaxsamp.core.registry import TARGETS
 from jaxsamp.learned.boltzmann_curves import BoltzmannCurve, BoltzmannCurveSettings
