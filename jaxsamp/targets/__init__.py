@@ -15,12 +15,14 @@ from jaxsamp.targets import sivi_toys as _sivi_toys  # noqa: F401
 from jaxsamp.targets import sphere as _sphere  # noqa: F401
 from jaxsamp.targets import student_t_mixture as _student_t_mixture  # noqa: F401
 from jaxsamp.targets import transition_paths as _transition_paths  # noqa: F401
+from jaxsamp.targets import lattice_double_well as _lattice_double_well  # noqa: F401
 from jaxsamp.targets.annealing import geometric_path
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression
 from jaxsamp.targets.funnel import Funnel
 from jaxsamp.targets.gaussian import Gaussian
 from jaxsamp.targets.inference_gym_adapter import InferenceGymTarget, from_inference_gym
 from jaxsamp.targets.lattice import Ising, LatticePath, Potts
+from jaxsamp.targets.lattice_double_well import LatticeDoubleWell
 from jaxsamp.targets.many_well import ManyWell
 from jaxsamp.targets.mixture import GaussianMixture
 from jaxsamp.targets.numpyro_adapter import NumpyroTarget, from_numpyro
@@ -34,7 +36,7 @@ names = TARGETS.names
 
 __all__ = [
     "BayesLogisticRegression", "DoubleWellParticles", "FunctionTarget", "Funnel", "Gaussian", "GaussianMixture",
-    "InferenceGymTarget", "Ising", "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget", "Potts",
+    "InferenceGymTarget", "Ising", "LatticeDoubleWell", "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget", "Potts",
     "StudentTMixture", "TransitionPathSpec", "TransitionPathTarget", "as_target", "from_function",
     "from_inference_gym", "from_numpyro", "geometric_path", "get", "names", "remove_com",
 ]

@@ -1,0 +1,512 @@
+"""Boltzmann-curve neural samplers: a curve ``rho_t ∝ exp(-f_t)`` and its velocity trained by a PINN loss.
+
+Chemseddine, Wald, Duong & Steidl (2025), "Neural Sampling from Boltzmann
+Densities: Fisher-Rao Curves in the Wasserstein Geometry", ICLR (arXiv
+2410.03282), and Máté & Fleuret (2023), "Learning interpolations between
+Boltzmann densities", TMLR; research/paths.md §B, research/anchors2.md (no
+tables or equations of the paper were found: the settings below are ours or
+Máté & Fleuret's code's).
+
+The pieces:
+
+* the three interpolations (linear, learned, gradient flow) and the residual
+  ``R_t = d/dt f_t - div v_t + <grad f_t, v_t> + C(t)``:
+  :mod:`jaxsamp.learned.boltzmann_interpolations`;
+* sampling by ODE from ``N(0, s^2 I)`` with change-of-variables and Jarzynski
+  weights, optional Langevin corrections, velocity diagnostics:
+  :mod:`jaxsamp.learned.boltzmann_curves_ode`;
+* here: the networks (flax nnx), the loss and the :class:`~jaxsamp.core.Trainer`.
+
+**Networks.** ``v_t(x)`` and ``g(x, t)`` are MLPs (SiLU, smooth enough for the
+second derivatives the loss takes) of ``[x, fourier(t)]``
+(:func:`~jaxsamp.nets.mlp.fourier_time_features`), their last layer at zero
+(the curve starts as the linear interpolation, the velocity at 0). ``C(t)`` is a
+small MLP of ``fourier(t)``; its output bias starts at ``C(0)`` of the initial
+curve, ``-E_{rho_0}[d/dt f_0]``, estimated on 1024 base samples (without it a
+target whose ``log Z`` is in the hundreds, many-well's 164.7, would take
+thousands of Adam steps just to move ``C``).
+
+**Loss.** ``mean R^2`` over ``batch_size`` collocation points ``(x, t)``,
+``t ~ U[0, 1]``, with ``x`` either
+
+* ``box``: uniform on ``[-box, box]^d`` (the paper, per its reviews), or
+* ``trajectory``: ``x_t`` of the current flow from ``x_0 ~ rho_0``, by
+  ``trajectory_steps`` RK4 steps, detached (Máté & Fleuret's code collocates
+  along detached RK4 trajectories; here each point has its own ``t``).
+
+The divergence is exact (``d`` Jacobian-vector products) or Hutchinson's
+estimate with ``num_probes`` Rademacher probes (unbiased, so the loss is
+unbiased up to the probe variance that ``R^2`` adds). Adam (gradient clip
+``max_grad_norm``) on ``g`` and ``v``, a separate Adam with ``rate_learning_rate`` on
+``C``; a batch whose gradient is not finite skips its update.
+
+**Target evaluations** (the target's log density with any derivatives at one
+state): one per collocation point per step, plus ``4 trajectory_steps`` per
+point for trajectory collocation of the gradient-flow curve (whose velocity
+needs the target's gradient), plus 1024 at initialisation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx
+
+from jaxsamp.core.errors import InputError
+from jaxsamp.core.protocols import Trainer, WeightedSamples
+from jaxsamp.core.validation import (
+    NonNegativeInt,
+    OneOf,
+    PositiveFloat,
+    PositiveInt,
+    check_fields,
+)
+from jaxsamp.diagnostics.discrepancies import mmd
+from jaxsamp.learned import boltzmann_curves_ode as ode
+from jaxsamp.learned.boltzmann_interpolations import (
+    INTERPOLATIONS,
+    CurveFields,
+    continuity_residual,
+    make_interpolation,
+    value_and_divergence,
+)
+from jaxsamp.nets.mlp import MLP, fourier_time_features
+
+COLLOCATIONS = ("box", "trajectory")
+DIVERGENCES = ("exact", "hutchinson")
+MAX_SKIPPED = 20  # consecutive non-finite updates skipped before one is let through
+RATE_INIT_SAMPLES = 1024
+
+
+# --------------------------------------------------------------------------
+# networks
+# --------------------------------------------------------------------------
+
+
+def _zero_last_layer(mlp: MLP) -> None:
+    last = mlp.layers[-1]
+    last.kernel[...] = jnp.zeros(last.kernel.shape, last.kernel.dtype)
+    last.bias[...] = jnp.zeros(last.bias.shape, last.bias.dtype)
+
+
+class SpaceTimeField(nnx.Module):
+    """``MLP([x, fourier(t)]) -> R^out`` at one state ``x`` (d,) and time ``t`` (), last layer at zero.
+
+    With ``out_features = d`` it is the velocity ``v_t(x)``; with ``scalar=True`` the learned part ``g(x, t)`` of ``f_t``.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        hidden,
+        num_frequencies: int,
+        scalar: bool = False,
+        *,
+        rngs: nnx.Rngs,
+    ):
+        self.num_frequencies, self.scalar = num_frequencies, scalar
+        self.mlp = MLP(
+            dim + 1 + 2 * num_frequencies, list(hidden), 1 if scalar else dim, rngs=rngs
+        )
+        _zero_last_layer(self.mlp)
+
+    def __call__(self, x: jax.Array, t: jax.Array) -> jax.Array:
+        out = self.mlp(
+            jnp.concatenate(
+                [x, fourier_time_features(t, self.num_frequencies).astype(x.dtype)]
+            )
+        )
+        return out[0] if self.scalar else out
+
+
+class RateNetwork(nnx.Module):
+    """``C(t) = MLP(fourier(t))``, a scalar; its output bias is set by the trainer's ``init``."""
+
+    def __init__(self, hidden, num_frequencies: int, *, rngs: nnx.Rngs):
+        self.num_frequencies = num_frequencies
+        self.mlp = MLP(1 + 2 * num_frequencies, list(hidden), 1, rngs=rngs)
+        _zero_last_layer(self.mlp)
+
+    def __call__(self, t: jax.Array) -> jax.Array:
+        return self.mlp(fourier_time_features(t, self.num_frequencies))[0]
+
+
+# --------------------------------------------------------------------------
+# settings and state
+# --------------------------------------------------------------------------
+
+
+def _widths(name, value):
+    if not value or not all(
+        isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in value
+    ):
+        raise InputError(
+            f"BoltzmannCurveSettings: {name} must be a non-empty list of positive ints, got {value!r}"
+        )
+    return tuple(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class BoltzmannCurveSettings:
+    """Hyper-parameters of a Boltzmann-curve sampler (``sampler.params`` of a ``kind: boltzmann_curves`` config).
+
+    Attributes
+    ----------
+    interpolation : {"linear", "learned", "gradient_flow"}
+    base_scale : float
+        ``s`` of the base ``N(0, s^2 I)`` (for the gradient flow, the OU process's stationary law).
+    hidden : tuple of int
+        Hidden widths of ``v_t`` and ``g`` ((64, 64, 64)).
+    rate_hidden : tuple of int
+        Hidden widths of ``C(t)`` ((32, 32)).
+    num_frequencies : int
+        Sine/cosine pairs of the time features (4).
+    collocation : {"box", "trajectory"}
+    box : float
+        Half-width of the collocation box.
+    trajectory_steps : int
+        RK4 steps of the collocation trajectories (16).
+    divergence : {"exact", "hutchinson"}
+        Of the loss's ``div v`` (sampling always uses the exact trace).
+    num_probes : int
+        Hutchinson probes per point.
+    learning_rate, rate_learning_rate : float
+        Adam learning rates of ``(g, v)`` and of ``C``.
+    max_grad_norm : float
+        Global-norm clip of the ``(g, v)`` gradient.
+    ode_steps : int
+        RK4 steps of the sampling ODE (64).
+    langevin_steps : int
+        MALA moves per correction (0: none).
+    langevin_every : int
+        ODE steps between corrections (must divide ``ode_steps``).
+    langevin_step_size : float
+    """
+
+    interpolation: Annotated[str, OneOf(INTERPOLATIONS)] = "learned"
+    base_scale: PositiveFloat = 1.0
+    hidden: tuple = (64, 64, 64)
+    rate_hidden: tuple = (32, 32)
+    num_frequencies: PositiveInt = 4
+    collocation: Annotated[str, OneOf(COLLOCATIONS)] = "box"
+    box: PositiveFloat = 6.0
+    trajectory_steps: PositiveInt = 16
+    divergence: Annotated[str, OneOf(DIVERGENCES)] = "exact"
+    num_probes: PositiveInt = 4
+    learning_rate: PositiveFloat = 1e-3
+    rate_learning_rate: PositiveFloat = 1e-2
+    max_grad_norm: PositiveFloat = 10.0
+    ode_steps: PositiveInt = 64
+    langevin_steps: NonNegativeInt = 0
+    langevin_every: PositiveInt = 1
+    langevin_step_size: PositiveFloat = 0.05
+
+    def __post_init__(self):
+        check_fields(self)
+        object.__setattr__(self, "hidden", _widths("hidden", self.hidden))
+        object.__setattr__(
+            self, "rate_hidden", _widths("rate_hidden", self.rate_hidden)
+        )
+        if self.langevin_steps and self.ode_steps % self.langevin_every:
+            raise InputError(
+                f"BoltzmannCurveSettings: langevin_every={self.langevin_every} must divide ode_steps={self.ode_steps}"
+            )
+
+    @property
+    def langevin(self) -> ode.LangevinCorrection | None:
+        """The sampling ODE's Langevin corrections (``None`` without)."""
+        if not self.langevin_steps:
+            return None
+        return ode.LangevinCorrection(
+            self.langevin_steps, self.langevin_every, self.langevin_step_size
+        )
+
+
+class CurveParams(NamedTuple):
+    """The trained networks as ``nnx.split`` states; an empty dict for a network the interpolation does not have."""
+
+    f: nnx.State | dict
+    velocity: nnx.State | dict
+    rate: nnx.State
+
+
+class CurveTrainState(NamedTuple):
+    """Training state: a plain PyTree the driver checkpoints."""
+
+    params: CurveParams
+    opt_state: optax.OptState
+    rate_opt_state: optax.OptState
+    step: jax.Array
+    target_evals: jax.Array
+
+
+# --------------------------------------------------------------------------
+# the sampler
+# --------------------------------------------------------------------------
+
+
+class BoltzmannCurve:
+    """A Boltzmann-curve sampler for ``target``: a :class:`~jaxsamp.core.Trainer` and an ODE sampler.
+
+    Parameters
+    ----------
+    target : Target
+        Real-valued, flat state ``(d,)``.
+    settings : BoltzmannCurveSettings
+    batch_size : int
+        Collocation points per training step.
+
+    Attributes
+    ----------
+    interpolation : Interpolation
+    trainer : Trainer
+        ``step`` is one Adam update on a fresh collocation batch.
+    evals_per_step : int
+        Target evaluations of one training step.
+    """
+
+    def __init__(self, target, settings: BoltzmannCurveSettings, batch_size: int):
+        if (
+            isinstance(batch_size, bool)
+            or not isinstance(batch_size, int)
+            or batch_size < 1
+        ):
+            raise InputError(f"batch_size must be a positive int, got {batch_size!r}")
+        self.target, self.settings, self.batch_size = target, settings, batch_size
+        self.interpolation = make_interpolation(
+            settings.interpolation, target, settings.base_scale
+        )
+        self.dim = self.interpolation.dim
+        adam = optax.chain(
+            optax.clip_by_global_norm(settings.max_grad_norm),
+            optax.adam(settings.learning_rate),
+        )
+        self.optimizer = optax.apply_if_finite(adam, MAX_SKIPPED)
+        self.rate_optimizer = optax.apply_if_finite(
+            optax.adam(settings.rate_learning_rate), MAX_SKIPPED
+        )
+        nets = nnx.eval_shape(lambda: self._networks(jax.random.key(0)))
+        self.graphdefs = tuple(nnx.graphdef(n) if n is not None else None for n in nets)
+        gf_trajectory = (
+            settings.collocation == "trajectory"
+            and not self.interpolation.learns_velocity
+        )
+        self.evals_per_step = batch_size * (
+            1 + (4 * settings.trajectory_steps if gf_trajectory else 0)
+        )
+        self.trainer = Trainer(self.init, self.step)
+
+    def _networks(self, key):
+        s, interp = self.settings, self.interpolation
+        k_f, k_v, k_c = jax.random.split(key, 3)
+        f_net = (
+            SpaceTimeField(
+                self.dim, s.hidden, s.num_frequencies, scalar=True, rngs=nnx.Rngs(k_f)
+            )
+            if interp.learns_f
+            else None
+        )
+        v_net = (
+            SpaceTimeField(self.dim, s.hidden, s.num_frequencies, rngs=nnx.Rngs(k_v))
+            if interp.learns_velocity
+            else None
+        )
+        return (
+            f_net,
+            v_net,
+            RateNetwork(s.rate_hidden, s.num_frequencies, rngs=nnx.Rngs(k_c)),
+        )
+
+    # ---- the curve's fields at given parameters ----------------------------
+
+    def fields(self, params: CurveParams) -> CurveFields:
+        """``g``, ``v`` and ``C`` of ``params`` as callables at one state (``v`` from ``g`` for the gradient flow)."""
+        f_def, v_def, c_def = self.graphdefs
+        g = nnx.merge(f_def, params.f) if f_def is not None else None
+        rate = nnx.merge(c_def, params.rate)
+        if v_def is not None:
+            velocity = nnx.merge(v_def, params.velocity)
+        else:
+            interp = self.interpolation
+            velocity = lambda x, t: interp.velocity(g, x, t)
+        return CurveFields(g, velocity, rate)
+
+    def residual(
+        self, params: CurveParams, x: jax.Array, t: jax.Array, key=None
+    ) -> jax.Array:
+        """``R_t(x)`` at one state (d,) and time (); ``key`` selects Hutchinson's divergence (else exact)."""
+        fields = self.fields(params)
+        v, div = value_and_divergence(
+            lambda z: fields.velocity(z, t), x, key, self.settings.num_probes
+        )
+        return continuity_residual(
+            self.interpolation.terms(fields.g, x, t), v, div, fields.rate(t)
+        )
+
+    # ---- collocation and loss ------------------------------------------------
+
+    def collocation(self, params: CurveParams, key) -> tuple[jax.Array, jax.Array]:
+        """``batch_size`` points ``(x (n, d), t (n,))`` of the configured scheme (module docstring), detached."""
+        s, n = self.settings, self.batch_size
+        k_t, k_x = jax.random.split(key)
+        t = jax.random.uniform(k_t, (n,))
+        if s.collocation == "box":
+            return jax.random.uniform(
+                k_x, (n, self.dim), minval=-s.box, maxval=s.box
+            ), t
+        velocity = self.fields(jax.lax.stop_gradient(params)).velocity
+        x0 = self.interpolation.base_scale * jax.random.normal(k_x, (n, self.dim))
+        x = jax.vmap(lambda x, te: ode.integrate(velocity, x, te, s.trajectory_steps))(
+            x0, t
+        )
+        return jax.lax.stop_gradient(x), t
+
+    def loss(
+        self, params: CurveParams, x: jax.Array, t: jax.Array, key
+    ) -> tuple[jax.Array, jax.Array]:
+        """``mean R^2`` over the points; returns ``(loss, R)``."""
+        if self.settings.divergence == "exact":
+            residuals = jax.vmap(lambda a, b: self.residual(params, a, b))(x, t)
+        else:
+            keys = jax.random.split(key, x.shape[0])
+            residuals = jax.vmap(lambda a, b, k: self.residual(params, a, b, k))(
+                x, t, keys
+            )
+        return jnp.mean(residuals**2), residuals
+
+    # ---- the trainer ---------------------------------------------------------
+
+    def init(self, key) -> CurveTrainState:
+        """Fresh networks (``v = 0``, ``g = 0``), ``C``'s bias at ``C(0) = -E_{rho_0}[d/dt f_0]`` (module docstring)."""
+        k_net, k_base = jax.random.split(key)
+        f_net, v_net, c_net = self._networks(k_net)
+        x = self.interpolation.base_scale * jax.random.normal(
+            k_base, (RATE_INIT_SAMPLES, self.dim)
+        )
+        g0 = (lambda z, s: jnp.zeros((), z.dtype)) if f_net is not None else None
+        dt_f = jax.vmap(lambda z: self.interpolation.terms(g0, z, jnp.zeros(())).dt_f)(
+            x
+        )
+        bias = c_net.mlp.layers[-1].bias
+        bias[...] = jnp.full(bias.shape, -jnp.mean(dt_f), bias.dtype)
+        params = CurveParams(
+            nnx.state(f_net) if f_net is not None else {},
+            nnx.state(v_net) if v_net is not None else {},
+            nnx.state(c_net),
+        )
+        trained = (params.f, params.velocity)
+        return CurveTrainState(
+            params,
+            self.optimizer.init(trained),
+            self.rate_optimizer.init(params.rate),
+            jnp.zeros((), jnp.int32),
+            jnp.asarray(RATE_INIT_SAMPLES, jnp.int32),
+        )
+
+    def step(self, key, state: CurveTrainState) -> tuple[CurveTrainState, dict]:
+        """One Adam update of ``(g, v)`` and of ``C`` on a fresh collocation batch."""
+        k_points, k_probes = jax.random.split(key)
+        x, t = self.collocation(state.params, k_points)
+        (loss, residuals), grads = jax.value_and_grad(self.loss, has_aux=True)(
+            state.params, x, t, k_probes
+        )
+        trained = (state.params.f, state.params.velocity)
+        updates, opt_state = self.optimizer.update(
+            (grads.f, grads.velocity), state.opt_state, trained
+        )
+        f_params, v_params = optax.apply_updates(trained, updates)
+        rate_updates, rate_opt_state = self.rate_optimizer.update(
+            grads.rate, state.rate_opt_state, state.params.rate
+        )
+        params = CurveParams(
+            f_params, v_params, optax.apply_updates(state.params.rate, rate_updates)
+        )
+        evals = state.target_evals + self.evals_per_step
+        new = CurveTrainState(params, opt_state, rate_opt_state, state.step + 1, evals)
+        metrics = {
+            "loss": loss,
+            "residual_abs": jnp.mean(jnp.abs(residuals)),
+            "log_z_learned": self.learned_log_z(params),
+            "target_evals": evals,
+            "skipped_updates": opt_state.total_notfinite,
+        }
+        return new, metrics
+
+    # ---- sampling --------------------------------------------------------------
+
+    def learned_log_z(self, params: CurveParams) -> jax.Array:
+        """``log Z_0 + int_0^1 C(t) dt``: the curve's own ``log Z`` estimate (no sampling)."""
+        return self.interpolation.log_Z0 + ode.rate_integral(self.fields(params).rate)
+
+    def sample(
+        self,
+        params: CurveParams,
+        key,
+        num_samples: int,
+        langevin: ode.LangevinCorrection | None = None,
+        num_steps: int | None = None,
+    ) -> ode.CurveSamples:
+        """:func:`~jaxsamp.learned.boltzmann_curves_ode.transport` at ``params`` (default: the settings' ODE and Langevin)."""
+        steps = self.settings.ode_steps if num_steps is None else num_steps
+        langevin = self.settings.langevin if langevin is None else langevin
+        fields = self.fields(jax.lax.stop_gradient(params))
+        return ode.transport(
+            self.interpolation, fields, key, num_samples, steps, langevin
+        )
+
+
+def evaluate(
+    curve: BoltzmannCurve, params: CurveParams, key, num_samples: int, reference=None
+) -> tuple[dict, ode.CurveSamples]:
+    """The figures of a trained curve on ``num_samples`` ODE samples, as plain floats, and the samples.
+
+    * ``ess``, ``log_Z`` (change of variables, the headline) and ``log_Z_jarzynski``
+      (``log Z_0 + int C + log mean exp(-int R)``), ``log_Z_learned`` (``log Z_0 + int C``,
+      no sampling), each with ``_abs_err`` when the target's ``log Z`` is known;
+    * ``mmd``: Gaussian-kernel MMD (median bandwidth, :func:`~jaxsamp.diagnostics.discrepancies.mmd`)
+      between the unweighted samples and ``reference`` (default: as many exact
+      target samples, when the target has them);
+    * ``max_velocity`` and ``peak_mean_velocity``: the largest over ``t`` of the
+      maximum and of the mean of ``|v_t(x_t)|`` over the samples;
+    * ``sample_target_evals``, ``nonfinite_samples`` (left out of every figure),
+      ``langevin_acceptance`` (NaN without corrections).
+    """
+    k_sample, k_ref = jax.random.split(key)
+    out = jax.jit(curve.sample, static_argnums=2)(params, k_sample, num_samples)
+    x = np.asarray(out.samples.x)
+    log_w, log_w_j = np.asarray(out.samples.log_w), np.asarray(out.jarzynski.log_w)
+    finite = np.all(np.isfinite(x), axis=1) & np.isfinite(log_w) & np.isfinite(log_w_j)
+    figures = {
+        "nonfinite_samples": int(num_samples - finite.sum()),
+        "sample_target_evals": int(out.target_evals),
+    }
+    if finite.sum() >= 2:
+        cov = WeightedSamples(None, jnp.asarray(log_w[finite]), out.samples.log_Z0)
+        jar = WeightedSamples(None, jnp.asarray(log_w_j[finite]), out.jarzynski.log_Z0)
+        figures.update(
+            ess=float(cov.ess),
+            ess_jarzynski=float(jar.ess),
+            log_Z=float(cov.log_Z),
+            log_Z_jarzynski=float(jar.log_Z),
+        )
+    figures["log_Z_learned"] = float(curve.learned_log_z(params))
+    log_z = getattr(curve.target, "log_Z", None)
+    if log_z is not None:
+        for name in ("log_Z", "log_Z_jarzynski", "log_Z_learned"):
+            if name in figures:
+                figures[f"{name}_abs_err"] = abs(figures[name] - float(log_z))
+    if reference is None and curve.target.has_exact_samples:
+        reference = curve.target.sample(k_ref, num_samples)
+    if reference is not None and finite.sum() >= 2:
+        figures["mmd"] = float(
+            mmd(jnp.asarray(x[finite]), jnp.asarray(reference, jnp.float32))
+        )
+    figures["max_velocity"] = float(np.max(np.asarray(out.speed_max)))
+    figures["peak_mean_velocity"] = float(np.max(np.asarray(out.speed_mean)))
+    figures["langevin_acceptance"] = float(out.acceptance)
+    return figures, out

@@ -1,0 +1,112 @@
+"""The Boltzmann-curve trainer: initial C(0) against the closed form, evaluation counts, bit-identical resume, settings.
+
+(Training to an exact answer is checked through the experiment runner, on a
+Gaussian target: tests/experiments/test_boltzmann_curves_experiment.py.)
+"""
+
+import math
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _kill_resume import assert_kill_resume_bit_identical
+
+import jaxsamp.targets
+from jaxsamp.core import run
+from jaxsamp.core.errors import InputError
+from jaxsamp.learned.boltzmann_curves import (
+    RATE_INIT_SAMPLES,
+    BoltzmannCurve,
+    BoltzmannCurveSettings,
+)
+
+HERE = Path(__file__).parent
+SMALL = {"hidden": (8,), "rate_hidden": (4,), "num_frequencies": 1}
+
+
+def test_fresh_curve_starts_with_the_exact_initial_rate_and_zero_fields():
+    """C(0) = d/dt log Z_t at 0 = -E_{rho_0}[f_1 - f_0]; for N(0, I) -> N(mu, sigma^2 I) it is
+    d/2 (1 - 1/sigma^2) - |mu|^2 / (2 sigma^2). Budget: 5 sd of the 1024-sample mean."""
+    mu, sigma = np.array([1.0, -2.0]), 0.8
+    target = jaxsamp.targets.Gaussian(mu, sigma**2 * np.eye(2))
+    curve = BoltzmannCurve(
+        target, BoltzmannCurveSettings(interpolation="learned", **SMALL), batch_size=4
+    )
+    state = jax.jit(curve.init)(jax.random.key(0))
+    fields = curve.fields(state.params)
+    exact = 0.5 * 2 * (1 - 1 / sigma**2) - np.sum(mu**2) / (2 * sigma**2)
+    x = jax.random.normal(jax.random.key(9), (100_000, 2))
+    spread = np.std(
+        np.asarray(0.5 * jnp.sum((x - mu) ** 2, 1) / sigma**2 - 0.5 * jnp.sum(x**2, 1))
+    )
+    assert abs(float(fields.rate(jnp.zeros(()))) - exact) < 5 * spread / math.sqrt(
+        RATE_INIT_SAMPLES
+    )
+    z = jnp.array([0.3, 0.4])
+    assert float(fields.g(z, 0.5)) == 0.0 and np.all(
+        np.asarray(fields.velocity(z, 0.5)) == 0.0
+    )
+
+
+def test_target_evaluations_are_counted():
+    """Per collocation point: one evaluation, plus 4 per RK4 step of a gradient-flow trajectory (its velocity)."""
+    target = jaxsamp.targets.get("gaussian", dim=2)
+
+    def curve(interpolation, collocation):
+        settings = BoltzmannCurveSettings(
+            interpolation=interpolation,
+            collocation=collocation,
+            trajectory_steps=3,
+            **SMALL,
+        )
+        return BoltzmannCurve(target, settings, batch_size=8)
+
+    assert (
+        curve("linear", "box").evals_per_step
+        == curve("learned", "trajectory").evals_per_step
+        == 8
+    )
+    gradient_flow = curve("gradient_flow", "trajectory")
+    assert gradient_flow.evals_per_step == 8 * (1 + 4 * 3)
+    state, trace = run(
+        gradient_flow.step,
+        jax.jit(gradient_flow.init)(jax.random.key(0)),
+        jax.random.key(1),
+        2,
+        trace=lambda s, m: m,
+        progress=False,
+    )
+    assert int(state.target_evals) == RATE_INIT_SAMPLES + 2 * 8 * 13
+    assert np.all(np.isfinite(np.asarray(trace["loss"]))) and int(state.step) == 2
+    assert jax.tree.leaves(state.params.f) and not jax.tree.leaves(
+        state.params.velocity
+    )  # v is fixed by g
+
+
+def test_killed_training_run_resumes_bit_identically(tmp_path):
+    assert_kill_resume_bit_identical(
+        HERE / "_boltzmann_curves_resume_child.py", tmp_path, min_arrays=10
+    )
+
+
+def test_bad_settings_are_clear_errors():
+    with pytest.raises(InputError, match="must divide ode_steps"):
+        BoltzmannCurveSettings(ode_steps=10, langevin_steps=1, langevin_every=3)
+    with pytest.raises(InputError, match="hidden must be a non-empty list"):
+        BoltzmannCurveSettings(hidden=())
+    with pytest.raises(InputError, match="collocation must be one of"):
+        BoltzmannCurveSettings(collocation="grid")
+    with pytest.raises(InputError, match="batch_size"):
+        BoltzmannCurve(
+            jaxsamp.targets.get("gaussian", dim=2),
+            BoltzmannCurveSettings(),
+            batch_size=0,
+        )
+    with pytest.raises(InputError, match="flat state"):
+        BoltzmannCurve(
+            jaxsamp.targets.get("ising", L=3, beta=0.3),
+            BoltzmannCurveSettings(),
+            batch_size=4,
+        )
