@@ -21,7 +21,7 @@ def test_bench_curves_quick():
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(result.read_text())["results"]
-    for interp in ("linear", "learned", "gradient_flow"):
+    for interp in ("learned",):  # the quick run trains one interpolation
         name = f"{interp}_gmm2d"
         assert 0.0 <= out[f"{name}_ess"] <= 1.0 and out[f"{name}_ess_seeds"] == 1
         for figure in (
