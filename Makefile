@@ -23,9 +23,10 @@ run: $(VENV)/.installed-run
 	$(VENV)/bin/jaxsamp run configs/quickstart.yaml
 
 # The whole suite, the 8-device and two-process tests included (they start
-# their own child processes), one pytest-xdist worker per core.
+# their own child processes), one pytest-xdist worker per core; the 30 slowest
+# tests are listed at the end, to keep the suite inside its 15-minute aim.
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q -n auto
+	$(PY) -m pytest -q -n auto --durations=30
 
 # The edit loop: everything but the long statistical runs, the benchmark
 # scripts, the notebooks and the multi-device/multi-process children.
