@@ -15,8 +15,8 @@ Every ``--curve-every`` updates the ESS of 500 walkers is recorded (off the trai
 ``ess_curve_{network}_seed{k}`` and plotted in ``benchmarks/leaps_ess_curves.png``.
 
 Target evaluations (network passes not counted, as in the paper): a sampling step with the exact
-weights evaluates ``log_prob`` twice (before and after the jump) and ``flip_log_ratios`` once (the
-backward kernel) per walker; a training rollout step evaluates ``flip_log_ratios`` once per walker
+weights evaluates ``log_prob`` once (after the jump; the value before it is carried from the previous
+step, plus one evaluation at the start) and ``flip_log_ratios`` once (the backward kernel) per walker; a training rollout step evaluates ``flip_log_ratios`` once per walker
 and its Metropolis correction ``mcmc_updates`` single-site updates, counted as ``mcmc_updates / N``
 evaluations (a sweep of the N sites costs one). The SMC baseline (:func:`jaxsamp.smc.anneal`,
 linear schedule on the same path, one checkerboard heat-bath sweep per level, systematic
@@ -246,7 +246,7 @@ def main():
                 results["buffer_bytes_per_state"] = replay.bytes_per_item(buffer)
             print(f"seed {seed} {network}: " + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
             save()
-        sampling_evals = 3 * walkers * SAMPLING_STEPS
+        sampling_evals = walkers * (2 * SAMPLING_STEPS + 1)
         budgets = {"equal_evals": sampling_evals, "total_evals": sampling_evals + float(np.mean(train_evals))}
         for name, evals in budgets.items():
             error, levels, spent = smc_error(path, jax.random.fold_in(key, 200), walkers, evals, repeats, exact)

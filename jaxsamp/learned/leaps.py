@@ -334,7 +334,7 @@ def simulate(
         return jax.vmap(path.log_prob, in_axes=(0, None))(x, t)
 
     def move(carry, k):
-        x, log_w, n_res, x_prev = carry
+        x, log_w, n_res, x_prev, lp = carry  # lp = log pi_t(x), carried by the exact weights (else unused)
         t, t_next = ts[k], ts[k + 1]
         h = t_next - t
         key_k = jax.random.fold_in(key, k)
@@ -344,7 +344,8 @@ def simulate(
         x_new = jax.vmap(draw_jump)(jax.random.split(key_jump, num_walkers), x, probs)
         if exact:
             log_forward = jax.vmap(log_jump_probability)(x, x_new, probs)
-            log_w = log_w + log_prob(x_new, t_next) - log_prob(x, t) - log_forward
+            lp_new = log_prob(x_new, t_next)
+            log_w = log_w + lp_new - lp - log_forward
             if deferred:  # complete the previous step's weight with its backward kernel at x = its x'
                 h_prev = t - ts[jnp.maximum(k - 1, 0)]
                 log_w = log_w + jnp.where(k > 0, log_backward(x, x_prev, G, t, h_prev), 0.0)
@@ -357,27 +358,32 @@ def simulate(
             log_w = log_w + 0.5 * (h_prev + h) * integrand(x, t, G)
         else:
             log_w = log_w + h * integrand(x_new, t, batch_g(x_new, t))
+        if not exact:
+            lp_new = lp
         x_prev = x
         if correction is not None:
             x_new = correction(key_mcmc, x_new, t_next)
+            if exact:
+                lp_new = log_prob(x_new, t_next)
         if resample_threshold is not None:
 
             def resample(operand):
-                xs, lw, prev = operand
+                xs, lw, prev, lps = operand
                 idx = resampling.systematic(key_res, jax.nn.softmax(lw), num_walkers)
-                return xs[idx], jnp.full_like(lw, _lse(lw) - jnp.log(num_walkers)), prev[idx]
+                return xs[idx], jnp.full_like(lw, _lse(lw) - jnp.log(num_walkers)), prev[idx], lps[idx]
 
             low = WeightedSamples(x_new, log_w).ess < resample_threshold
-            x_new, log_w, x_prev = jax.lax.cond(low, resample, lambda o: o, (x_new, log_w, x_prev))
+            x_new, log_w, x_prev, lp_new = jax.lax.cond(low, resample, lambda o: o, (x_new, log_w, x_prev, lp_new))
             n_res = n_res + low.astype(jnp.int32)
-        return x_new, log_w, n_res, x_prev
+        return x_new, log_w, n_res, x_prev, lp_new
 
     def body(carry, k):
         new = jax.lax.cond(k < active, move, lambda c, _: c, carry, k)
         return new, (carry[0] if record else None)
 
-    init = (x0, jnp.zeros((num_walkers,), jnp.float32), jnp.zeros((), jnp.int32), x0)
-    (x, log_w, n_res, x_prev), traj = jax.lax.scan(body, init, jnp.arange(num_steps))
+    lp0 = log_prob(x0, ts[0]) if exact else jnp.zeros((num_walkers,), jnp.float32)
+    init = (x0, jnp.zeros((num_walkers,), jnp.float32), jnp.zeros((), jnp.int32), x0, lp0)
+    (x, log_w, n_res, x_prev, _), traj = jax.lax.scan(body, init, jnp.arange(num_steps))
     last = jnp.asarray(active)
     t_end = ts[last]
     if weight_point == "trapezoid":
