@@ -27,6 +27,7 @@ Flat parameter layout: layer by layer, the weight matrix ``W_l`` of shape
 from __future__ import annotations
 
 import importlib.resources
+import itertools
 import math
 from typing import NamedTuple
 
@@ -148,9 +149,7 @@ def split_and_standardise(data: np.ndarray, seed: int = 0, fractions=SPLIT_FRACT
     std = np.where(std > 0, std, 1.0)
     scaled = ((shuffled - mean) / std).astype(np.float32)
     parts = (scaled[:n_train], scaled[n_train:n_valid_end], scaled[n_valid_end:])
-    return RegressionSplit(
-        *(a for part in parts for a in (part[:, :-1], part[:, -1])), float(mean[-1]), float(std[-1])
-    )
+    return RegressionSplit(*(a for part in parts for a in (part[:, :-1], part[:, -1])), float(mean[-1]), float(std[-1]))
 
 
 def layer_sizes(num_features: int, hidden) -> tuple[int, ...]:
@@ -160,13 +159,13 @@ def layer_sizes(num_features: int, hidden) -> tuple[int, ...]:
 
 def num_parameters(sizes) -> int:
     """Weights and biases of a fully connected network with layer widths ``sizes``."""
-    return sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
+    return sum(a * b + b for a, b in itertools.pairwise(sizes))
 
 
 def unflatten(theta: jax.Array, sizes) -> list[tuple[jax.Array, jax.Array]]:
     """The ``(W_l, b_l)`` of every layer from the flat vector ``theta`` (see the module docstring)."""
     layers, start = [], 0
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+    for fan_in, fan_out in itertools.pairwise(sizes):
         w = theta[start : start + fan_in * fan_out].reshape(fan_in, fan_out)
         start += fan_in * fan_out
         layers.append((w, theta[start : start + fan_out]))

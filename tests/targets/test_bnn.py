@@ -73,8 +73,14 @@ def test_shipped_airfoil_split_and_standardisation():
 
 def test_every_shipped_data_set_loads():
     shapes = {name: load_uci(name).shape for name in UCI_DATASETS}
-    assert shapes == {"airfoil": (1503, 6), "bikesharing": (17379, 13), "concrete": (1030, 9),
-                      "energy": (768, 9), "protein": (45730, 10), "yacht": (308, 7)}
+    assert shapes == {
+        "airfoil": (1503, 6),
+        "bikesharing": (17379, 13),
+        "concrete": (1030, 9),
+        "energy": (768, 9),
+        "protein": (45730, 10),
+        "yacht": (308, 7),
+    }
 
 
 @pytest.mark.parametrize(
