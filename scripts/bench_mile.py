@@ -29,8 +29,8 @@ Protocol (fixed before the first full run; run alone on the machine, issue 19):
 
 Goals (the issue): MILE's LPPD >= BDE's and >= DE's on every data set, at >= 5x less wall time than BDE.
 
-``--quick`` (run by tests/scripts/test_bench_mile.py): yacht, seed 0, 4 members, at most 30 epochs,
-MILE 200 tuning steps and 20 draws thinned by 2, BDE 20 warm-up steps and 10 draws at depth <= 5.
+``--quick`` (run by tests/scripts/test_bench_mile.py): yacht, seed 0, 4 members, at most 40 epochs,
+MILE 200 tuning steps and 20 draws thinned by 2, BDE 20 warm-up steps and 20 draws at depth <= 5.
 
 Usage: python scripts/bench_mile.py [--quick] [--datasets airfoil yacht] [--seeds 0 1 2]
 """
@@ -54,12 +54,12 @@ SEEDS = (0, 1, 2)
 FIGURES = ("lppd", "rmse", "coverage90", "seconds", "grad_evals")
 QUICK = [
     "run.num_chains=4",
-    "sampler.params.deep_ensemble.max_epochs=30",
+    "sampler.params.deep_ensemble.max_epochs=40",
     "sampler.params.mile.tune_steps=200",
     "sampler.params.mile.num_samples=20",
     "sampler.params.mile.thinning=2",
     "sampler.params.bde.warmup_steps=20",
-    "sampler.params.bde.num_samples=10",
+    "sampler.params.bde.num_samples=20",
     "sampler.params.bde.max_num_doublings=5",
 ]
 

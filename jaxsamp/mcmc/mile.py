@@ -427,7 +427,10 @@ def sample_mile(
         Identifies the run's settings in the checkpoints (default: a hash of
         ``settings`` and the members' shape).
     shard : bool
-        Place the member axis on a mesh over all devices (:func:`jaxsamp.shard`).
+        Place the member axis on a mesh over all devices (:func:`jaxsamp.shard`). The numbers then
+        agree with an unsharded run to float32 round-off, not bit for bit (measured on 4 forced CPU
+        devices: 2e-7 in the first energy errors, 2e-5 in the draws after 56 steps), because XLA
+        compiles the per-device batch of members differently.
 
     Returns
     -------
