@@ -39,9 +39,12 @@ def _num_steps(child: Path) -> int:
     return module.NUM_STEPS
 
 
-def assert_kill_resume_bit_identical(child: Path, tmp_path: Path, min_arrays: int = 1) -> int:
+def assert_kill_resume_bit_identical(child: Path, tmp_path: Path, min_arrays: int = 1, watch: str | None = None) -> int:
     """Kill ``child`` after its first checkpoint, resume it, compare with an uninterrupted run.
 
+    ``watch`` names a sub-folder of the checkpoint folder to wait for (a child whose
+    run has several phases, each checkpointing into its own sub-folder: the kill
+    then comes during that phase, ``NUM_STEPS`` being its length).
     Returns the step of the last complete checkpoint before the kill (``0 < step < NUM_STEPS``).
     """
     env = {
@@ -50,16 +53,17 @@ def assert_kill_resume_bit_identical(child: Path, tmp_path: Path, min_arrays: in
         "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip(),
     }
     folder, killed = tmp_path / "ckpt", tmp_path / "killed.npz"
+    watched = folder if watch is None else folder / watch
     proc = subprocess.Popen([sys.executable, str(child), str(folder), str(killed)], env=env)
     deadline = time.time() + TIMEOUT_S
     while time.time() < deadline and proc.poll() is None:
-        if any((p / ckpt.MANIFEST).exists() for p in ckpt.list_steps(folder)):
+        if any((p / ckpt.MANIFEST).exists() for p in ckpt.list_steps(watched)):
             break
         time.sleep(0.02)
     assert proc.poll() is None, "the child finished before it could be killed; make it longer"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    done = max(int(p.name.split("_")[1]) for p in ckpt.list_steps(folder) if (p / ckpt.MANIFEST).exists())
+    done = max(int(p.name.split("_")[1]) for p in ckpt.list_steps(watched) if (p / ckpt.MANIFEST).exists())
     assert 0 < done < _num_steps(child)
     assert not killed.exists()
 

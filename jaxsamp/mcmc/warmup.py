@@ -117,11 +117,12 @@ class WindowWarmupState(NamedTuple):
 
 
 class WarmupInfo(NamedTuple):
-    """What one warm-up step did, per chain."""
+    """What one warm-up step did, per chain (``num_integration_steps``: its gradient evaluations)."""
 
     acceptance_rate: jax.Array
     is_divergent: jax.Array
     step_size: jax.Array
+    num_integration_steps: jax.Array
 
 
 # --------------------------------------------------------------------------
@@ -281,7 +282,7 @@ def window_warmup_kernel(
         ad = jax.lax.cond(stage[1] == 1, end_window, lambda a: a, ad)
         return (
             WindowWarmupState(chains, ad, state.step + 1),
-            WarmupInfo(info.acceptance_rate, info.is_divergent, state.adaptation.step_size),
+            WarmupInfo(info.acceptance_rate, info.is_divergent, state.adaptation.step_size, info.num_integration_steps),
         )
 
     return Kernel(init, step)

@@ -6,6 +6,7 @@ from jaxsamp.targets import gaussian as _gaussian  # noqa: F401  (registers)
 from jaxsamp.targets import mixture as _mixture  # noqa: F401
 from jaxsamp.targets import lattice as _lattice  # noqa: F401
 from jaxsamp.targets import bayes_logreg as _bayes_logreg  # noqa: F401
+from jaxsamp.targets import bnn as _bnn  # noqa: F401
 from jaxsamp.targets import eight_schools as _eight_schools  # noqa: F401
 from jaxsamp.targets import funnel as _funnel  # noqa: F401
 from jaxsamp.targets import linear_regression as _linear_regression  # noqa: F401
@@ -18,6 +19,7 @@ from jaxsamp.targets import transition_paths as _transition_paths  # noqa: F401
 from jaxsamp.targets import lattice_double_well as _lattice_double_well  # noqa: F401
 from jaxsamp.targets.annealing import geometric_path
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression
+from jaxsamp.targets.bnn import BnnRegression
 from jaxsamp.targets.funnel import Funnel
 from jaxsamp.targets.gaussian import Gaussian
 from jaxsamp.targets.inference_gym_adapter import InferenceGymTarget, from_inference_gym
@@ -35,8 +37,9 @@ get = TARGETS.get
 names = TARGETS.names
 
 __all__ = [
-    "BayesLogisticRegression", "DoubleWellParticles", "FunctionTarget", "Funnel", "Gaussian", "GaussianMixture",
-    "InferenceGymTarget", "Ising", "LatticeDoubleWell", "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget", "Potts",
+    "BayesLogisticRegression", "BnnRegression", "DoubleWellParticles", "FunctionTarget", "Funnel", "Gaussian",
+    "GaussianMixture", "InferenceGymTarget", "Ising", "LatticeDoubleWell", "LatticePath", "LennardJones", "ManyWell",
+    "NumpyroTarget", "Potts",
     "StudentTMixture", "TransitionPathSpec", "TransitionPathTarget", "as_target", "from_function",
     "from_inference_gym", "from_numpyro", "geometric_path", "get", "names", "remove_com",
 ]

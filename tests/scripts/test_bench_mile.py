@@ -1,0 +1,39 @@
+"""Run bench_mile in --quick mode so the script never rots; it runs the ``mile`` experiment kind end to end.
+
+Figures are only checked for presence and range (no timing or quality is asserted at this size), and
+the LPPD-against-time plot for existence. XLA's fast-compile settings: compiling is most of the cost here.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"  # compiling dominates
+
+
+def test_bench_mile_quick():
+    result = ROOT / "benchmarks/results/bench_mile_quick.json"
+    result.unlink(missing_ok=True)
+    env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip()}
+    proc = subprocess.run(
+        [sys.executable, "scripts/bench_mile.py", "--quick"],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(result.read_text())["results"]
+    for method in ("de", "mile", "bde"):
+        assert math.isfinite(out[f"{method}_yacht_lppd"]) and out[f"{method}_yacht_lppd_seeds"] == 1
+        assert out[f"{method}_yacht_rmse"] > 0 and 0.0 <= out[f"{method}_yacht_coverage90"] <= 1.0
+        assert out[f"{method}_yacht_seconds"] > 0 and out[f"{method}_yacht_grad_evals"] > 0
+    assert out["mile_yacht_grad_evals"] == 4 * (1 + 2 * 200 + 2 * 20 * 2)  # 4 members: init, tuning, sampling
+    assert out["mile_yacht_speedup_vs_bde"] > 0
+    assert (ROOT / "benchmarks/results/bench_mile_yacht_quick.png").stat().st_size > 0
