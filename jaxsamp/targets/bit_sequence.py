@@ -38,7 +38,13 @@ from scipy.special import gammaln
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.registry import TARGETS
 from jaxsamp.core.target import categorical
-from jaxsamp.core.validation import Interval, NonNegativeInt, OneOf, PositiveFloat, PositiveInt
+from jaxsamp.core.validation import (
+    Interval,
+    NonNegativeInt,
+    OneOf,
+    PositiveFloat,
+    PositiveInt,
+)
 from jaxsamp.targets.dag_environment import DagEnvironment
 
 ORDERS = ("left_to_right", "any_position")

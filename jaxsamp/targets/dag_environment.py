@@ -203,7 +203,7 @@ class DagEnvironment(Target):
         self._check_enumerable(self.num_states, "states")
         states_np = self.all_states()
         states = jnp.asarray(states_np)
-        fmask, children, bmask, parents = (np.asarray(t) for t in jax.jit(jax.vmap(self._neighbours))(states))
+        fmask, children, bmask, parents, b_of_a, start = (np.asarray(t) for t in jax.jit(self._tables)(states))
         if backward_policy == "uniform":
             counts = np.maximum(np.sum(bmask, axis=1, keepdims=True), 1)
             log_pb = np.where(bmask, -np.log(counts), -np.inf)
@@ -212,7 +212,6 @@ class DagEnvironment(Target):
             log_pb = np.where(bmask, log_n[parents] - log_n[:, None], -np.inf)
         moves, can_exit = fmask[:, :-1], fmask[:, -1]
         safe_children = np.where(moves, children, 0)
-        b_of_a = np.asarray(jax.vmap(self.backward_action)(jnp.arange(self.num_actions - 1)))
         edge_log_pb = np.where(moves, log_pb[safe_children, b_of_a[None, :]], -np.inf)  # log P_B(s | child)
         log_exit = np.full(self.num_states, -np.inf)
         log_exit[can_exit] = self._numpy_log_rewards(states_np[can_exit])
@@ -223,8 +222,12 @@ class DagEnvironment(Target):
         log_pf = np.full((self.num_states, self.num_actions), -np.inf)
         log_pf[:, :-1] = np.where(moves, log_flow[safe_children] + edge_log_pb - log_flow[:, None], -np.inf)
         log_pf[:, -1] = np.where(can_exit, log_exit - log_flow, -np.inf)
-        start = int(self.state_index(self.initial_state()))
-        return ExactFlows(log_flow, log_pf, log_pb, float(log_flow[start]))
+        return ExactFlows(log_flow, log_pf, log_pb, float(log_flow[int(start)]))
+
+    def _tables(self, states):
+        """Every state's neighbours, the backward action undoing each forward action, and the start's index."""
+        b_of_a = jax.vmap(self.backward_action)(jnp.arange(self.num_actions - 1))
+        return (*jax.vmap(self._neighbours)(states), b_of_a, self.state_index(self.initial_state()))
 
     def _neighbours(self, s):
         """Forward mask, children's state indices, backward mask and parents' state indices of ONE state."""

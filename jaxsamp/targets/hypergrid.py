@@ -15,8 +15,12 @@ a nonzero coordinate. The reward is::
 with ``(R0, R1, R2) = (1e-3, 0.5, 2)`` (``standard``) or ``(1e-4, 1, 3)``
 (``hard``). Its ``2^D`` modes are the corner regions where the ``R2`` term is on;
 :meth:`Hypergrid.mode_index` numbers them by which side of the centre each
-coordinate lies. The band indicators are tabulated per coordinate value in
-float64 once, so the JAX and NumPy rewards agree exactly. ``N(s)``, the number
+coordinate lies. The band indicators are tabulated per coordinate value once,
+in exact integer arithmetic (``|x/(H-1) - 1/2| = |2x - (H-1)| / (2(H-1))``), so
+the JAX and NumPy rewards agree and a boundary value (0.25, 0.3 or 0.4 hit
+exactly, as for ``H - 1`` a multiple of 4 or 5) is outside its band rather than
+on whichever side floating point rounds it; for ``H = 20`` and ``H = 8`` no
+value is on a boundary. ``N(s)``, the number
 of paths from the origin, is the multinomial ``(sum_d s_d)! / prod_d s_d!``.
 """
 
@@ -84,9 +88,10 @@ class Hypergrid(DagEnvironment):
         self.tokens_per_state, self.num_tokens = dim, dim * side
         self.num_terminal_states = self.num_states = side**dim
         self.num_modes = 2**dim if levels[2] > 0 else 0
-        distance = np.abs(np.arange(side) / (side - 1) - 0.5)
-        self._outer_band = (distance > 0.25).astype(np.float64)
-        self._mode_band = ((distance > 0.3) & (distance < 0.4)).astype(np.float64)
+        # |x / (H-1) - 1/2| = d / (2 (H-1)) with the integer d = |2x - (H-1)|: the bands in exact arithmetic
+        d = np.abs(2 * np.arange(side) - (side - 1))
+        self._outer_band = (2 * d > side - 1).astype(np.float64)
+        self._mode_band = ((5 * d > 3 * (side - 1)) & (5 * d < 4 * (side - 1))).astype(np.float64)
         self._high_half = (np.arange(side) > (side - 1) / 2).astype(np.int32)
         self._place = side ** np.arange(dim - 1, -1, -1)
 
