@@ -82,6 +82,7 @@ from jaxsamp.learned.gflownet_policy import (
     Trajectories,
     backward_log_probs,
     forward_log_probs,
+    masked_log_softmax,
     rollout,
     sample_objects,
     transition_masks,
@@ -289,6 +290,35 @@ class GFlowNet:
     def sample(self, network: nnx.State, key, num: int) -> jax.Array:
         """``num`` objects ``(num, *state_shape)`` from the trained forward policy (no trajectories kept)."""
         return sample_objects(self.env, self.logits_fn(network), key, num)
+
+    def policy_log_probs(self, network: nnx.State, chunk: int = 16384) -> np.ndarray:
+        """``log P_F(a | s)`` of the sampling policy at every state (``env.all_states()`` order), float32 NumPy."""
+        env = self.env
+        states = jnp.asarray(env.all_states())
+        size = min(chunk, states.shape[0])
+        pad = (-states.shape[0]) % size
+        padded = jnp.concatenate([states, jnp.broadcast_to(states[:1], (pad, *env.state_shape))])
+        if getattr(self, "_policy_table", None) is None:
+
+            def table(network, blocks):
+                def one(block):
+                    return masked_log_softmax(self.logits_fn(network)(block), jax.vmap(env.forward_mask)(block))
+
+                return jax.lax.map(one, blocks)
+
+            self._policy_table = jax.jit(table)
+        out = self._policy_table(network, padded.reshape(-1, size, *env.state_shape))
+        return np.asarray(out).reshape(-1, env.num_actions)[: states.shape[0]]
+
+    def policy_metrics(self, network: nnx.State) -> dict:
+        """Exact scores of the trained sampler: its terminal distribution ``pi_theta`` (pushed forward through the DAG,
+        :meth:`~jaxsamp.targets.dag_environment.DagEnvironment.terminal_distribution`) against ``pi``:
+        ``policy_l1 = mean |pi_theta - pi|`` and ``policy_kl = KL(pi || pi_theta)``, free of sampling noise."""
+        pi_theta = self.env.terminal_distribution(self.policy_log_probs(network))
+        pi = self.env.exact_probabilities
+        with np.errstate(divide="ignore"):
+            kl = float(np.sum(pi * (np.log(pi) - np.log(pi_theta))))
+        return {"policy_l1": float(np.mean(np.abs(pi_theta - pi))), "policy_kl": kl}
 
     # ---- backward log-probabilities in the forward losses ----------------------------
     def _log_pb(self, network, target, trajectories: Trajectories, features) -> jax.Array:

@@ -200,10 +200,8 @@ class DagEnvironment(Target):
         """
         if backward_policy not in BACKWARD_POLICIES:
             raise InputError(f"backward_policy must be one of {BACKWARD_POLICIES}, got {backward_policy!r}")
-        self._check_enumerable(self.num_states, "states")
         states_np = self.all_states()
-        states = jnp.asarray(states_np)
-        fmask, children, bmask, parents, b_of_a, start = (np.asarray(t) for t in jax.jit(self._tables)(states))
+        fmask, children, bmask, parents, b_of_a, start = self._neighbour_tables
         if backward_policy == "uniform":
             counts = np.maximum(np.sum(bmask, axis=1, keepdims=True), 1)
             log_pb = np.where(bmask, -np.log(counts), -np.inf)
@@ -223,6 +221,52 @@ class DagEnvironment(Target):
         log_pf[:, :-1] = np.where(moves, log_flow[safe_children] + edge_log_pb - log_flow[:, None], -np.inf)
         log_pf[:, -1] = np.where(can_exit, log_exit - log_flow, -np.inf)
         return ExactFlows(log_flow, log_pf, log_pb, float(log_flow[int(start)]))
+
+    @functools.cached_property
+    def _neighbour_tables(self):
+        """Over every state (NumPy): forward mask, children's and parents' indices, the backward action undoing each
+        forward action, and the start's index (computed once per environment)."""
+        self._check_enumerable(self.num_states, "states")
+        return tuple(np.asarray(t) for t in jax.jit(self._tables)(jnp.asarray(self.all_states())))
+
+    @functools.cached_property
+    def _forward_tables(self):
+        """``(children (num_states, num_actions - 1), -1 where not allowed; exit allowed; start; objects' state indices)``."""
+        fmask, children, _, _, _, start = self._neighbour_tables
+        objects = np.asarray(jax.jit(jax.vmap(self.state_index))(jnp.asarray(self.terminal_states())))
+        return np.where(fmask[:, :-1], children, -1), fmask[:, -1], int(start), objects
+
+    def terminal_distribution(self, log_pf: np.ndarray) -> np.ndarray:
+        """The exact distribution over objects of trajectories drawn with forward policy ``log_pf``.
+
+        Probability is pushed forward from ``s_0`` for ``max_trajectory_length``
+        steps, stopping by each state's exit probability, in float64: no sampling
+        noise, so a learned ``P_F`` can be scored against ``pi`` exactly.
+
+        Parameters
+        ----------
+        log_pf : (num_states, num_actions)
+            ``log P_F(a | s)`` for every state in :meth:`all_states` order (rows are
+            renormalised over the allowed actions in float64).
+
+        Returns
+        -------
+        (num_terminal_states,) float64 in ``terminal_index`` order.
+        """
+        if np.shape(log_pf) != (self.num_states, self.num_actions):
+            raise InputError(f"log_pf must have shape ({self.num_states}, {self.num_actions}), got {np.shape(log_pf)}")
+        children, can_exit, start, objects = self._forward_tables
+        allowed = np.concatenate([children >= 0, can_exit[:, None]], axis=1)
+        logits = np.where(allowed, np.asarray(log_pf, np.float64), -np.inf)
+        pf = np.exp(logits - _row_logsumexp(logits)[:, None])
+        p = np.zeros(self.num_states)
+        p[start] = 1.0
+        ended = np.zeros(self.num_states)
+        safe = np.where(children >= 0, children, 0).ravel()
+        for _ in range(self.max_trajectory_length):
+            ended += p * pf[:, -1]
+            p = np.bincount(safe, weights=(p[:, None] * pf[:, :-1]).ravel(), minlength=self.num_states)
+        return ended[objects]
 
     def _tables(self, states):
         """Every state's neighbours, the backward action undoing each forward action, and the start's index."""
