@@ -14,6 +14,8 @@ whichever was interrupted.
 Outputs (Gritsaev et al. 2025, ICLR; metrics as in their code, research/methods.md
 §9): per policy ``<policy>_l1``, ``_kl``, ``_logz_abs_err``, ``_modes_found`` at the
 last evaluation (over the last ``history_size`` terminal states of training),
+``_policy_l1`` and ``_policy_kl`` of the trained forward policy's exact terminal
+distribution (no sampling noise; :meth:`GFlowNet.policy_metrics`),
 ``_train_trajectories_per_s`` (compilation included), and ``learning_curves.png``
 (L1 and KL against trajectories, every policy in one plot), ``learning_curves.npz``
 (the curves, the exact ``pi`` and each policy's empirical ``pi_hat``).
@@ -111,6 +113,7 @@ def run_gflownet(cfg, target, samplers: dict, run_dir: Path) -> dict:
             f"{policy}_l1": last["l1"],
             f"{policy}_kl": last["kl"],
             f"{policy}_logz_abs_err": last["logz_abs_err"],
+            **{f"{policy}_{k}": v for k, v in sampler.policy_metrics(state.params.network).items()},
             f"{policy}_log_z": float(trace["log_z"][-1]),
             f"{policy}_modes_found": int(trace["modes_found"][-1]),
             f"{policy}_final_loss": float(trace["loss"][-1]),

@@ -23,6 +23,7 @@ def test_shipped_config_runs_at_small_size_and_resumes(tmp_path):
         np.testing.assert_array_equal(curves[f"{policy}_trajectories"], [320, 640])
         np.testing.assert_allclose(curves[f"pi_hat_{policy}"].sum(), 1.0, rtol=1e-6)
         assert 0 < metrics[f"{policy}_l1"] < 2 / 64 and metrics[f"{policy}_kl"] > 0
+        assert 0 < metrics[f"{policy}_policy_l1"] < 2 / 64 and metrics[f"{policy}_policy_kl"] > 0
         assert metrics[f"{policy}_train_trajectories_per_s"] > 0 and (run_dir / f"checkpoints_{policy}").is_dir()
     assert metrics["log_Z"] == pytest.approx(np.log(64e-3 + 16 * 0.5 + 4 * 2.0)) and metrics["warnings"] == []
     _, again = resume_experiment(run_dir, verbose=False)  # both policies' runs are complete: resumed, not redone
