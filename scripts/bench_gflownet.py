@@ -48,10 +48,10 @@ import argparse
 import json
 import time
 
+import benchmark_io
 import jax
 import numpy as np
 
-import benchmark_io
 from jaxsamp.core import run
 from jaxsamp.learned.gflownet import GFlowNet, GFlowNetSettings, learning_curve
 from jaxsamp.targets.hypergrid import Hypergrid
@@ -76,17 +76,27 @@ def train(loss: str, policy: str, reward: str, seed: int, quick: bool) -> tuple[
     size = QUICK if quick else FULL
     env = Hypergrid(size["dim"], size["side"], reward)
     eval_every = 20 if quick else EVAL_EVERY
-    settings = GFlowNetSettings(loss=loss, backward_policy=policy, hidden=size["hidden"],
-                                history_size=size["history"], eval_every=eval_every)
+    settings = GFlowNetSettings(
+        loss=loss, backward_policy=policy, hidden=size["hidden"], history_size=size["history"], eval_every=eval_every
+    )
     sampler = GFlowNet(env, settings, TRAJECTORIES_PER_ITERATION)
     key = jax.random.key(seed)
     state0 = sampler.init(jax.random.fold_in(key, 0))
     chunk = eval_every if quick else WARMUP
-    warm, _ = run(sampler.step, state0, jax.random.fold_in(key, 99), chunk, trace=_metrics, chunk=chunk, progress=False)  # compiles the chunk the timed run reuses
+    warm, _ = run(
+        sampler.step, state0, jax.random.fold_in(key, 99), chunk, trace=_metrics, chunk=chunk, progress=False
+    )  # compiles the chunk the timed run reuses
     jax.block_until_ready(warm)
     start = time.perf_counter()
-    state, trace = run(sampler.step, state0, jax.random.fold_in(key, 1), size["iterations"], trace=_metrics,
-                       chunk=chunk, progress=False)
+    state, trace = run(
+        sampler.step,
+        state0,
+        jax.random.fold_in(key, 1),
+        size["iterations"],
+        trace=_metrics,
+        chunk=chunk,
+        progress=False,
+    )
     jax.block_until_ready(state)
     seconds = time.perf_counter() - start
     trace = {name: np.asarray(values) for name, values in trace.items()}

@@ -52,7 +52,9 @@ class GFlowNetExperimentSettings(GFlowNetSettings):
         super().__post_init__()
         bad = [p for p in self.backward_policies if p not in BACKWARD_POLICIES]
         if bad or len(set(self.backward_policies)) != len(self.backward_policies):
-            raise InputError(f"backward_policies must be distinct names from {BACKWARD_POLICIES}, got {list(self.backward_policies)}")
+            raise InputError(
+                f"backward_policies must be distinct names from {BACKWARD_POLICIES}, got {list(self.backward_policies)}"
+            )
         object.__setattr__(self, "backward_policies", tuple(self.backward_policies))
 
     @property
@@ -67,6 +69,7 @@ class GFlowNetExperimentSettings(GFlowNetSettings):
 
 def check(cfg, target) -> dict:
     """One :class:`GFlowNet` per backward policy, built (and so checked against the target) before any work."""
+
     def build(settings: GFlowNetExperimentSettings):
         return {p: GFlowNet(target, settings.for_policy(p), cfg.run.num_chains) for p in settings.policies}
 
@@ -102,24 +105,30 @@ def run_gflownet(cfg, target, samplers: dict, run_dir: Path) -> dict:
         folder = f"checkpoints_{policy}" if several else "checkpoints"
         options = {**cfg.driver_options(run_dir, folder), "desc": f"{cfg.name} [{policy}]"}
         start = time.perf_counter()
-        state, trace = run(sampler.step, sampler.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options)
+        state, trace = run(
+            sampler.step, sampler.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
+        )
         seconds = time.perf_counter() - start
         trace = {name: np.asarray(values) for name, values in trace.items()}
         curve = learning_curve(trace)
         curves[policy] = curve
         trajectories = cfg.run.num_steps * cfg.run.num_chains
-        last = {name: float(curve[name][-1]) if len(curve[name]) else float("nan") for name in ("l1", "kl", "logz_abs_err")}
-        metrics.update({
-            f"{policy}_l1": last["l1"],
-            f"{policy}_kl": last["kl"],
-            f"{policy}_logz_abs_err": last["logz_abs_err"],
-            **{f"{policy}_{k}": v for k, v in sampler.policy_metrics(state.params.network).items()},
-            f"{policy}_log_z": float(trace["log_z"][-1]),
-            f"{policy}_modes_found": int(trace["modes_found"][-1]),
-            f"{policy}_final_loss": float(trace["loss"][-1]),
-            f"{policy}_train_trajectories_per_s": trajectories / seconds,
-            f"{policy}_train_seconds_incl_compile": seconds,
-        })
+        last = {
+            name: float(curve[name][-1]) if len(curve[name]) else float("nan") for name in ("l1", "kl", "logz_abs_err")
+        }
+        metrics.update(
+            {
+                f"{policy}_l1": last["l1"],
+                f"{policy}_kl": last["kl"],
+                f"{policy}_logz_abs_err": last["logz_abs_err"],
+                **{f"{policy}_{k}": v for k, v in sampler.policy_metrics(state.params.network).items()},
+                f"{policy}_log_z": float(trace["log_z"][-1]),
+                f"{policy}_modes_found": int(trace["modes_found"][-1]),
+                f"{policy}_final_loss": float(trace["loss"][-1]),
+                f"{policy}_train_trajectories_per_s": trajectories / seconds,
+                f"{policy}_train_seconds_incl_compile": seconds,
+            }
+        )
         history = state.history
         arrays[f"pi_hat_{policy}"] = np.asarray(history.counts) / max(int(history.size), 1)
         for name, values in curve.items():
@@ -128,15 +137,18 @@ def run_gflownet(cfg, target, samplers: dict, run_dir: Path) -> dict:
         if not np.all(np.isfinite(trace["loss"][updating])):
             warnings.append(f"{policy}: the training loss was not finite in some iterations")
         if not len(curve["l1"]):
-            warnings.append(f"{policy}: no exact evaluation (run.num_steps < eval_every = {sampler.settings.eval_every})")
-    metrics.update({"num_modes": target.num_modes, "trajectories": cfg.run.num_steps * cfg.run.num_chains,
-                    "warnings": warnings})
+            warnings.append(
+                f"{policy}: no exact evaluation (run.num_steps < eval_every = {sampler.settings.eval_every})"
+            )
+    metrics.update(
+        {"num_modes": target.num_modes, "trajectories": cfg.run.num_steps * cfg.run.num_chains, "warnings": warnings}
+    )
     np.savez(run_dir / "learning_curves.npz", **arrays)
     settings = next(iter(samplers.values())).settings
     curves_plot(run_dir / "learning_curves.png", curves, f"{cfg.name}: {settings.loss} on {target.name}")
     return metrics
 
 
-EXPERIMENTS.register("gflownet", "train GFlowNets (TB, DB, SubTB, soft/Munchausen DQN) per backward policy; exact L1, KL, log Z")(
-    ExperimentKind(check, run_gflownet)
-)
+EXPERIMENTS.register(
+    "gflownet", "train GFlowNets (TB, DB, SubTB, soft/Munchausen DQN) per backward policy; exact L1, KL, log Z"
+)(ExperimentKind(check, run_gflownet))

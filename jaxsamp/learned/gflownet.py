@@ -161,7 +161,9 @@ class GFlowNetSettings:
     def __post_init__(self):
         check_fields(self)
         if not self.hidden or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in self.hidden):
-            raise InputError(f"{type(self).__name__}: hidden must be a non-empty list of positive ints, got {self.hidden!r}")
+            raise InputError(
+                f"{type(self).__name__}: hidden must be a non-empty list of positive ints, got {self.hidden!r}"
+            )
         object.__setattr__(self, "hidden", tuple(self.hidden))
 
     @property
@@ -252,7 +254,9 @@ class GFlowNet:
     def __init__(self, env: DagEnvironment, settings: GFlowNetSettings | None = None, num_trajectories: int = 16):
         settings = GFlowNetSettings() if settings is None else settings
         if not isinstance(env, DagEnvironment):
-            raise InputError(f"a GFlowNet needs a DAG environment (hypergrid, bit_sequence), got {getattr(env, 'name', env)!r}")
+            raise InputError(
+                f"a GFlowNet needs a DAG environment (hypergrid, bit_sequence), got {getattr(env, 'name', env)!r}"
+            )
         if isinstance(num_trajectories, bool) or not isinstance(num_trajectories, int) or num_trajectories < 1:
             raise InputError(f"num_trajectories must be a positive int, got {num_trajectories!r}")
         if num_trajectories > settings.history_size:
@@ -260,7 +264,9 @@ class GFlowNet:
         self.dqn = settings.loss in DQN_LOSSES
         T = env.max_trajectory_length
         if self.dqn and num_trajectories * T > settings.buffer_size:
-            raise InputError(f"a rollout of {num_trajectories} x {T} transitions does not fit buffer_size={settings.buffer_size}")
+            raise InputError(
+                f"a rollout of {num_trajectories} x {T} transitions does not fit buffer_size={settings.buffer_size}"
+            )
         if settings.backward_policy == "pessimistic" and num_trajectories > settings.pessimistic_buffer_size:
             raise InputError(f"num_trajectories={num_trajectories} exceeds pessimistic_buffer_size")
         self.env, self.settings, self.num_trajectories = env, settings, num_trajectories
@@ -271,8 +277,11 @@ class GFlowNet:
         self.log_z_optimizer = optax.adam(settings.log_z_learning_rate)
         pb = settings.backward_policy
         self.trains_backward = pb in ("tlm", "pessimistic")
-        rate = optax.exponential_decay(settings.backward_learning_rate, 1, settings.backward_lr_decay) if pb == "tlm" \
+        rate = (
+            optax.exponential_decay(settings.backward_learning_rate, 1, settings.backward_lr_decay)
+            if pb == "tlm"
             else settings.backward_learning_rate
+        )
         self.backward_optimizer = optax.adam(rate)
         self.uses_target = pb == "tlm" or self.dqn
         self.temperature = settings.entropy_scale
@@ -408,15 +417,29 @@ class GFlowNet:
         trajectories = ()
         if s.backward_policy == "pessimistic":
             T = env.max_trajectory_length
-            item = (jnp.zeros((T + 1, *env.state_shape), jnp.int32), jnp.zeros((T,), jnp.int32), jnp.zeros((), jnp.int32))
+            item = (
+                jnp.zeros((T + 1, *env.state_shape), jnp.int32),
+                jnp.zeros((T,), jnp.int32),
+                jnp.zeros((), jnp.int32),
+            )
             trajectories = fifo.init(item, s.pessimistic_buffer_size)
         history = TerminalHistory(
-            jnp.full((s.history_size,), -1, jnp.int32), jnp.zeros((env.num_terminal_states,), jnp.int32),
-            jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32), jnp.zeros((max(env.num_modes, 1),), bool),
+            jnp.full((s.history_size,), -1, jnp.int32),
+            jnp.zeros((env.num_terminal_states,), jnp.int32),
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((max(env.num_modes, 1),), bool),
         )
         target = network if self.uses_target else ()
-        return GFlowNetTrainState(params, target, optimizer, backward_optimizer, Replay(transitions, trajectories),
-                                  history, jnp.zeros((), jnp.int32))
+        return GFlowNetTrainState(
+            params,
+            target,
+            optimizer,
+            backward_optimizer,
+            Replay(transitions, trajectories),
+            history,
+            jnp.zeros((), jnp.int32),
+        )
 
     def _record(self, history: TerminalHistory, objects) -> TerminalHistory:
         env = self.env
@@ -427,8 +450,13 @@ class GFlowNet:
         old = history.ring[slots]
         counts = history.counts.at[jnp.where(old >= 0, old, K)].add(-1, mode="drop").at[index].add(1)
         seen = history.modes_seen.at[jnp.where(modes >= 0, modes, history.modes_seen.shape[0])].set(True, mode="drop")
-        return TerminalHistory(history.ring.at[slots].set(index), counts, (history.position + index.shape[0]) % N,
-                               jnp.minimum(history.size + index.shape[0], N), seen)
+        return TerminalHistory(
+            history.ring.at[slots].set(index),
+            counts,
+            (history.position + index.shape[0]) % N,
+            jnp.minimum(history.size + index.shape[0], N),
+            seen,
+        )
 
     def exact_metrics(self, history: TerminalHistory) -> dict:
         """``l1`` (mean over objects of ``|pi_hat - pi|``) and ``kl`` (``KL(pi || pi_hat + 1e-9)``) of the history."""
@@ -474,7 +502,12 @@ class GFlowNet:
         T = trajectories.actions.shape[1]
         flat = lambda a: a.reshape((-1, *a.shape[2:]))
         log_r = jnp.broadcast_to(trajectories.log_rewards[:, None], (trajectories.lengths.shape[0], T))
-        items = (flat(trajectories.states[:, :-1]), flat(trajectories.actions), flat(trajectories.states[:, 1:]), flat(log_r))
+        items = (
+            flat(trajectories.states[:, :-1]),
+            flat(trajectories.actions),
+            flat(trajectories.states[:, 1:]),
+            flat(log_r),
+        )
         return items, flat(valid)
 
     def _forward_dqn_step(self, key, params: GFlowNetParams, target, optimizer, replay: Replay, active):
@@ -489,7 +522,9 @@ class GFlowNet:
         (loss, td), grads = jax.value_and_grad(loss_fn, has_aux=True)(params.network)
         step_net, net_opt = self.optimizer.update(grads, optimizer[0], params.network)
         new_params = params._replace(network=optax.apply_updates(params.network, step_net))
-        buffer = prioritized.update_priorities(replay.transitions, index, jax.lax.stop_gradient(td), s.priority_exponent)
+        buffer = prioritized.update_priorities(
+            replay.transitions, index, jax.lax.stop_gradient(td), s.priority_exponent
+        )
         params = _select(active, new_params, params)
         optimizer = (_select(active, net_opt, optimizer[0]), optimizer[1])
         replay = replay._replace(transitions=_select(active, buffer, replay.transitions))
@@ -500,11 +535,18 @@ class GFlowNet:
         s = self.settings
         k_roll, k_back, k_fwd = jax.random.split(key, 3)
         params, target, optimizer, backward_optimizer, replay = (
-            state.params, state.target, state.optimizer, state.backward_optimizer, state.replay)
+            state.params,
+            state.target,
+            state.optimizer,
+            state.backward_optimizer,
+            state.replay,
+        )
         fresh = self.sample_trajectories(params.network, k_roll, self.num_trajectories)
         history = self._record(state.history, fresh.terminal)
         if s.backward_policy == "pessimistic":
-            replay = replay._replace(trajectories=fifo.add(replay.trajectories, (fresh.states, fresh.actions, fresh.lengths)))
+            replay = replay._replace(
+                trajectories=fifo.add(replay.trajectories, (fresh.states, fresh.actions, fresh.lengths))
+            )
         active = state.iteration >= s.learning_starts + 1 if self.dqn else jnp.asarray(True)
         backward_loss = jnp.asarray(jnp.nan, jnp.float32)
 

@@ -62,8 +62,9 @@ class PolicyNetwork(nnx.Module):
     rngs : nnx.Rngs
     """
 
-    def __init__(self, num_tokens: int, num_actions: int, num_backward_actions: int, hidden: Sequence[int], *,
-                 rngs: nnx.Rngs):
+    def __init__(
+        self, num_tokens: int, num_actions: int, num_backward_actions: int, hidden: Sequence[int], *, rngs: nnx.Rngs
+    ):
         key = rngs.params()
         keys = jax.random.split(key, len(hidden) + 3)
         self.embedding = nnx.Param(_torch_uniform(keys[0], (num_tokens, hidden[0]), num_tokens))
@@ -174,8 +175,9 @@ def rollout(env: DagEnvironment, logits_fn: Callable, key, num_trajectories: int
         s_next = jnp.where(_expand(stop, s), s, moved)
         return (s_next, stop), (s, a, done)
 
-    (final, _), (states, actions, was_done) = jax.lax.scan(one, (s0, jnp.zeros(num_trajectories, bool)),
-                                                           jax.random.split(key, T))
+    (final, _), (states, actions, was_done) = jax.lax.scan(
+        one, (s0, jnp.zeros(num_trajectories, bool)), jax.random.split(key, T)
+    )
     states = jnp.concatenate([states, final[None]], axis=0)
     lengths = jnp.sum(~was_done, axis=0).astype(jnp.int32)
     log_rewards = jax.vmap(env.log_reward)(final)
@@ -219,8 +221,9 @@ def forward_log_probs(env: DagEnvironment, logits: jax.Array, trajectories: Traj
     return jnp.where(valid, log_p, 0.0)
 
 
-def backward_log_probs(env: DagEnvironment, kind: str, trajectories: Trajectories, logits: jax.Array | None = None
-                       ) -> jax.Array:
+def backward_log_probs(
+    env: DagEnvironment, kind: str, trajectories: Trajectories, logits: jax.Array | None = None
+) -> jax.Array:
     """``log P_B(s_t | s_{t+1})`` (B, T) of every real non-exit transition; 0 at the exit and on padding.
 
     Parameters

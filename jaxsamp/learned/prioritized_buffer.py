@@ -60,8 +60,9 @@ def init(example: PyTree, capacity: int) -> PrioritizedBuffer:
     return PrioritizedBuffer(empty.data, jnp.zeros((capacity,), jnp.float32), empty.position, empty.size)
 
 
-def add(buffer: PrioritizedBuffer, batch: PyTree, priority: jax.Array, alpha: float, valid: jax.Array | None = None
-        ) -> PrioritizedBuffer:
+def add(
+    buffer: PrioritizedBuffer, batch: PyTree, priority: jax.Array, alpha: float, valid: jax.Array | None = None
+) -> PrioritizedBuffer:
     """Write the valid items of ``batch`` (leading axis ``n <= capacity``) with sampling weight ``(priority + eps)^alpha``.
 
     Parameters
@@ -85,10 +86,14 @@ def add(buffer: PrioritizedBuffer, batch: PyTree, priority: jax.Array, alpha: fl
     valid = jnp.ones((n,), bool) if valid is None else valid
     rank = jnp.cumsum(valid.astype(jnp.int32)) - 1
     slots = jnp.where(valid, (buffer.position + rank) % capacity, capacity)  # out of range: dropped
-    data = jax.tree.map(lambda store, new: store.at[slots].set(new.astype(store.dtype), mode="drop"), buffer.data, batch)
+    data = jax.tree.map(
+        lambda store, new: store.at[slots].set(new.astype(store.dtype), mode="drop"), buffer.data, batch
+    )
     weight = buffer.weight.at[slots].set(((priority + EPS) ** alpha).astype(jnp.float32), mode="drop")
     count = jnp.sum(valid.astype(jnp.int32))
-    return PrioritizedBuffer(data, weight, (buffer.position + count) % capacity, jnp.minimum(buffer.size + count, capacity))
+    return PrioritizedBuffer(
+        data, weight, (buffer.position + count) % capacity, jnp.minimum(buffer.size + count, capacity)
+    )
 
 
 def sample(buffer: PrioritizedBuffer, key: jax.Array, n: int) -> tuple[jax.Array, PyTree]:
@@ -103,6 +108,8 @@ def sample(buffer: PrioritizedBuffer, key: jax.Array, n: int) -> tuple[jax.Array
     return index, jax.tree.map(lambda store: store[index], buffer.data)
 
 
-def update_priorities(buffer: PrioritizedBuffer, index: jax.Array, priority: jax.Array, alpha: float) -> PrioritizedBuffer:
+def update_priorities(
+    buffer: PrioritizedBuffer, index: jax.Array, priority: jax.Array, alpha: float
+) -> PrioritizedBuffer:
     """Set the sampling weight of items ``index`` to ``(priority + eps)^alpha``."""
     return buffer._replace(weight=buffer.weight.at[index].set(((priority + EPS) ** alpha).astype(jnp.float32)))

@@ -70,10 +70,23 @@ class BitSequence(DagEnvironment):
         Seed of the modes.
     """
 
-    def __init__(self, length: int = 12, word_length: int = 2, num_modes: int = 4, beta: float = 3.0,
-                 mode_radius: int = 1, order: str = "any_position", mode_seed: int = 0):
-        for name, value, low in (("length", length, 1), ("word_length", word_length, 1), ("num_modes", num_modes, 1),
-                                 ("mode_radius", mode_radius, 0), ("mode_seed", mode_seed, 0)):
+    def __init__(
+        self,
+        length: int = 12,
+        word_length: int = 2,
+        num_modes: int = 4,
+        beta: float = 3.0,
+        mode_radius: int = 1,
+        order: str = "any_position",
+        mode_seed: int = 0,
+    ):
+        for name, value, low in (
+            ("length", length, 1),
+            ("word_length", word_length, 1),
+            ("num_modes", num_modes, 1),
+            ("mode_radius", mode_radius, 0),
+            ("mode_seed", mode_seed, 0),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InputError(f"{name} must be an int >= {low}, got {value!r}")
         if length > 20:
@@ -204,8 +217,14 @@ class BitSequence(DagEnvironment):
         return np.concatenate(out).astype(np.int32)
 
     def describe(self) -> dict:
-        return {**super().describe(), "length": self.length, "word_length": self.word_length, "order": self.order,
-                "beta": self.beta, "mode_radius": self.mode_radius}
+        return {
+            **super().describe(),
+            "length": self.length,
+            "word_length": self.word_length,
+            "order": self.order,
+            "beta": self.beta,
+            "mode_radius": self.mode_radius,
+        }
 
 
 @TARGETS.register("bit_sequence")

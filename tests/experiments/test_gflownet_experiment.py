@@ -10,8 +10,13 @@ from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.runner import resume_experiment, run_experiment
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-SMALL = ["run.num_steps=40", "sampler.params.eval_every=20", "sampler.params.history_size=320",
-         "sampler.params.hidden=[32,32]", "sampler.params.backward_policies=[uniform,maxent]"]
+SMALL = [
+    "run.num_steps=40",
+    "sampler.params.eval_every=20",
+    "sampler.params.history_size=320",
+    "sampler.params.hidden=[32,32]",
+    "sampler.params.backward_policies=[uniform,maxent]",
+]
 
 
 def test_shipped_config_runs_at_small_size_and_resumes(tmp_path):
@@ -30,23 +35,31 @@ def test_shipped_config_runs_at_small_size_and_resumes(tmp_path):
     assert again["maxent_l1"] == metrics["maxent_l1"] and again["uniform_log_z"] == metrics["uniform_log_z"]
 
 
-@pytest.mark.parametrize("overrides, match", [
-    (["sampler.params.backward_policies=[uniform,optimistic]"], "backward_policies"),
-    (["sampler.params.loss=fm"], "loss"),
-    (["sampler.params.learning_rat=0.1"], "unknown parameter 'learning_rat'"),
-])
+@pytest.mark.parametrize(
+    "overrides, match",
+    [
+        (["sampler.params.backward_policies=[uniform,optimistic]"], "backward_policies"),
+        (["sampler.params.loss=fm"], "loss"),
+        (["sampler.params.learning_rat=0.1"], "unknown parameter 'learning_rat'"),
+    ],
+)
 def test_bad_settings_are_config_errors(overrides, match, tmp_path):
     with pytest.raises(ConfigError, match=match):
-        run_experiment(load_config(CONFIGS / "gflownet_hypergrid_8x8.yaml", [*overrides, f"run.out_dir={tmp_path}"]),
-                       verbose=False)
+        run_experiment(
+            load_config(CONFIGS / "gflownet_hypergrid_8x8.yaml", [*overrides, f"run.out_dir={tmp_path}"]), verbose=False
+        )
     assert not any(tmp_path.iterdir())
 
 
 def test_a_target_that_is_not_a_dag_environment_is_refused(tmp_path):
     text = (CONFIGS / "gflownet_hypergrid_8x8.yaml").read_text()
     bad = tmp_path / "bad.yaml"
-    bad.write_text(text.replace("target: {name: hypergrid, params: {dim: 2, side: 8, reward: standard}}",
-                                "target: {name: gaussian, params: {dim: 2}}"))
+    bad.write_text(
+        text.replace(
+            "target: {name: hypergrid, params: {dim: 2, side: 8, reward: standard}}",
+            "target: {name: gaussian, params: {dim: 2}}",
+        )
+    )
     with pytest.raises(ConfigError, match="DAG environment"):
         run_experiment(load_config(bad, [f"run.out_dir={tmp_path / 'runs'}"]), verbose=False)
     assert not (tmp_path / "runs").exists()

@@ -16,15 +16,23 @@ from jaxsamp.learned.gflownet import GFlowNet, GFlowNetSettings
 from jaxsamp.targets.hypergrid import Hypergrid
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _kill_resume import child_main, child_run  # noqa: E402
+from _kill_resume import child_main, child_run
 
 NUM_STEPS, EVERY = 12, 3
 
 
 def train(checkpoint=None) -> dict:
     """Train for NUM_STEPS iterations; every array of the final state and the trace."""
-    settings = GFlowNetSettings(loss="munchausen_dqn", backward_policy="tlm", hidden=(16, 16), buffer_size=300,
-                                batch_size=32, learning_starts=2, history_size=64, eval_every=4)
+    settings = GFlowNetSettings(
+        loss="munchausen_dqn",
+        backward_policy="tlm",
+        hidden=(16, 16),
+        buffer_size=300,
+        batch_size=32,
+        learning_starts=2,
+        history_size=64,
+        eval_every=4,
+    )
     sampler = GFlowNet(Hypergrid(2, 4), settings, num_trajectories=8)
     return child_run(sampler.step, sampler.init(jax.random.key(0)), NUM_STEPS, EVERY, 1, checkpoint)
 

@@ -18,13 +18,18 @@ from jaxsamp.core import run
 from jaxsamp.core.errors import InputError
 from jaxsamp.learned import gflownet_losses as losses
 from jaxsamp.learned.gflownet import GFlowNet, GFlowNetSettings, learning_curve
-from jaxsamp.learned.gflownet_policy import backward_log_probs, forward_log_probs, rollout, sample_objects
+from jaxsamp.learned.gflownet_policy import (
+    backward_log_probs,
+    forward_log_probs,
+    rollout,
+    sample_objects,
+)
 from jaxsamp.targets.bit_sequence import BitSequence
 from jaxsamp.targets.hypergrid import Hypergrid
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from _kill_resume import assert_kill_resume_bit_identical  # noqa: E402
+from _kill_resume import assert_kill_resume_bit_identical
 
 GRID = Hypergrid(2, 5)  # standard reward: R0 = 1e-3, R1 = 0.5, R2 = 2
 BITS = BitSequence(length=6, word_length=2, num_modes=3, order="any_position")
@@ -47,7 +52,7 @@ def _exact_residuals(env):
 
     def residuals(tables, log_z, key, num=256):
         log_pf_table, log_flow_table, log_q_table = tables
-        logits = lambda s: log_pf_table[jax.vmap(env.state_index)(s)]  # noqa: E731
+        logits = lambda s: log_pf_table[jax.vmap(env.state_index)(s)]
         traj = rollout(env, logits, key, num)
         index = jax.vmap(jax.vmap(env.state_index))(traj.states)
         n, log_r = traj.lengths, traj.log_rewards
@@ -62,8 +67,9 @@ def _exact_residuals(env):
             masks = jax.vmap(env.forward_mask)(all_states)
             next_value = losses.soft_value(log_q_table[nxt], masks[nxt], 1.0)
             log_r_t = jnp.broadcast_to(log_r[:, None], traj.actions.shape).ravel()
-            td = losses.soft_dqn_residuals(log_q_table[states, actions], actions == env.exit_action, log_r_t,
-                                           log_pb.ravel(), next_value)
+            td = losses.soft_dqn_residuals(
+                log_q_table[states, actions], actions == env.exit_action, log_r_t, log_pb.ravel(), next_value
+            )
             valid = (jnp.arange(traj.actions.shape[1])[None, :] < n[:, None]).ravel()
             out[backward] = {
                 "tb": jnp.max(jnp.abs(losses.trajectory_balance_residuals(log_z, log_pf, log_pb, log_r, n))),
@@ -106,7 +112,7 @@ def test_exact_forward_policy_samples_pi(env):
 
     @jax.jit
     def objects(table, key):
-        logits = lambda s: table[jax.vmap(env.state_index)(s)]  # noqa: E731
+        logits = lambda s: table[jax.vmap(env.state_index)(s)]
         return jax.vmap(env.terminal_index)(sample_objects(env, logits, key, n))
 
     def pvalue(table, key):
@@ -129,11 +135,13 @@ def test_tlm_step_raises_the_likelihood_of_the_trajectories_it_is_fed():
         traj = sampler.sample_trajectories(state.params.network, key, 16)
         before = sampler.backward_nll(state.params.network, traj)
         uniform = -jnp.sum(backward_log_probs(env, "uniform", traj))
-        params, target, opt, _ = sampler._backward_step(key, state.params, state.target, state.backward_optimizer,
-                                                        state.replay, traj)
+        params, target, opt, _ = sampler._backward_step(
+            key, state.params, state.target, state.backward_optimizer, state.replay, traj
+        )
         after = sampler.backward_nll(params.network, traj)
-        polyak = jax.tree.map(lambda t, o, new: jnp.max(jnp.abs(0.75 * t + 0.25 * o - new)),
-                              state.target, params.network, target)
+        polyak = jax.tree.map(
+            lambda t, o, new: jnp.max(jnp.abs(0.75 * t + 0.25 * o - new)), state.target, params.network, target
+        )
         new = state._replace(params=params, target=target, backward_optimizer=opt)
         return new, before, after, uniform, jnp.max(jnp.stack(jax.tree.leaves(polyak)))
 
@@ -155,9 +163,18 @@ def test_short_trajectory_balance_run_on_8x8_reaches_the_stated_l1():
     0.0018 over seeds 0-2). torchgfn's own test reaches 8.8e-4 after 32 000 trajectories with 200 000 fresh draws.
     """
     env = Hypergrid(2, 8, (0.1, 0.5, 2.0))
-    sampler = GFlowNet(env, GFlowNetSettings(loss="tb", backward_policy="uniform", history_size=3200, eval_every=100), 16)
-    state, trace = run(sampler.step, sampler.init(jax.random.key(0)), jax.random.key(1), 500, trace=lambda s, m: m,
-                       progress=False, chunk=500)
+    sampler = GFlowNet(
+        env, GFlowNetSettings(loss="tb", backward_policy="uniform", history_size=3200, eval_every=100), 16
+    )
+    _, trace = run(
+        sampler.step,
+        sampler.init(jax.random.key(0)),
+        jax.random.key(1),
+        500,
+        trace=lambda s, m: m,
+        progress=False,
+        chunk=500,
+    )
     curve = learning_curve(trace)
     assert curve["l1"][0] > 0.005 and curve["l1"][-1] < 0.003, curve["l1"]
     assert curve["logz_abs_err"][-1] < 0.1 and int(curve["modes_found"][-1]) == 4

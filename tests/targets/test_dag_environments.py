@@ -24,8 +24,13 @@ def test_hypergrid_reward_by_hand():
     """R0 + R1 [all |x/(H-1) - 1/2| > 0.25] + R2 [all in (0.3, 0.4)], H = 20: coordinate 16 is in the mode band."""
     grid = Hypergrid(4, 20)
     r0, r1, r2 = 1e-3, 0.5, 2.0
-    cases = {(0, 0, 0, 0): r0 + r1, (10, 10, 10, 10): r0, (16, 16, 3, 16): r0 + r1 + r2, (16, 16, 3, 10): r0,
-             (1, 18, 1, 18): r0 + r1}
+    cases = {
+        (0, 0, 0, 0): r0 + r1,
+        (10, 10, 10, 10): r0,
+        (16, 16, 3, 16): r0 + r1 + r2,
+        (16, 16, 3, 10): r0,
+        (1, 18, 1, 18): r0 + r1,
+    }
     reward_and_mode = jax.jit(jax.vmap(lambda x: (jnp.exp(grid.log_prob(x)), grid.mode_index(x))))
     points = jnp.asarray([*cases, (16, 3, 3, 16), (16, 3, 3, 10)], jnp.int32)
     rewards, modes = (np.asarray(v) for v in reward_and_mode(points))
@@ -41,8 +46,10 @@ def test_bit_sequence_reward_by_hand():
     flipped = mode.copy()
     flipped[0] ^= 1
     words = np.stack([mode, flipped]).reshape(2, 4, 2) @ np.array([2, 1])
-    log_r, modes = (np.asarray(v) for v in jax.jit(jax.vmap(lambda x: (env.log_prob(x), env.mode_index(x))))(
-        jnp.asarray(words, jnp.int32)))
+    log_r, modes = (
+        np.asarray(v)
+        for v in jax.jit(jax.vmap(lambda x: (env.log_prob(x), env.mode_index(x))))(jnp.asarray(words, jnp.int32))
+    )
     assert log_r[0] == pytest.approx(0.0, abs=1e-7) and modes[0] == 1
     d_other = int(np.sum(flipped != env.modes[0]))
     assert log_r[1] == pytest.approx(-3.0 * min(1, d_other) / 8, abs=1e-6)
@@ -132,7 +139,8 @@ def _check_moves(name, state, seed):
     env = ENVIRONMENTS[name]
     s = np.asarray(state, np.int32)
     fmask, drawn, children, allows_undo, back, bmask, parents = (
-        np.asarray(v) for v in PROBES[name](jnp.asarray(s), jax.random.key(seed)))
+        np.asarray(v) for v in PROBES[name](jnp.asarray(s), jax.random.key(seed))
+    )
     assert fmask[drawn].all(), "an action outside the forward mask was drawn"
     assert fmask.any(), "a state with no allowed action"
     for a in np.flatnonzero(fmask[:-1]):
@@ -168,6 +176,6 @@ def test_bad_parameters():
     with pytest.raises(ConfigError, match="R0, R1, R2"):
         jaxsamp.targets.get("hypergrid", dim=2, side=4, R0=0.1)
     with pytest.raises(InputError, match="too many to enumerate"):
-        Hypergrid(8, 20).exact_probabilities
+        _ = Hypergrid(8, 20).exact_probabilities
     with pytest.raises(InputError, match="backward_policy"):
         Hypergrid(2, 4).exact_flows("naive")
