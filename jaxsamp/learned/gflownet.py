@@ -371,29 +371,32 @@ class GFlowNet:
         env, s, tau = self.env, self.settings, self.temperature
         state, action, nxt, log_r = transitions
         done = action == env.exit_action
-        both = jnp.concatenate([state, nxt])
-        n = state.shape[0]
-        online_features = self.model.features(network, both)
-        target_features = self.model.features(target, both)
+        n, pb = state.shape[0], s.backward_policy
+        munchausen = s.loss == "munchausen_dqn"
+        # the trunk runs only where a head is read: online Q(s) (and P_B(.|s') when it is the online head),
+        # target Q(s') (and Q(s) for the Munchausen term, P_B(.|s') for TLM)
+        online_features = self.model.features(
+            network, jnp.concatenate([state, nxt]) if pb in ("naive", "pessimistic") else state
+        )
+        target_features = self.model.features(target, jnp.concatenate([nxt, state]) if munchausen else nxt)
         (q,) = self.model.heads(network, online_features[:n], ["forward"])
         (q_target,) = self.model.heads(target, target_features, ["forward"])
         q_target = jax.lax.stop_gradient(q_target)
-        mask = jax.vmap(env.forward_mask)(both)
+        next_mask = jax.vmap(env.forward_mask)(nxt)
         q_sa = jnp.take_along_axis(q, action[:, None], axis=-1)[:, 0]
-        next_value = losses.soft_value(q_target[n:], mask[n:], tau)
+        next_value = losses.soft_value(q_target[:n], next_mask, tau)
         as_trajectory = Trajectories(jnp.stack([state, nxt], 1), action[:, None], jnp.where(done, 1, 2), log_r)
-        pb = s.backward_policy
         if pb in ("uniform", "maxent"):
             log_pb = backward_log_probs(env, pb, as_trajectory)[:, 0]
         else:
-            params, feats = (target, target_features[n:]) if pb == "tlm" else (network, online_features[n:])
+            params, feats = (target, target_features[:n]) if pb == "tlm" else (network, online_features[n:])
             (logits,) = self.model.heads(params, feats, ["backward"])
             log_pb = backward_log_probs(env, "learned", as_trajectory, logits[:, None])[:, 0]
             if pb != "naive":
                 log_pb = jax.lax.stop_gradient(log_pb)
         bonus = 0.0
-        if s.loss == "munchausen_dqn":
-            log_pi = losses.soft_policy_log_probs(q_target[:n], mask[:n], tau)
+        if munchausen:
+            log_pi = losses.soft_policy_log_probs(q_target[n:], jax.vmap(env.forward_mask)(state), tau)
             log_pi_a = jnp.take_along_axis(log_pi, action[:, None], axis=-1)[:, 0]
             bonus = s.munchausen_alpha * jnp.clip(tau * log_pi_a, s.munchausen_l0, 0.0)
         return losses.soft_dqn_residuals(q_sa, done, log_r, log_pb, next_value, bonus)
