@@ -4,6 +4,7 @@ from jaxsamp.experiments import (
     adjoint_experiment,  # noqa: F401
     boltzmann_curves_experiment,  # noqa: F401
     diffusion_experiment,  # noqa: F401
+    gflownet_experiment,  # noqa: F401
     leaps_experiment,  # noqa: F401
     mcmc_experiment,  # noqa: F401
     mile_experiment,  # noqa: F401

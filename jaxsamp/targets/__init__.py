@@ -6,9 +6,11 @@ from jaxsamp.targets import gaussian as _gaussian  # noqa: F401  (registers)
 from jaxsamp.targets import mixture as _mixture  # noqa: F401
 from jaxsamp.targets import lattice as _lattice  # noqa: F401
 from jaxsamp.targets import bayes_logreg as _bayes_logreg  # noqa: F401
+from jaxsamp.targets import bit_sequence as _bit_sequence  # noqa: F401
 from jaxsamp.targets import bnn as _bnn  # noqa: F401
 from jaxsamp.targets import eight_schools as _eight_schools  # noqa: F401
 from jaxsamp.targets import funnel as _funnel  # noqa: F401
+from jaxsamp.targets import hypergrid as _hypergrid  # noqa: F401
 from jaxsamp.targets import linear_regression as _linear_regression  # noqa: F401
 from jaxsamp.targets import many_well as _many_well  # noqa: F401
 from jaxsamp.targets import particles as _particles  # noqa: F401
@@ -19,9 +21,12 @@ from jaxsamp.targets import transition_paths as _transition_paths  # noqa: F401
 from jaxsamp.targets import lattice_double_well as _lattice_double_well  # noqa: F401
 from jaxsamp.targets.annealing import geometric_path
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression
+from jaxsamp.targets.bit_sequence import BitSequence
 from jaxsamp.targets.bnn import BnnRegression
+from jaxsamp.targets.dag_environment import DagEnvironment, ExactFlows
 from jaxsamp.targets.funnel import Funnel
 from jaxsamp.targets.gaussian import Gaussian
+from jaxsamp.targets.hypergrid import Hypergrid
 from jaxsamp.targets.inference_gym_adapter import InferenceGymTarget, from_inference_gym
 from jaxsamp.targets.lattice import Ising, LatticePath, Potts
 from jaxsamp.targets.lattice_double_well import LatticeDoubleWell
@@ -37,9 +42,9 @@ get = TARGETS.get
 names = TARGETS.names
 
 __all__ = [
-    "BayesLogisticRegression", "BnnRegression", "DoubleWellParticles", "FunctionTarget", "Funnel", "Gaussian",
-    "GaussianMixture", "InferenceGymTarget", "Ising", "LatticeDoubleWell", "LatticePath", "LennardJones", "ManyWell",
-    "NumpyroTarget", "Potts",
+    "BayesLogisticRegression", "BitSequence", "BnnRegression", "DagEnvironment", "DoubleWellParticles", "ExactFlows",
+    "FunctionTarget", "Funnel", "Gaussian", "GaussianMixture", "Hypergrid", "InferenceGymTarget", "Ising",
+    "LatticeDoubleWell", "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget", "Potts",
     "StudentTMixture", "TransitionPathSpec", "TransitionPathTarget", "as_target", "from_function",
     "from_inference_gym", "from_numpyro", "geometric_path", "get", "names", "remove_com",
 ]

@@ -1,0 +1,204 @@
+"""GFlowNet backward policies on the 20^4 hypergrid: TB, DB, SubTB and Munchausen-DQN, each with four P_B.
+
+Gritsaev et al. (2025), "Optimizing backward policies in GFlowNets via trajectory
+likelihood maximization" (ICLR), their hypergrid experiment on a CPU budget.
+
+Protocol (fixed before the first run):
+
+* **Environment**: ``hypergrid`` D = 4, H = 20 (160 000 objects, trajectories up to 77 steps), the
+  ``standard`` (R0, R1, R2) = (1e-3, 0.5, 2) and ``hard`` (1e-4, 1, 3) rewards.
+* **Methods**: losses ``tb``, ``db``, ``subtb`` (lambda 0.9) and ``munchausen_dqn`` (alpha 0.15,
+  l0 = -100, prioritised buffer 10^5, batch 256, Huber loss, target rate 0.25, updates from iteration 17),
+  each with backward policies ``uniform``, ``naive``, ``maxent`` and ``tlm`` (backward Adam 1e-3 decaying
+  x0.999 per step, Polyak target rate 0.25, backward step first): 16 combinations per reward. The paper's
+  settings otherwise (:class:`jaxsamp.learned.gflownet.GFlowNetSettings` defaults): 2 x 256 ReLU trunk
+  shared by P_F, P_B (starting uniform) and log F; Adam 1e-3, log Z 0.1; 16 trajectories per iteration.
+* **Budget**: 5000 iterations = **80 000 trajectories** per run (the paper: 10^6). Fixed from a
+  measurement of CPU time per iteration on this 2-core machine under load (12-34 ms per iteration
+  depending on the combination; 0.30 s for one iteration of all 16): 2 rewards x 16 x 3 seeds x 5000
+  iterations is about 2.5 h of CPU, plus about 10 s of compilation and 3 s of exact evaluation per run,
+  so the whole benchmark fits about 3 hours of a quiet 2-core CPU (wall time is at most the CPU time,
+  the XLA runtime using up to both cores).
+* **Metrics** (every 100 iterations for the learning curves, final values recorded): the paper's
+  ``l1`` (mean over the 160 000 objects of ``|pi_hat - pi|``) and ``kl`` (``KL(pi || pi_hat + 1e-9)``)
+  with ``pi_hat`` the empirical distribution of the last **16 000** terminal states of training (the
+  paper's fraction of its budget, 200 000 of 10^6; at this size both are dominated by the sampling noise
+  of ``pi_hat``), and, free of that noise, ``policy_l1`` / ``policy_kl`` of the trained forward policy's
+  exact terminal distribution (pushed through the DAG, ``GFlowNet.policy_metrics``); ``logz_abs_err``
+  (``|log Z - log Z_hat|``, learned log Z for TB, log F(s_0) for DB and SubTB; not for DQN);
+  ``modes_found`` (of 16); ``train_trajectories_per_s`` over the timed run after a compiling warm-up chunk.
+  **Headline**: ``{loss}_{pb}_{reward}_policy_l1`` and ``_l1``; the issue's goal compares TLM's L1 with every
+  other P_B's at the final budget for DB, SubTB and Munchausen-DQN, and reports TB (where a public review
+  says TLM does not beat naive).
+* **Sampling throughput**: ``rollout_trajectories_per_s``: 4096 forward rollouts of a fresh 2 x 256
+  policy on the 20^4 grid in one ``lax.scan`` of 77 steps (objects only), best of 3 timed calls after a
+  compiling one.
+* **Seeds 0, 1, 2**: each figure is recorded per seed (``..._seed{k}``) as soon as its run ends (the JSON
+  merges); ``{figure}`` and ``{figure}_sd`` are the mean and sd over the seeds recorded so far. The learning
+  curves (``{run}_curve_seed{k}``) go into the JSON and into ``bench_gflownet_curves_{reward}.png``: L1
+  and KL against trajectories, one panel per loss, every backward policy in each panel (mean over seeds).
+
+Usage: python scripts/bench_gflownet.py [--quick] [--rewards standard hard] [--losses ...] [--policies ...]
+       [--seeds 0 1 2] [--skip-rollout]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import benchmark_io
+import jax
+import numpy as np
+
+from jaxsamp.core import run
+from jaxsamp.learned.gflownet import GFlowNet, GFlowNetSettings, learning_curve
+from jaxsamp.targets.hypergrid import Hypergrid
+
+SCRIPT = "bench_gflownet"
+LOSSES = ("tb", "db", "subtb", "munchausen_dqn")
+POLICIES = ("uniform", "naive", "maxent", "tlm")
+REWARDS = ("standard", "hard")
+FULL = {"dim": 4, "side": 20, "iterations": 5000, "history": 16_000, "hidden": (256, 256), "rollouts": 4096}
+QUICK = {"dim": 2, "side": 8, "iterations": 60, "history": 320, "hidden": (64, 64), "rollouts": 64}
+QUICK_RUNS = (("tb", "tlm"),)  # the rest of the code paths are exercised by tests/learned/test_gflownet.py
+TRAJECTORIES_PER_ITERATION, EVAL_EVERY, WARMUP = 16, 100, 100
+
+
+def _metrics(state, metrics):
+    """The driver's trace: every step's metrics (one function object, so the warm-up's compiled chunk is reused)."""
+    return metrics
+
+
+def train(loss: str, policy: str, reward: str, seed: int, quick: bool) -> tuple[dict, dict]:
+    """One run; its final figures and its learning curve."""
+    size = QUICK if quick else FULL
+    env = Hypergrid(size["dim"], size["side"], reward)
+    eval_every = 20 if quick else EVAL_EVERY
+    settings = GFlowNetSettings(
+        loss=loss, backward_policy=policy, hidden=size["hidden"], history_size=size["history"], eval_every=eval_every
+    )
+    sampler = GFlowNet(env, settings, TRAJECTORIES_PER_ITERATION)
+    key = jax.random.key(seed)
+    state0 = sampler.init(jax.random.fold_in(key, 0))
+    chunk = eval_every if quick else WARMUP
+    warm, _ = run(
+        sampler.step, state0, jax.random.fold_in(key, 99), chunk, trace=_metrics, chunk=chunk, progress=False
+    )  # compiles the chunk the timed run reuses
+    jax.block_until_ready(warm)
+    start = time.perf_counter()
+    state, trace = run(
+        sampler.step,
+        state0,
+        jax.random.fold_in(key, 1),
+        size["iterations"],
+        trace=_metrics,
+        chunk=chunk,
+        progress=False,
+    )
+    jax.block_until_ready(state)
+    seconds = time.perf_counter() - start
+    trace = {name: np.asarray(values) for name, values in trace.items()}
+    curve = learning_curve(trace)
+    figures = {
+        "l1": float(curve["l1"][-1]),
+        "kl": float(curve["kl"][-1]),
+        **sampler.policy_metrics(state.params.network),
+        "modes_found": int(trace["modes_found"][-1]),
+        "train_trajectories_per_s": size["iterations"] * TRAJECTORIES_PER_ITERATION / seconds,
+    }
+    if loss != "munchausen_dqn":
+        figures["logz_abs_err"] = float(curve["logz_abs_err"][-1])
+    curve = {name: [float(v) for v in curve[name]] for name in ("trajectories", "l1", "kl")}
+    return figures, curve
+
+
+def rollout_throughput(quick: bool) -> float:
+    """Forward rollouts per second of a fresh 2 x 256 policy on the 20^4 grid (objects only), best of 3."""
+    env = Hypergrid(4, 20)
+    sampler = GFlowNet(env, GFlowNetSettings(), TRAJECTORIES_PER_ITERATION)
+    network = sampler.init(jax.random.key(0)).params.network
+    n = QUICK["rollouts"] if quick else FULL["rollouts"]
+    draw = jax.jit(lambda net, k: sampler.sample(net, k, n))
+    jax.block_until_ready(draw(network, jax.random.key(1)))
+    best = np.inf
+    for i in range(3):
+        start = time.perf_counter()
+        jax.block_until_ready(draw(network, jax.random.key(2 + i)))
+        best = min(best, time.perf_counter() - start)
+    return n / best
+
+
+def plot_curves(results: dict, reward: str, quick: bool) -> None:
+    """L1 and KL against trajectories: one column per loss, one line per backward policy (mean over seeds)."""
+    from jaxsamp.experiments.plots import pyplot
+
+    plt = pyplot()
+    fig, axes = plt.subplots(2, len(LOSSES), figsize=(4 * len(LOSSES), 6.5), squeeze=False)
+    for col, loss in enumerate(LOSSES):
+        for policy in POLICIES:
+            prefix = f"{loss}_{policy}_{reward}_curve_seed"
+            curves = [v for k, v in results.items() if k.startswith(prefix)]
+            if not curves:
+                continue
+            length = min(len(c["l1"]) for c in curves)
+            x = np.asarray(curves[0]["trajectories"][:length])
+            for row, name in enumerate(("l1", "kl")):
+                y = np.mean([c[name][:length] for c in curves], axis=0)
+                axes[row, col].plot(x, y, label=f"{policy} ({len(curves)} seeds)")
+        axes[0, col].set_title(loss)
+        for row, name in enumerate(("L1 (last-N empirical)", "KL(pi || pi_hat)")):
+            axes[row, col].set_yscale("log")
+            axes[row, col].set_ylabel(name)
+            axes[row, col].grid(alpha=0.3)
+        axes[1, col].set_xlabel("trajectories")
+        if axes[0, col].lines:
+            axes[0, col].legend(fontsize=7)
+    fig.suptitle(f"hypergrid {'8x8 (quick)' if quick else '20^4'}, {reward} reward")
+    fig.tight_layout()
+    path = benchmark_io.RESULTS_DIR / f"{SCRIPT}_curves_{reward}{'_quick' if quick else ''}.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    print(f"  -> {path}", flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="CI-sized run on an 8x8 grid (numbers not meaningful)")
+    parser.add_argument("--rewards", nargs="+", choices=REWARDS, default=list(REWARDS))
+    parser.add_argument("--losses", nargs="+", choices=LOSSES, default=list(LOSSES))
+    parser.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--skip-rollout", action="store_true", help="do not measure rollout_trajectories_per_s")
+    args = parser.parse_args(argv)
+    results: dict = {}
+
+    def save():
+        path = benchmark_io.write_results(SCRIPT, results, quick=args.quick, merge=True)
+        print(f"  -> {path}", flush=True)
+
+    if not args.skip_rollout:
+        results["rollout_trajectories_per_s"] = rollout_throughput(args.quick)
+        print(f"rollout_trajectories_per_s: {results['rollout_trajectories_per_s']:.0f}", flush=True)
+        save()
+    rewards = args.rewards[:1] if args.quick else args.rewards
+    seeds = args.seeds[:1] if args.quick else args.seeds
+    runs = QUICK_RUNS if args.quick else [(loss, policy) for loss in args.losses for policy in args.policies]
+    for seed in seeds:
+        for reward in rewards:
+            for loss, policy in runs:
+                name = f"{loss}_{policy}_{reward}"
+                figures, curve = train(loss, policy, reward, seed, args.quick)
+                for fig, value in figures.items():
+                    benchmark_io.record_seed(results, SCRIPT, f"{name}_{fig}", seed, value, args.quick)
+                results[f"{name}_curve_seed{seed}"] = curve
+                print(f"seed {seed} {name}: " + json.dumps(figures), flush=True)
+                save()
+    merged = benchmark_io.read_results(SCRIPT, args.quick)
+    for reward in rewards:
+        plot_curves(merged, reward, args.quick)
+
+
+if __name__ == "__main__":
+    main()
