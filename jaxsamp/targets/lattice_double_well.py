@@ -222,7 +222,8 @@ class LatticeDoubleWell(Target):
 
     def sample(self, key, n):
         """``n`` samples (n, N): each site from its exact conditional on the grid, spread over its cell."""
-        return _sample_chain(self._sampling_tables, key, int(n), self.periodic)
+        draws = _sample_chain(self._sampling_tables, key, int(n), self.periodic)
+        return draws.astype(jnp.result_type(float))  # the default float: float64 under jax.enable_x64
 
 
 def _draw(key, logits):

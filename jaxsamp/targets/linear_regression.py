@@ -65,8 +65,8 @@ class ConjugateLinearRegression(Target):
         return self.posterior_mean, np.linalg.cholesky(self.posterior_cov)
 
     def sample(self, key, n):
-        """Exact posterior draws, shape ``(n, d)``."""
-        return self.posterior().sample(seed=key, sample_shape=(n,))
+        """Exact posterior draws, shape ``(n, d)``, in the default float dtype (float64 under ``jax.enable_x64``)."""
+        return self.posterior(jnp.result_type(float)).sample(seed=key, sample_shape=(n,))
 
 
 @TARGETS.register("conjugate_linear_regression")
