@@ -2,6 +2,7 @@
 
 from jaxsamp.experiments import (
     adjoint_experiment,  # noqa: F401
+    bernoulli_denoising_experiment,  # noqa: F401
     diffusion_experiment,  # noqa: F401
     leaps_experiment,  # noqa: F401
     mcmc_experiment,  # noqa: F401

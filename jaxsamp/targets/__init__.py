@@ -6,6 +6,7 @@ from jaxsamp.targets import gaussian as _gaussian  # noqa: F401  (registers)
 from jaxsamp.targets import mixture as _mixture  # noqa: F401
 from jaxsamp.targets import lattice as _lattice  # noqa: F401
 from jaxsamp.targets import bayes_logreg as _bayes_logreg  # noqa: F401
+from jaxsamp.targets import binary as _binary  # noqa: F401
 from jaxsamp.targets import eight_schools as _eight_schools  # noqa: F401
 from jaxsamp.targets import funnel as _funnel  # noqa: F401
 from jaxsamp.targets import many_well as _many_well  # noqa: F401
@@ -15,6 +16,7 @@ from jaxsamp.targets import student_t_mixture as _student_t_mixture  # noqa: F40
 from jaxsamp.targets import transition_paths as _transition_paths  # noqa: F401
 from jaxsamp.targets.annealing import geometric_path
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression
+from jaxsamp.targets.binary import BernoulliMixture, BinaryDigits, ProductBernoulli
 from jaxsamp.targets.funnel import Funnel
 from jaxsamp.targets.gaussian import Gaussian
 from jaxsamp.targets.inference_gym_adapter import InferenceGymTarget, from_inference_gym
@@ -31,8 +33,8 @@ get = TARGETS.get
 names = TARGETS.names
 
 __all__ = [
-    "BayesLogisticRegression", "DoubleWellParticles", "FunctionTarget", "Funnel", "Gaussian", "GaussianMixture",
-    "InferenceGymTarget", "Ising", "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget", "Potts",
+    "BayesLogisticRegression", "BernoulliMixture", "BinaryDigits", "DoubleWellParticles", "FunctionTarget", "Funnel", "Gaussian", "GaussianMixture",
+    "InferenceGymTarget", "Ising", "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget", "Potts", "ProductBernoulli",
     "StudentTMixture", "TransitionPathSpec", "TransitionPathTarget", "as_target", "from_function",
     "from_inference_gym", "from_numpyro", "geometric_path", "get", "names", "remove_com",
 ]
