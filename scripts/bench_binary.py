@@ -62,11 +62,11 @@ import argparse
 import json
 import time
 
+import benchmark_io
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-import benchmark_io
 import jaxsamp
 from jaxsamp.core import ensemble, run
 from jaxsamp.diagnostics import observables as obs
@@ -98,10 +98,14 @@ def train(data, settings: DenoiserSettings, num_steps: int, key, name: str):
     denoiser = BernoulliDenoiser(data, settings)
     k_init, k_run = jax.random.split(key)
     start = time.perf_counter()
-    state, trace = run(denoiser.step, denoiser.init(k_init), k_run, num_steps, trace=lambda s, m: m["loss"],
-                       progress=False, desc=name)
+    state, trace = run(
+        denoiser.step, denoiser.init(k_init), k_run, num_steps, trace=lambda s, m: m["loss"], progress=False, desc=name
+    )
     jax.block_until_ready(state)
-    figures = {"train_minutes": (time.perf_counter() - start) / 60, "final_loss": float(np.mean(np.asarray(trace)[-100:]))}
+    figures = {
+        "train_minutes": (time.perf_counter() - start) / 60,
+        "final_loss": float(np.mean(np.asarray(trace)[-100:])),
+    }
     return denoiser, state.params, figures
 
 
@@ -117,8 +121,15 @@ def mixture_part(seed: int, quick: bool) -> dict:
     key = jax.random.key(seed)
     k_data, k_train, k_sample = jax.random.split(key, 3)
     steps, n_train, n = (100, 1000, 1000) if quick else (4000, 20_000, 50_000)
-    settings = DenoiserSettings(alpha=ALPHA, max_measurements=4, network="mlp", hidden=(64,) if quick else (256, 256),
-                                batch_size=256, learning_rate=1e-3, decay_steps=steps)
+    settings = DenoiserSettings(
+        alpha=ALPHA,
+        max_measurements=4,
+        network="mlp",
+        hidden=(64,) if quick else (256, 256),
+        batch_size=256,
+        learning_rate=1e-3,
+        decay_steps=steps,
+    )
     denoiser, params, train_figures = train(target.sample(k_data, n_train), settings, steps, k_train, "mixture")
     out = {f"tv_mixture_d16_{k}": v for k, v in train_figures.items()}
     learned, exact = denoiser.posterior_mean(params), exact_posterior_mean(target.log_partition)
@@ -126,7 +137,9 @@ def mixture_part(seed: int, quick: bool) -> dict:
         k = jax.random.fold_in(k_sample, len(name))
         out[f"tv_mixture_d16_{name}"] = total_variation(draw(sampler, learned, k, n, (dim,)), law)
         out[f"tv_mixture_d16_{name}_exact_score"] = total_variation(draw(sampler, exact, k, n, (dim,)), law)
-        out[f"tv_mixture_d16_{name}_ratio_to_exact_score"] = out[f"tv_mixture_d16_{name}"] / out[f"tv_mixture_d16_{name}_exact_score"]
+        out[f"tv_mixture_d16_{name}_ratio_to_exact_score"] = (
+            out[f"tv_mixture_d16_{name}"] / out[f"tv_mixture_d16_{name}_exact_score"]
+        )
         out["tv_mixture_d16_evals_per_sample"] = sampler.denoiser_evals_per_sample
     out["tv_mixture_d16_floor"] = expected_tv_of_exact_samples(law, n)[0]
     return out
@@ -147,15 +160,25 @@ def digits_part(seed: int, quick: bool) -> dict:
     k_train, k_sample, k_subset, k_gibbs = jax.random.split(key, 4)
     steps = 50 if quick else 6000
     n = 64 if quick else len(test_x)
-    settings = DenoiserSettings(alpha=ALPHA, max_measurements=4, network="conv", channels=8 if quick else 32,
-                                conv_layers=2 if quick else 5, padding="zeros", batch_size=128, learning_rate=1e-3,
-                                decay_steps=steps)
+    settings = DenoiserSettings(
+        alpha=ALPHA,
+        max_measurements=4,
+        network="conv",
+        channels=8 if quick else 32,
+        conv_layers=2 if quick else 5,
+        padding="zeros",
+        batch_size=128,
+        learning_rate=1e-3,
+        decay_steps=steps,
+    )
     denoiser, params, train_figures = train(train_x, settings, steps, k_train, "digits")
     out = {f"mmd_digits_{k}": v for k, v in train_figures.items()}
     test = test_x[:n]
     samples = {}
     for name, sampler in sampler_settings(quick).items():
-        samples[name] = draw(sampler, denoiser.posterior_mean(params), jax.random.fold_in(k_sample, len(name)), n, (8, 8))
+        samples[name] = draw(
+            sampler, denoiser.posterior_mean(params), jax.random.fold_in(k_sample, len(name)), n, (8, 8)
+        )
         out[f"mmd_digits_{name}"] = float(hamming_mmd(samples[name], test, MMD_LENGTH))
         out["mmd_digits_evals_per_sample"] = sampler.denoiser_evals_per_sample
     subset = train_x[jax.random.permutation(k_subset, train_x.shape[0])[:n]]
@@ -168,10 +191,18 @@ def digits_part(seed: int, quick: bool) -> dict:
     out["mmd_digits_fvbm_gibbs_long"] = float(hamming_mmd(long, test, MMD_LENGTH))
     out["mmd_digits_multi_m4_ratio_to_floor"] = out["mmd_digits_multi_m4"] / out["mmd_digits_train_vs_test"]
     suffix = f"seed{seed}{'_quick' if quick else ''}.png"
-    sample_grid(benchmark_io.RESULTS_DIR / f"{SCRIPT}_digits_{suffix}", np.asarray(samples["multi_m4"]),
-                f"multi_m4 (MMD {out['mmd_digits_multi_m4']:.3f})", np.asarray(test), "test images")
-    sample_grid(benchmark_io.RESULTS_DIR / f"{SCRIPT}_digits_fvbm_{suffix}", np.asarray(long),
-                f"FVBM Gibbs, 200 sweeps (MMD {out['mmd_digits_fvbm_gibbs_long']:.3f})")
+    sample_grid(
+        benchmark_io.RESULTS_DIR / f"{SCRIPT}_digits_{suffix}",
+        np.asarray(samples["multi_m4"]),
+        f"multi_m4 (MMD {out['mmd_digits_multi_m4']:.3f})",
+        np.asarray(test),
+        "test images",
+    )
+    sample_grid(
+        benchmark_io.RESULTS_DIR / f"{SCRIPT}_digits_fvbm_{suffix}",
+        np.asarray(long),
+        f"FVBM Gibbs, 200 sweeps (MMD {out['mmd_digits_fvbm_gibbs_long']:.3f})",
+    )
     return out
 
 
@@ -183,9 +214,17 @@ def ising_part(seed: int, quick: bool) -> dict:
     k_data, k_train, k_sample = jax.random.split(key, 3)
     chains, sweeps, steps, n = (256, 20, 50, 256) if quick else (20_000, 1000, 4000, 10_000)
     data = glauber_samples(target, k_data, chains, sweeps)
-    settings = DenoiserSettings(alpha=ALPHA, max_measurements=4, network="conv", channels=8 if quick else 32,
-                                conv_layers=2 if quick else 4, padding="circular", batch_size=128, learning_rate=1e-3,
-                                decay_steps=steps)
+    settings = DenoiserSettings(
+        alpha=ALPHA,
+        max_measurements=4,
+        network="conv",
+        channels=8 if quick else 32,
+        conv_layers=2 if quick else 4,
+        padding="circular",
+        batch_size=128,
+        learning_rate=1e-3,
+        decay_steps=steps,
+    )
     denoiser, params, train_figures = train(data, settings, steps, k_train, "ising")
     out = {f"ising_L8_{k}": v for k, v in train_figures.items()}
     out["ising_L8_abs_m_exact"] = exact
@@ -216,7 +255,9 @@ def main(argv=None):
             figures = PARTS[part](seed, args.quick)
             for name, value in figures.items():
                 benchmark_io.record_seed(results, SCRIPT, name, seed, value, args.quick)
-            print(f"seed {seed} {part} ({(time.perf_counter() - start) / 60:.1f} min): {json.dumps(figures)}", flush=True)
+            print(
+                f"seed {seed} {part} ({(time.perf_counter() - start) / 60:.1f} min): {json.dumps(figures)}", flush=True
+            )
             path = benchmark_io.write_results(SCRIPT, results, quick=args.quick, merge=True)
             print(f"  -> {path}", flush=True)
 

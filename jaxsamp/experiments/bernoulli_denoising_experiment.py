@@ -51,7 +51,13 @@ from jaxsamp.diagnostics import observables as obs
 from jaxsamp.diagnostics.binary_discrepancies import expected_tv_of_exact_samples, hamming_mmd, total_variation
 from jaxsamp.experiments import plots
 from jaxsamp.learned import bernoulli_samplers as samplers
-from jaxsamp.learned.bernoulli_denoising import NETWORKS, PADDINGS, BernoulliDenoiser, DenoiserSettings, exact_posterior_mean
+from jaxsamp.learned.bernoulli_denoising import (
+    NETWORKS,
+    PADDINGS,
+    BernoulliDenoiser,
+    DenoiserSettings,
+    exact_posterior_mean,
+)
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets.binary import MAX_ENUMERATION_DIM, spin_states
 from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable
@@ -98,8 +104,10 @@ class BernoulliDenoisingSettings:
     def __post_init__(self):
         check_fields(self)
         if self.num_measurements > self.max_measurements:
-            raise InputError(f"num_measurements = {self.num_measurements} exceeds max_measurements = {self.max_measurements}: "
-                             "the denoiser would never have been trained on that many measurements")
+            raise InputError(
+                f"num_measurements = {self.num_measurements} exceeds max_measurements = {self.max_measurements}: "
+                "the denoiser would never have been trained on that many measurements"
+            )
         self.denoiser(1)  # hidden widths etc.
 
     def denoiser(self, batch_size: int) -> DenoiserSettings:
@@ -138,7 +146,9 @@ def glauber_samples(target, key, num_samples: int, num_sweeps: int, **run_option
     return state.position
 
 
-def training_data(target, settings: BernoulliDenoisingSettings, key, run_options: dict) -> tuple[jax.Array, np.ndarray | None]:
+def training_data(
+    target, settings: BernoulliDenoisingSettings, key, run_options: dict
+) -> tuple[jax.Array, np.ndarray | None]:
     """``(train, held_out)``: the target's training data (module docstring) and its held-out split (data sets only)."""
     if is_data_set(target):
         return jnp.asarray(target.train()), target.test()
@@ -147,7 +157,9 @@ def training_data(target, settings: BernoulliDenoisingSettings, key, run_options
     if is_spin_lattice(target):
         options = {**run_options, "desc": "glauber data", "checkpoint_every": None}
         return glauber_samples(target, key, settings.num_train_samples, settings.glauber_sweeps, **options), None
-    raise InputError(f"no training data for target {target.name!r}: use a data set, a target with exact samples or a spin lattice")
+    raise InputError(
+        f"no training data for target {target.name!r}: use a data set, a target with exact samples or a spin lattice"
+    )
 
 
 def enumerated_law(target) -> np.ndarray | None:
@@ -192,11 +204,14 @@ def sample_metrics(target, x, settings: BernoulliDenoisingSettings, train, held_
 # --------------------------------------------------------------------------
 
 
-def sample_grid(path: Path, samples: np.ndarray, title: str, reference: np.ndarray | None = None,
-                reference_title: str = "data") -> Path:
+def sample_grid(
+    path: Path, samples: np.ndarray, title: str, reference: np.ndarray | None = None, reference_title: str = "data"
+) -> Path:
     """Up to 64 samples as an 8x8 grid of images (2-D states) or as rows of bits (1-D), next to reference data."""
     plt = plots.pyplot()
-    panels = [(title, np.asarray(samples)[:SHOWN])] + ([(reference_title, np.asarray(reference)[:SHOWN])] if reference is not None else [])
+    panels = [(title, np.asarray(samples)[:SHOWN])] + (
+        [(reference_title, np.asarray(reference)[:SHOWN])] if reference is not None else []
+    )
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 5), squeeze=False)
     for ax, (name, x) in zip(axes[0], panels):
         if x.ndim == 3:  # images: tile into a grid with one-pixel gaps
@@ -205,7 +220,7 @@ def sample_grid(path: Path, samples: np.ndarray, title: str, reference: np.ndarr
             canvas = np.full((side * (h + 1) - 1, side * (w + 1) - 1), np.nan)
             for i, image in enumerate(x):
                 r, c = divmod(i, side)
-                canvas[r * (h + 1): r * (h + 1) + h, c * (w + 1): c * (w + 1) + w] = image
+                canvas[r * (h + 1) : r * (h + 1) + h, c * (w + 1) : c * (w + 1) + w] = image
             ax.imshow(canvas, cmap="gray_r", vmin=-1, vmax=1, interpolation="nearest")
         else:
             ax.imshow(x.reshape(len(x), -1), cmap="gray_r", vmin=-1, vmax=1, interpolation="nearest", aspect="auto")
@@ -228,15 +243,23 @@ def sample_grid(path: Path, samples: np.ndarray, title: str, reference: np.ndarr
 def check(cfg, target) -> BernoulliDenoisingSettings:
     """The settings against the target (a data set, exact samples or a spin lattice), before any work."""
     if cfg.sampler.name != "bernoulli_denoising":
-        raise ConfigError(f"experiment kind 'bernoulli_denoising' takes sampler name bernoulli_denoising, got {cfg.sampler.name!r}")
+        raise ConfigError(
+            f"experiment kind 'bernoulli_denoising' takes sampler name bernoulli_denoising, got {cfg.sampler.name!r}"
+        )
     if target.domain.kind != "spin":
-        raise ConfigError(f"experiment kind 'bernoulli_denoising' needs a +-1 (spin) target, got domain {target.domain.kind!r} of {target.name!r}")
+        raise ConfigError(
+            f"experiment kind 'bernoulli_denoising' needs a +-1 (spin) target, got domain {target.domain.kind!r} of {target.name!r}"
+        )
     if not (is_data_set(target) or target.has_exact_samples or is_spin_lattice(target)):
-        raise ConfigError(f"bernoulli_denoising: no training data for target {target.name!r} "
-                          "(needs a data set, exact samples or a spin lattice for Glauber data)")
+        raise ConfigError(
+            f"bernoulli_denoising: no training data for target {target.name!r} "
+            "(needs a data set, exact samples or a spin lattice for Glauber data)"
+        )
     settings = validate_dataclass("sampler 'bernoulli_denoising'", cfg.sampler.params, BernoulliDenoisingSettings)
     if settings.network == "conv" and len(target.event_shape) != 2:
-        raise ConfigError(f"sampler 'bernoulli_denoising': network conv needs 2-D states, target {target.name!r} has {target.event_shape}")
+        raise ConfigError(
+            f"sampler 'bernoulli_denoising': network conv needs 2-D states, target {target.name!r} has {target.event_shape}"
+        )
     return settings
 
 
@@ -247,14 +270,23 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
     train, held_out = training_data(target, settings, k_data, cfg.driver_options(run_dir, "data_checkpoints"))
     denoiser = BernoulliDenoiser(train, settings.denoiser(cfg.run.num_chains))
     start = time.perf_counter()
-    state, trace = run(denoiser.step, denoiser.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options)
+    state, trace = run(
+        denoiser.step, denoiser.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
+    )
     train_seconds = time.perf_counter() - start
 
     sampler = settings.sampler()
     start = time.perf_counter()
-    sample_options = {**cfg.driver_options(run_dir, "sampling_checkpoints"), "checkpoint_every": None, "desc": f"{cfg.name} sampling"}
-    x, final, sample_trace = samplers.sample(sampler, denoiser.posterior_mean(state.params), settings.alpha, k_sample,
-                                             cfg.run.num_eval_samples, target.event_shape, **sample_options)
+    sample_options = {"progress": cfg.run.progress, "chunk": cfg.run.chunk, "desc": f"{cfg.name} sampling"}
+    x, final, sample_trace = samplers.sample(
+        sampler,
+        denoiser.posterior_mean(state.params),
+        settings.alpha,
+        k_sample,
+        cfg.run.num_eval_samples,
+        target.event_shape,
+        **sample_options,
+    )
     sample_seconds = time.perf_counter() - start
     x = np.asarray(x)
 
@@ -262,8 +294,8 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
     metrics = {
         "train_steps": cfg.run.num_steps,
         "train_seconds_incl_compile": train_seconds,
-        "final_loss": float(np.mean(np.asarray(trace["loss"])[-max(1, cfg.run.num_steps // 20):])),
-        "final_bit_error": float(np.mean(np.asarray(trace["bit_error"])[-max(1, cfg.run.num_steps // 20):])),
+        "final_loss": float(np.mean(np.asarray(trace["loss"])[-max(1, cfg.run.num_steps // 20) :])),
+        "final_bit_error": float(np.mean(np.asarray(trace["bit_error"])[-max(1, cfg.run.num_steps // 20) :])),
         "num_train": int(train.shape[0]),
         "num_samples": int(x.shape[0]),
         "denoiser_evals_per_sample": sampler.denoiser_evals_per_sample,
@@ -276,23 +308,38 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
     if law is not None:
         metrics["tv_floor"] = expected_tv_of_exact_samples(law, x.shape[0])[0]
         if hasattr(target, "log_partition"):
-            x_exact, _, _ = samplers.sample(sampler, exact_posterior_mean(target.log_partition), settings.alpha, k_exact,
-                                            cfg.run.num_eval_samples, target.event_shape)
+            x_exact, _, _ = samplers.sample(
+                sampler,
+                exact_posterior_mean(target.log_partition),
+                settings.alpha,
+                k_exact,
+                cfg.run.num_eval_samples,
+                target.event_shape,
+            )
             metrics["tv_exact_score"] = total_variation(x_exact, law)
     if held_out is not None:
         n = min(x.shape[0], len(held_out))
-        metrics["mmd_train_vs_test"] = float(hamming_mmd(train[:n], jnp.asarray(held_out[:n]), settings.mmd_length_scale))
+        metrics["mmd_train_vs_test"] = float(
+            hamming_mmd(train[:n], jnp.asarray(held_out[:n]), settings.mmd_length_scale)
+        )
     if is_spin_lattice(target) and "abs_m_exact" in metrics:
         metrics["train_abs_m_err"] = abs(float(obs.mean_abs_magnetization(train)) - metrics["abs_m_exact"])
     if not np.all(np.isfinite(np.asarray(trace["loss"]))):
         warnings.append("the training loss was not finite at some steps")
     metrics["warnings"] = warnings
 
-    np.savez(run_dir / "samples.npz", x=x.astype(np.int8), y=np.asarray(final.position).astype(np.int8),
-             **{f"trace_{k}": np.asarray(v) for k, v in trace.items()})
+    np.savez(
+        run_dir / "samples.npz",
+        x=x.astype(np.int8),
+        y=np.asarray(final.position).astype(np.int8),
+        **{f"trace_{k}": np.asarray(v) for k, v in trace.items()},
+    )
     sample_grid(run_dir / "samples.png", x, f"{cfg.name}: samples", np.asarray(train), "training data")
-    plots.trace_plot(run_dir / "training.png", {"loss (nats/bit)": np.asarray(trace["loss"]),
-                                                "bit error": np.asarray(trace["bit_error"])}, f"{cfg.name}: training")
+    plots.trace_plot(
+        run_dir / "training.png",
+        {"loss (nats/bit)": np.asarray(trace["loss"]), "bit error": np.asarray(trace["bit_error"])},
+        f"{cfg.name}: training",
+    )
     return metrics
 
 

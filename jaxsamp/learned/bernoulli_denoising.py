@@ -71,6 +71,7 @@ single- and multi-measurement sampling.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Callable
 from typing import Annotated, NamedTuple
@@ -164,7 +165,9 @@ class PatchConv(nnx.Module):
         height, width = x.shape[1:3]
         mode = "wrap" if self.padding == "circular" else "constant"
         padded = jnp.pad(x, ((0, 0), (r, r), (r, r), (0, 0)), mode=mode)
-        patches = jnp.concatenate([padded[:, i:i + height, j:j + width, :] for i in range(k) for j in range(k)], axis=-1)
+        patches = jnp.concatenate(
+            [padded[:, i : i + height, j : j + width, :] for i in range(k) for j in range(k)], axis=-1
+        )
         return patches @ self.kernel[...] + self.bias[...]
 
 
@@ -189,8 +192,18 @@ class BitDenoiser(nnx.Module):
     rngs : nnx.Rngs
     """
 
-    def __init__(self, event_shape, network: str, hidden=(256, 256), channels: int = 32, conv_layers: int = 4,
-                 kernel_size: int = 3, padding: str = "zeros", *, rngs: nnx.Rngs):
+    def __init__(
+        self,
+        event_shape,
+        network: str,
+        hidden=(256, 256),
+        channels: int = 32,
+        conv_layers: int = 4,
+        kernel_size: int = 3,
+        padding: str = "zeros",
+        *,
+        rngs: nnx.Rngs,
+    ):
         self.event_shape = tuple(int(n) for n in event_shape)
         self.network = network
         d = math.prod(self.event_shape)
@@ -201,7 +214,9 @@ class BitDenoiser(nnx.Module):
             if len(self.event_shape) != 2:
                 raise InputError(f"the conv denoiser needs 2-D states (H, W), got event shape {self.event_shape}")
             sizes = [1] + [channels] * conv_layers
-            self.convs = nnx.List([PatchConv(a, b, kernel_size, padding, rngs=rngs) for a, b in zip(sizes[:-1], sizes[1:])])
+            self.convs = nnx.List(
+                [PatchConv(a, b, kernel_size, padding, rngs=rngs) for a, b in itertools.pairwise(sizes)]
+            )
             self.head = PatchConv(channels, 1, kernel_size, padding, rngs=rngs)
             last = self.head
         else:
@@ -211,8 +226,10 @@ class BitDenoiser(nnx.Module):
 
     def __call__(self, h: jax.Array) -> jax.Array:
         batch = h.shape[: h.ndim - len(self.event_shape)]
-        if h.shape[len(batch):] != self.event_shape:
-            raise InputError(f"the denoiser takes h of shape (..., {', '.join(map(str, self.event_shape))}), got {h.shape}")
+        if h.shape[len(batch) :] != self.event_shape:
+            raise InputError(
+                f"the denoiser takes h of shape (..., {', '.join(map(str, self.event_shape))}), got {h.shape}"
+            )
         if self.network == "mlp":
             f = self.body(h.reshape(*batch, -1)).reshape(h.shape)
         else:
@@ -272,7 +289,9 @@ class DenoiserSettings:
     def __post_init__(self):
         check_fields(self)
         if not self.hidden or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in self.hidden):
-            raise InputError(f"{type(self).__name__}: hidden must be a non-empty list of positive ints, got {self.hidden!r}")
+            raise InputError(
+                f"{type(self).__name__}: hidden must be a non-empty list of positive ints, got {self.hidden!r}"
+            )
         object.__setattr__(self, "hidden", tuple(self.hidden))
 
 
@@ -320,16 +339,27 @@ class BernoulliDenoiser:
         self.settings = settings
         if settings.network == "conv" and len(self.event_shape) != 2:
             raise InputError(f"the conv denoiser needs 2-D states (H, W), got event shape {self.event_shape}")
-        schedule = (optax.cosine_decay_schedule(settings.learning_rate, settings.decay_steps)
-                    if settings.decay_steps else settings.learning_rate)
+        schedule = (
+            optax.cosine_decay_schedule(settings.learning_rate, settings.decay_steps)
+            if settings.decay_steps
+            else settings.learning_rate
+        )
         self.optimizer = optax.chain(optax.clip_by_global_norm(settings.max_grad_norm), optax.adam(schedule))
         self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: self._network(jax.random.key(0))))
         self.trainer = Trainer(self.init, self.step)
 
     def _network(self, key) -> BitDenoiser:
         s = self.settings
-        return BitDenoiser(self.event_shape, s.network, s.hidden, s.channels, s.conv_layers, s.kernel_size, s.padding,
-                           rngs=nnx.Rngs(key))
+        return BitDenoiser(
+            self.event_shape,
+            s.network,
+            s.hidden,
+            s.channels,
+            s.conv_layers,
+            s.kernel_size,
+            s.padding,
+            rngs=nnx.Rngs(key),
+        )
 
     # ---- the denoiser -----------------------------------------------------------
 

@@ -168,12 +168,16 @@ def measurement_kernel(
     if correction not in CORRECTIONS:
         raise InputError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
     if correction == "exact" and log_partition is None:
-        raise InputError("correction='exact' needs the target's log partition A(h) (log_partition=...)",
-                         "a learned denoiser alone supports correction='trapezoid' or 'none'")
+        raise InputError(
+            "correction='exact' needs the target's log partition A(h) (log_partition=...)",
+            "a learned denoiser alone supports correction='trapezoid' or 'none'",
+        )
     if not (alpha > 0 and step_size > 0):
         raise InputError(f"alpha and step_size must be > 0, got alpha={alpha}, step_size={step_size}")
     if num_measurements < 1 or steps_per_measurement < 1:
-        raise InputError(f"num_measurements and steps_per_measurement must be >= 1, got {num_measurements}, {steps_per_measurement}")
+        raise InputError(
+            f"num_measurements and steps_per_measurement must be >= 1, got {num_measurements}, {steps_per_measurement}"
+        )
     exact = correction == "exact"
 
     def evaluate(h):
@@ -286,8 +290,16 @@ class SamplerSettings:
 
     def kernel(self, denoiser: Callable, alpha: float, log_partition: Callable | None = None) -> Kernel:
         """:func:`measurement_kernel` with these settings."""
-        return measurement_kernel(denoiser, alpha, self.move, self.step_size, self.correction, log_partition,
-                                  self.num_measurements, self.steps_per_measurement)
+        return measurement_kernel(
+            denoiser,
+            alpha,
+            self.move,
+            self.step_size,
+            self.correction,
+            log_partition,
+            self.num_measurements,
+            self.steps_per_measurement,
+        )
 
 
 def sample(
@@ -315,12 +327,29 @@ def sample(
     chains = ensemble(settings.kernel(denoiser, alpha, log_partition))
     state = jax.jit(chains.init)(uniform_noise(k_init, num_chains, event_shape))
     run_options = {"progress": False, **run_options}
-    state, trace = run(chains.step, state, k_run, settings.num_steps,
-                       trace=lambda s, info: {"acceptance_rate": jnp.mean(info.acceptance_rate)}, **run_options)
+    state, trace = run(
+        chains.step,
+        state,
+        k_run,
+        settings.num_steps,
+        trace=lambda s, info: {"acceptance_rate": jnp.mean(info.acceptance_rate)},
+        **run_options,
+    )
     return denoise(state, settings.readout, k_out), state, trace
 
 
 __all__ = [
-    "CORRECTIONS", "MOVES", "NoisyInfo", "NoisyState", "READOUTS", "SamplerSettings", "denoise", "flip_probability",
-    "measurement_kernel", "proposal_log_odds", "sample", "schedule_length", "uniform_noise",
+    "CORRECTIONS",
+    "MOVES",
+    "READOUTS",
+    "NoisyInfo",
+    "NoisyState",
+    "SamplerSettings",
+    "denoise",
+    "flip_probability",
+    "measurement_kernel",
+    "proposal_log_odds",
+    "sample",
+    "schedule_length",
+    "uniform_noise",
 ]

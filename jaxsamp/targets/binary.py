@@ -89,7 +89,7 @@ def enumerated_log_partition(log_probs: jax.Array) -> callable:
     """
     log_probs = jnp.asarray(log_probs)
     chex.assert_rank(log_probs, 1)
-    d = int(round(math.log2(log_probs.shape[0])))
+    d = round(math.log2(log_probs.shape[0]))
     if 2**d != log_probs.shape[0]:
         raise InputError(f"log_probs must hold 2^d entries, got {log_probs.shape[0]}")
     states = spin_states(d, log_probs.dtype)
@@ -107,7 +107,9 @@ def _check_means(means, where: str) -> np.ndarray:
     if arr.ndim == 0 or arr.size == 0:
         raise InputError(f"{where} means must be a non-empty array of E[x_i] in (-1, 1), got {means!r}")
     if np.any(np.abs(arr) >= 1):
-        raise InputError(f"{where} means must lie strictly inside (-1, 1) (E[x_i] of +-1 bits), got values up to {np.abs(arr).max()}")
+        raise InputError(
+            f"{where} means must lie strictly inside (-1, 1) (E[x_i] of +-1 bits), got values up to {np.abs(arr).max()}"
+        )
     return arr.astype(np.float32)
 
 
@@ -164,7 +166,9 @@ class BernoulliMixture(Target):
         means = _check_means(means, "bernoulli_mixture")
         weights = check_array("bernoulli_mixture weights", weights, ndim=1)
         if means.ndim != 2 or means.shape[0] != weights.shape[0]:
-            raise InputError(f"bernoulli_mixture means must have shape (K, d) with K = {weights.shape[0]} weights, got {means.shape}")
+            raise InputError(
+                f"bernoulli_mixture means must have shape (K, d) with K = {weights.shape[0]} weights, got {means.shape}"
+            )
         if np.any(weights <= 0):
             raise InputError("bernoulli_mixture weights must be positive")
         self.weights = jnp.asarray(weights / weights.sum(), jnp.float32)
@@ -195,7 +199,9 @@ class BernoulliMixture(Target):
         return jnp.where(u < (1.0 + self.means[comp]) / 2.0, 1.0, -1.0).astype(jnp.float32)
 
 
-def random_mixture_parameters(dim: int, num_components: int, logit_scale: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def random_mixture_parameters(
+    dim: int, num_components: int, logit_scale: float, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Weights and means of a random mixture: ``pi = softmax(0.5 z)``, ``mu_ki = tanh(logit_scale z_ki)``, ``z ~ N(0, 1)``.
 
     NumPy's ``default_rng(seed)``, so the same arguments give the same mixture everywhere.

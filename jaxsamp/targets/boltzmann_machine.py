@@ -159,5 +159,8 @@ def fit_pseudo_likelihood(
     start = float(pseudo_log_likelihood(couplings(params), params["b"], x))
     params = fit(params)
     W = couplings(params)
-    info = {"pseudo_log_likelihood_start": start, "pseudo_log_likelihood": float(pseudo_log_likelihood(W, params["b"], x))}
+    info = {
+        "pseudo_log_likelihood_start": start,
+        "pseudo_log_likelihood": float(pseudo_log_likelihood(W, params["b"], x)),
+    }
     return FullyVisibleBoltzmannMachine(np.asarray(W), np.asarray(params["b"]), event_shape), info

@@ -21,8 +21,8 @@ from jaxsamp.diagnostics.binary_discrepancies import chi_square_p_value
 from jaxsamp.learned.bernoulli_denoising import (
     BernoulliDenoiser,
     BitDenoiser,
-    PatchConv,
     DenoiserSettings,
+    PatchConv,
     exact_posterior_mean,
     flip_probability,
     measure,
@@ -33,9 +33,10 @@ from jaxsamp.targets.binary import BernoulliMixture, ProductBernoulli, enumerate
 
 HERE = Path(__file__).parent
 MEANS = jnp.array([0.8, -0.5, 0.1, -0.95, 0.3, 0.6])
-MIXTURE = BernoulliMixture([0.5, 0.3, 0.2], [[0.9, 0.8, -0.7, 0.6, -0.9, 0.5],
-                                             [-0.8, -0.6, 0.7, 0.2, 0.9, -0.9],
-                                             [0.1, -0.9, -0.9, -0.5, 0.3, 0.95]])
+MIXTURE = BernoulliMixture(
+    [0.5, 0.3, 0.2],
+    [[0.9, 0.8, -0.7, 0.6, -0.9, 0.5], [-0.8, -0.6, 0.7, 0.2, 0.9, -0.9], [0.1, -0.9, -0.9, -0.5, 0.3, 0.95]],
+)
 
 
 def posterior_mean_by_enumeration(log_p, alpha, y):
@@ -71,7 +72,9 @@ def test_identity_posterior_mean_is_score_over_alpha_on_a_mixture(alpha):
     # the multi-measurement posterior depends on h = alpha sum_j y_j only: g(h) by autodiff of A, by enumeration at y = h / alpha
     y3 = jnp.where(jax.random.bernoulli(jax.random.key(3), 0.5, (3, 6)), 1.0, -1.0)
     h = natural_parameter(y3, alpha)
-    np.testing.assert_allclose(exact_posterior_mean(MIXTURE.log_partition)(h), posterior_mean_by_enumeration(log_p, 1.0, h), atol=5e-6)
+    np.testing.assert_allclose(
+        exact_posterior_mean(MIXTURE.log_partition)(h), posterior_mean_by_enumeration(log_p, 1.0, h), atol=5e-6
+    )
 
 
 def test_smoothed_density_is_the_noise_channel_applied_to_p():
@@ -100,7 +103,9 @@ def test_measurements_follow_the_smoothed_density():
     assert abs(rate - p_flip) < 5 * np.sqrt(p_flip * (1 - p_flip) / (6 * n))
 
 
-@pytest.mark.parametrize("network, shape, padding", [("mlp", (6,), "zeros"), ("conv", (4, 4), "circular"), ("conv", (4, 4), "zeros")])
+@pytest.mark.parametrize(
+    "network, shape, padding", [("mlp", (6,), "zeros"), ("conv", (4, 4), "circular"), ("conv", (4, 4), "zeros")]
+)
 def test_untrained_denoiser_is_the_uniform_prior_posterior(network, shape, padding):
     """With ``f_theta = 0`` at initialisation ``l = 2 h``, i.e. ``g(h) = tanh(h)``: the exact answer for uniform bits."""
     model = BitDenoiser(shape, network, hidden=(16,), channels=4, conv_layers=2, padding=padding, rngs=nnx.Rngs(0))
@@ -116,7 +121,9 @@ def test_patch_convolution_equals_lax_convolution(padding, flax_padding):
     conv = PatchConv(3, 5, 3, padding, rngs=nnx.Rngs(0))
     conv.bias[...] = jax.random.normal(jax.random.key(1), (5,))
     reference = nnx.Conv(3, 5, (3, 3), padding=flax_padding, rngs=nnx.Rngs(1))
-    reference.kernel[...] = conv.kernel[...].reshape(3, 3, 3, 5)  # patches are ordered (row offset, column offset, channel)
+    reference.kernel[...] = conv.kernel[...].reshape(
+        3, 3, 3, 5
+    )  # patches are ordered (row offset, column offset, channel)
     reference.bias[...] = conv.bias[...]
     x = jax.random.normal(jax.random.key(2), (2, 6, 5, 3))
     np.testing.assert_allclose(conv(x), reference(x), atol=1e-5)
@@ -147,7 +154,9 @@ def test_training_learns_the_exact_posterior_mean_of_a_product_prior():
     target = ProductBernoulli(MEANS)
     settings = DenoiserSettings(alpha=0.8, max_measurements=2, hidden=(32,), batch_size=256, learning_rate=1e-2)
     den = BernoulliDenoiser(target.sample(jax.random.key(0), 4000), settings)
-    state, trace = run(den.step, den.init(jax.random.key(1)), jax.random.key(2), 200, trace=lambda s, m: m, progress=False)
+    state, trace = run(
+        den.step, den.init(jax.random.key(1)), jax.random.key(2), 200, trace=lambda s, m: m, progress=False
+    )
     h = den.noisy_batch(jax.random.key(3), target.sample(jax.random.key(4), 2000))
     exact = jnp.tanh(jnp.arctanh(MEANS) + h)
     before = float(jnp.mean((jnp.tanh(h) - exact) ** 2))

@@ -14,14 +14,25 @@ from jaxsamp.core import ensemble, run
 from jaxsamp.core.errors import InputError
 from jaxsamp.diagnostics.binary_discrepancies import chi_square_p_value, expected_tv_of_exact_samples, total_variation
 from jaxsamp.learned import bernoulli_samplers as bs
-from jaxsamp.learned.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings, exact_posterior_mean, measure, noisy_log_density
+from jaxsamp.learned.bernoulli_denoising import (
+    BernoulliDenoiser,
+    DenoiserSettings,
+    exact_posterior_mean,
+    measure,
+    noisy_log_density,
+)
 from jaxsamp.targets.binary import BernoulliMixture, ProductBernoulli, bernoulli_mixture, spin_states
 
 P_MIN = 1e-4
 PRODUCT = ProductBernoulli([0.8, -0.5, 0.1, -0.95, 0.3, 0.6, -0.7, 0.9])
-MIXTURE = BernoulliMixture([0.5, 0.3, 0.2], [[0.9, 0.8, -0.7, 0.6, -0.9, 0.5, 0.8, -0.8],
-                                             [-0.8, -0.6, 0.7, 0.2, 0.9, -0.9, -0.7, 0.6],
-                                             [0.1, -0.9, -0.9, -0.5, 0.3, 0.95, 0.8, 0.7]])
+MIXTURE = BernoulliMixture(
+    [0.5, 0.3, 0.2],
+    [
+        [0.9, 0.8, -0.7, 0.6, -0.9, 0.5, 0.8, -0.8],
+        [-0.8, -0.6, 0.7, 0.2, 0.9, -0.9, -0.7, 0.6],
+        [0.1, -0.9, -0.9, -0.5, 0.3, 0.95, 0.8, 0.7],
+    ],
+)
 
 
 def law(target) -> np.ndarray:
@@ -34,8 +45,14 @@ def noisy_law(target, alpha) -> np.ndarray:
 
 def run_chains(kernel, start, num_steps, seed=1):
     chains = ensemble(kernel)
-    state, trace = run(chains.step, chains.init(start), jax.random.key(seed), num_steps,
-                       trace=lambda s, info: jnp.mean(info.acceptance_rate), progress=False)
+    state, trace = run(
+        chains.step,
+        chains.init(start),
+        jax.random.key(seed),
+        num_steps,
+        trace=lambda s, info: jnp.mean(info.acceptance_rate),
+        progress=False,
+    )
     return state, trace
 
 
@@ -48,8 +65,9 @@ def test_product_prior_stationary_law_is_the_target(move, correction):
     after 10 steps instead of 40 the one-stage chain has not converged and is rejected (p ~ 1e-104).
     """
     alpha = 0.8
-    kernel = bs.measurement_kernel(exact_posterior_mean(PRODUCT.log_partition), alpha, move, 1.0, correction,
-                                   PRODUCT.log_partition)
+    kernel = bs.measurement_kernel(
+        exact_posterior_mean(PRODUCT.log_partition), alpha, move, 1.0, correction, PRODUCT.log_partition
+    )
     state, _ = run_chains(kernel, bs.uniform_noise(jax.random.key(0), 20_000, (8,)), 40)
     assert chi_square_p_value(state.position, noisy_law(PRODUCT, alpha)) > P_MIN
     x = bs.denoise(state, "bernoulli", jax.random.key(2))
@@ -85,7 +103,9 @@ def test_every_step_evaluates_the_denoiser_once():
         return jnp.tanh(h)
 
     for move, correction in [("one_stage", "none"), ("one_stage", "trapezoid"), ("two_stage", "trapezoid")]:
-        kernel = bs.measurement_kernel(counting, 0.5, move, 1.0, correction, num_measurements=2, steps_per_measurement=1)
+        kernel = bs.measurement_kernel(
+            counting, 0.5, move, 1.0, correction, num_measurements=2, steps_per_measurement=1
+        )
         calls.clear()
         state = kernel.init(jnp.ones(5))
         jax.make_jaxpr(kernel.step)(jax.random.key(0), state)
@@ -131,9 +151,12 @@ def test_trained_denoiser_samples_an_enumerable_mixture_within_a_stated_tv():
     target = bernoulli_mixture(dim=8, num_components=4, logit_scale=2.0, seed=3)
     p = law(target)
     alpha = 1.0
-    den = BernoulliDenoiser(target.sample(jax.random.key(0), 10_000),
-                            DenoiserSettings(alpha=alpha, max_measurements=4, hidden=(64, 64), batch_size=256,
-                                             learning_rate=3e-3, decay_steps=600))
+    den = BernoulliDenoiser(
+        target.sample(jax.random.key(0), 10_000),
+        DenoiserSettings(
+            alpha=alpha, max_measurements=4, hidden=(64, 64), batch_size=256, learning_rate=3e-3, decay_steps=600
+        ),
+    )
     state, _ = run(den.step, den.init(jax.random.key(1)), jax.random.key(2), 600, progress=False)
     settings = bs.SamplerSettings("two_stage", num_measurements=4, steps_per_measurement=9, readout="sign")
     key, n = jax.random.key(3), 20_000
