@@ -99,7 +99,13 @@ def train(data, settings: DenoiserSettings, num_steps: int, key, name: str):
     k_init, k_run = jax.random.split(key)
     start = time.perf_counter()
     state, trace = run(
-        denoiser.step, denoiser.init(k_init), k_run, num_steps, trace=lambda s, m: m["loss"], progress=False, desc=name
+        denoiser.step,
+        jax.jit(denoiser.init)(k_init),
+        k_run,
+        num_steps,
+        trace=lambda s, m: m["loss"],
+        progress=False,
+        desc=name,
     )
     jax.block_until_ready(state)
     figures = {
@@ -125,7 +131,7 @@ def mixture_part(seed: int, quick: bool) -> dict:
         alpha=ALPHA,
         max_measurements=4,
         network="mlp",
-        hidden=(64,) if quick else (256, 256),
+        hidden=(16,) if quick else (256, 256),
         batch_size=256,
         learning_rate=1e-3,
         decay_steps=steps,
@@ -164,8 +170,8 @@ def digits_part(seed: int, quick: bool) -> dict:
         alpha=ALPHA,
         max_measurements=4,
         network="conv",
-        channels=8 if quick else 32,
-        conv_layers=2 if quick else 5,
+        channels=4 if quick else 32,
+        conv_layers=1 if quick else 5,
         padding="zeros",
         batch_size=128,
         learning_rate=1e-3,
@@ -218,8 +224,8 @@ def ising_part(seed: int, quick: bool) -> dict:
         alpha=ALPHA,
         max_measurements=4,
         network="conv",
-        channels=8 if quick else 32,
-        conv_layers=2 if quick else 4,
+        channels=4 if quick else 32,
+        conv_layers=1 if quick else 4,
         padding="circular",
         batch_size=128,
         learning_rate=1e-3,

@@ -271,7 +271,7 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
     denoiser = BernoulliDenoiser(train, settings.denoiser(cfg.run.num_chains))
     start = time.perf_counter()
     state, trace = run(
-        denoiser.step, denoiser.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
+        denoiser.step, jax.jit(denoiser.init)(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
     )
     train_seconds = time.perf_counter() - start
 

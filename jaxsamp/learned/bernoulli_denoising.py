@@ -412,6 +412,5 @@ class BernoulliDenoiser:
 
 
 def mean_squared_error(denoiser: Callable, exact: Callable, h: jax.Array) -> jax.Array:
-    """``mean (g(h) - g_exact(h))^2`` over a batch ``h`` (n, *event_shape): how far a denoiser is from the exact one."""
-    diff = jax.vmap(denoiser)(h) - jax.vmap(exact)(h)
-    return jnp.mean(diff**2)
+    """``mean (g(h) - g_exact(h))^2`` over a batch ``h`` (n, *event_shape): how far a denoiser is from the exact one (jitted)."""
+    return jax.jit(lambda h: jnp.mean((jax.vmap(denoiser)(h) - jax.vmap(exact)(h)) ** 2))(h)
