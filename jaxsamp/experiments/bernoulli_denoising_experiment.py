@@ -59,7 +59,7 @@ from jaxsamp.learned.bernoulli_denoising import (
     exact_posterior_mean,
 )
 from jaxsamp.mcmc import discrete
-from jaxsamp.targets.binary import MAX_ENUMERATION_DIM, spin_states
+from jaxsamp.targets.binary import MAX_ENUMERATION_DIM, enumerated_probabilities
 from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable
 
 SHOWN = 64
@@ -163,14 +163,10 @@ def training_data(
 
 
 def enumerated_law(target) -> np.ndarray | None:
-    """The exact law over all ``2^d`` states (order of :func:`spin_states`), or None (d > 20 or no density)."""
-    d = math.prod(target.event_shape)
-    if is_data_set(target) or d > MAX_ENUMERATION_DIM:
+    """The exact law over all ``2^d`` states (:func:`~jaxsamp.targets.binary.enumerated_probabilities`), or None."""
+    if is_data_set(target) or math.prod(target.event_shape) > MAX_ENUMERATION_DIM:
         return None
-    states = spin_states(d).reshape(-1, *target.event_shape)
-    log_p = np.asarray(jax.jit(jax.vmap(target.with_checks(False).log_prob))(states), np.float64)
-    p = np.exp(log_p - log_p.max())
-    return p / p.sum()
+    return enumerated_probabilities(target)
 
 
 def ising_abs_m(target) -> float | None:

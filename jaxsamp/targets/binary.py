@@ -102,6 +102,19 @@ def enumerated_log_partition(log_probs: jax.Array) -> callable:
     return log_partition
 
 
+def enumerated_probabilities(target) -> np.ndarray:
+    """``p(x)`` of every state of a +-1 target with ``d = prod(event_shape) <= 20``, in :func:`spin_states` order.
+
+    Computed from ``target.log_prob`` (any event shape; normalised here, float64): the exact law for
+    TV distances (:func:`jaxsamp.diagnostics.binary_discrepancies.total_variation`).
+    """
+    d = math.prod(target.event_shape)
+    states = spin_states(d).reshape(-1, *target.event_shape)
+    log_p = np.asarray(jax.jit(jax.vmap(target.with_checks(False).log_prob))(states), np.float64)
+    p = np.exp(log_p - log_p.max())
+    return p / p.sum()
+
+
 def _check_means(means, where: str) -> np.ndarray:
     arr = check_array(f"{where} means", means, dtype=None)
     if arr.ndim == 0 or arr.size == 0:

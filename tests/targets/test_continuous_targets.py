@@ -12,7 +12,8 @@ from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.registry import TARGETS
 from jaxsamp.targets.particles import ParticleTarget
 
-CONTINUOUS = [n for n in TARGETS.names() if n not in ("ising", "potts", "gaussian_mixture")]
+DISCRETE = ("ising", "potts", "product_bernoulli", "bernoulli_mixture", "binary_digits")
+CONTINUOUS = [n for n in TARGETS.names() if n not in (*DISCRETE, "gaussian_mixture")]
 EXAMPLE_PARAMS = {"gaussian_mixture": {"means": [[0.0, 0.0], [3.0, 1.0]]}}
 
 
