@@ -26,9 +26,10 @@ targets with a tractable log partition, the same sampler with the exact
 denoiser (``tv_exact_score``); for a data set, the MMD with the exponential
 Hamming kernel to the held-out split (``mmd_test``) and the train-vs-test floor
 at equal sizes (``mmd_train_vs_test``); for Ising, ``<|m|>`` against the exact
-value from the transfer matrix's ``P(m)`` (``abs_m_err``), and the same error
-of the training data. Outputs: ``samples.npz``, ``samples.png`` (a grid of
-samples next to training data) and ``training.png``.
+value from the transfer matrix's ``P(m)`` (``abs_m_err``), the TV of the
+distribution of ``m`` to that ``P(m)`` (``m_tv``), and the same error of the
+training data. Outputs: ``samples.npz``, ``samples.png`` (a grid of samples
+next to training data) and ``training.png``.
 """
 
 from __future__ import annotations
@@ -178,6 +179,18 @@ def ising_abs_m(target) -> float | None:
     return float(np.sum(np.abs(m) * p))
 
 
+def magnetization_tv(target, x) -> float | None:
+    """TV between the samples' distribution of ``m`` (over its ``N + 1`` values) and the exact ``P(m)``; None when unavailable."""
+    try:
+        _, p = target.exact_magnetization_distribution()
+    except (ExactReferenceUnavailable, AttributeError):
+        return None
+    flat = np.asarray(x).reshape(len(x), -1)
+    ups = np.sum(flat > 0, axis=1)
+    p_hat = np.bincount(ups, minlength=flat.shape[1] + 1) / len(flat)
+    return 0.5 * float(np.abs(p_hat - p).sum())
+
+
 def sample_metrics(target, x, settings: BernoulliDenoisingSettings, train, held_out, law=None) -> dict:
     """The figures of samples ``x`` (n, *event_shape): TV (enumerable), MMD to held-out data, Ising ``<|m|>``."""
     out = {}
@@ -192,6 +205,7 @@ def sample_metrics(target, x, settings: BernoulliDenoisingSettings, train, held_
         if exact is not None:
             out["abs_m_exact"] = exact
             out["abs_m_err"] = abs(out["abs_m"] - exact)
+            out["m_tv"] = magnetization_tv(target, x)
     return out
 
 

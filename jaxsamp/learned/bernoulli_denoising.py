@@ -147,8 +147,8 @@ class PatchConv(nnx.Module):
     The ``k x k`` shifted copies of the padded input (circular: periodic wrap;
     zeros: zero padding) are concatenated on the channel axis and multiplied by
     a ``(k k C_in, C_out)`` kernel. Same result as ``lax.conv``, but XLA's CPU
-    backend runs this ~30x faster than its convolution inside a ``lax.scan``
-    (measured: 1.5 s vs 0.05 s per training step of the 8x8 denoiser), which is
+    backend runs this ~25x faster than its convolution inside a ``lax.scan``
+    (measured under load: 1.5 s vs 0.06 s per training step of the 8x8 denoiser), which is
     where the driver runs every training step.
     """
 

@@ -12,6 +12,7 @@ from jaxsamp.core.errors import ConfigError
 from jaxsamp.experiments.bernoulli_denoising_experiment import (
     BernoulliDenoisingSettings,
     enumerated_law,
+    magnetization_tv,
     sample_metrics,
 )
 from jaxsamp.experiments.config import load_config
@@ -45,7 +46,7 @@ def test_ising_run_through_the_cli_writes_metrics_samples_and_plots(tmp_path):
     assert cli_main(["run", str(path), f"run.out_dir={tmp_path / 'runs'}"]) == 0
     run_dir = next((tmp_path / "runs").rglob("metrics.json")).parent
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    for key in ("tv", "tv_floor", "abs_m", "abs_m_exact", "abs_m_err", "train_abs_m_err", "final_loss"):
+    for key in ("tv", "tv_floor", "abs_m", "abs_m_exact", "abs_m_err", "m_tv", "train_abs_m_err", "final_loss"):
         assert key in metrics, key
     assert 0 < metrics["tv_floor"] < metrics["tv"] <= 1
     assert metrics["abs_m_exact"] == pytest.approx(0.8438823925, abs=1e-6)  # transfer matrix, L = 4 at beta_c
@@ -65,6 +66,19 @@ def test_data_set_metrics_are_mmd_to_held_out_images():
     other = sample_metrics(digits, digits.train()[:100], settings, digits.train(), digits.test())
     assert set(own) == {"mmd_test"} and own["mmd_test"] < 1e-3 < other["mmd_test"]
     assert enumerated_law(digits) is None
+
+
+def test_magnetization_tv_against_the_exact_distribution_of_m():
+    """Exact draws of a 3x3 Ising model (enumeration) have a small TV to the transfer matrix's P(m); uniform spins do not.
+
+    Budget: 10 values of m and 20 000 draws, so the expected TV of exact draws is about 0.01.
+    """
+    target = jaxsamp.targets.get("ising", L=3, beta=0.4)
+    states, probs = target.enumerate_states()
+    draws = np.asarray(states)[np.random.default_rng(0).choice(len(probs), 20_000, p=probs)]
+    assert magnetization_tv(target, draws) < 0.03
+    uniform = np.where(np.random.default_rng(1).random((20_000, 3, 3)) < 0.5, 1.0, -1.0)
+    assert magnetization_tv(target, uniform) > 0.2
 
 
 @pytest.mark.parametrize(

@@ -36,5 +36,6 @@ def test_bench_binary_quick():
         assert out[name] >= 0
     assert 0 <= out["ising_L8_abs_m_err"] <= 1 and 0 < out["ising_L8_abs_m_exact"] < 1
     assert "ising_L8_abs_m_err_two_stage" in out and "ising_L8_glauber_abs_m_err" in out
+    assert 0 <= out["ising_L8_m_tv"] <= 1 and 0 <= out["ising_L8_glauber_m_tv"] <= 1
     for png in ("bench_binary_digits_seed0_quick.png", "bench_binary_digits_fvbm_seed0_quick.png"):
         assert (ROOT / "benchmarks/results" / png).stat().st_size > 0
