@@ -6,6 +6,7 @@ from jaxsamp.targets import gaussian as _gaussian  # noqa: F401  (registers)
 from jaxsamp.targets import mixture as _mixture  # noqa: F401
 from jaxsamp.targets import lattice as _lattice  # noqa: F401
 from jaxsamp.targets import bayes_logreg as _bayes_logreg  # noqa: F401
+from jaxsamp.targets import binary as _binary  # noqa: F401
 from jaxsamp.targets import bit_sequence as _bit_sequence  # noqa: F401
 from jaxsamp.targets import bnn as _bnn  # noqa: F401
 from jaxsamp.targets import eight_schools as _eight_schools  # noqa: F401
@@ -21,6 +22,7 @@ from jaxsamp.targets import transition_paths as _transition_paths  # noqa: F401
 from jaxsamp.targets import lattice_double_well as _lattice_double_well  # noqa: F401
 from jaxsamp.targets.annealing import geometric_path
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression
+from jaxsamp.targets.binary import BernoulliMixture, BinaryDigits, ProductBernoulli
 from jaxsamp.targets.bit_sequence import BitSequence
 from jaxsamp.targets.bnn import BnnRegression
 from jaxsamp.targets.dag_environment import DagEnvironment, ExactFlows
@@ -42,9 +44,10 @@ get = TARGETS.get
 names = TARGETS.names
 
 __all__ = [
-    "BayesLogisticRegression", "BitSequence", "BnnRegression", "DagEnvironment", "DoubleWellParticles", "ExactFlows",
-    "FunctionTarget", "Funnel", "Gaussian", "GaussianMixture", "Hypergrid", "InferenceGymTarget", "Ising",
-    "LatticeDoubleWell", "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget", "Potts",
+    "BayesLogisticRegression", "BernoulliMixture", "BinaryDigits", "BitSequence", "BnnRegression", "DagEnvironment",
+    "DoubleWellParticles", "ExactFlows", "FunctionTarget", "Funnel", "Gaussian", "GaussianMixture", "Hypergrid",
+    "InferenceGymTarget", "Ising", "LatticeDoubleWell", "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget",
+    "Potts", "ProductBernoulli",
     "StudentTMixture", "TransitionPathSpec", "TransitionPathTarget", "as_target", "from_function",
     "from_inference_gym", "from_numpyro", "geometric_path", "get", "names", "remove_com",
 ]

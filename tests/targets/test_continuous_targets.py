@@ -12,7 +12,7 @@ from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.registry import TARGETS
 from jaxsamp.targets.particles import ParticleTarget
 
-DISCRETE = ("ising", "potts", "hypergrid", "bit_sequence")  # lattices and GFlowNet environments
+DISCRETE = ("ising", "potts", "hypergrid", "bit_sequence", "product_bernoulli", "bernoulli_mixture", "binary_digits")
 CONTINUOUS = [n for n in TARGETS.names() if n not in (*DISCRETE, "gaussian_mixture")]
 EXAMPLE_PARAMS = {"gaussian_mixture": {"means": [[0.0, 0.0], [3.0, 1.0]]}}
 

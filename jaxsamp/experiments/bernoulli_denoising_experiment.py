@@ -1,0 +1,359 @@
+"""The ``bernoulli_denoising`` experiment kind: learn a Bernoulli-noise denoiser from data, then sample.
+
+Bach & Saremi (2025, ICML); :mod:`jaxsamp.learned.bernoulli_denoising` derives
+the method and :mod:`jaxsamp.learned.bernoulli_samplers` the samplers.
+
+Config ``sampler`` block: ``name: bernoulli_denoising`` and ``params``
+validated into :class:`BernoulliDenoisingSettings` (the denoiser's training
+and the sampler's settings). ``run.num_steps`` Adam steps on batches of
+``run.num_chains`` examples train the denoiser through the driver (checkpoints
+in ``run_dir/checkpoints``); ``run.num_eval_samples`` independent chains from
+uniform noise are then run by the driver and denoised.
+
+The training data come from the target:
+
+* ``binary_digits``: its fixed training split; the test split is held out;
+* a target with exact samples (``product_bernoulli``, ``bernoulli_mixture``):
+  ``num_train_samples`` of them;
+* a spin lattice (``ising``): the final states of ``num_train_samples``
+  independent Glauber chains (checkerboard heat bath, :mod:`jaxsamp.mcmc.discrete`)
+  after ``glauber_sweeps`` sweeps from uniform spins.
+
+Metrics (``metrics.json``): the training loss; with ``d <= 20`` the total
+variation of the samples to the exact law by enumeration (``tv``), the noise
+floor of that estimate for as many exact samples (``tv_floor``) and, for
+targets with a tractable log partition, the same sampler with the exact
+denoiser (``tv_exact_score``); for a data set, the MMD with the exponential
+Hamming kernel to the held-out split (``mmd_test``) and the train-vs-test floor
+at equal sizes (``mmd_train_vs_test``); for Ising, ``<|m|>`` against the exact
+value from the transfer matrix's ``P(m)`` (``abs_m_err``), the TV of the
+distribution of ``m`` to that ``P(m)`` (``m_tv``), and the same error of the
+training data. Outputs: ``samples.npz``, ``samples.png`` (a grid of samples
+next to training data) and ``training.png``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from pathlib import Path
+from typing import Annotated
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxsamp.core import ensemble, run
+from jaxsamp.core.errors import ConfigError, InputError
+from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
+from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields
+from jaxsamp.diagnostics import observables as obs
+from jaxsamp.diagnostics.binary_discrepancies import expected_tv_of_exact_samples, hamming_mmd, total_variation
+from jaxsamp.experiments import plots
+from jaxsamp.learned import bernoulli_samplers as samplers
+from jaxsamp.learned.bernoulli_denoising import (
+    NETWORKS,
+    PADDINGS,
+    BernoulliDenoiser,
+    DenoiserSettings,
+    exact_posterior_mean,
+)
+from jaxsamp.mcmc import discrete
+from jaxsamp.targets.binary import MAX_ENUMERATION_DIM, enumerated_probabilities
+from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable
+
+SHOWN = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class BernoulliDenoisingSettings:
+    """The denoiser (:class:`DenoiserSettings`, without ``batch_size``: that is ``run.num_chains``), the sampler
+    (:class:`SamplerSettings`) and the data source of a ``bernoulli_denoising`` run.
+
+    Extra attributes
+    ----------------
+    num_train_samples : int
+        Training set size for targets with exact samples or Glauber data (20 000).
+    glauber_sweeps : int
+        Checkerboard heat-bath sweeps per Glauber chain (1000).
+    mmd_length_scale : float
+        ``ell`` (bits) of the Hamming kernel ``exp(-H / ell)`` (16, about the median Hamming distance between digits).
+    """
+
+    alpha: PositiveFloat = 1.0
+    max_measurements: PositiveInt = 1
+    network: Annotated[str, OneOf(NETWORKS)] = "mlp"
+    hidden: tuple = (256, 256)
+    channels: PositiveInt = 32
+    conv_layers: PositiveInt = 4
+    kernel_size: PositiveInt = 3
+    padding: Annotated[str, OneOf(PADDINGS)] = "zeros"
+    learning_rate: PositiveFloat = 1e-3
+    decay_steps: PositiveInt | None = None
+    max_grad_norm: PositiveFloat = 1.0
+    move: Annotated[str, OneOf(samplers.MOVES)] = "two_stage"
+    step_size: PositiveFloat = 1.0
+    correction: Annotated[str, OneOf(("none", "trapezoid"))] = "none"
+    num_measurements: PositiveInt = 1
+    steps_per_measurement: PositiveInt = 99
+    readout: Annotated[str, OneOf(samplers.READOUTS)] = "sign"
+    num_train_samples: PositiveInt = 20_000
+    glauber_sweeps: PositiveInt = 1000
+    mmd_length_scale: PositiveFloat = 16.0
+
+    def __post_init__(self):
+        check_fields(self)
+        if self.num_measurements > self.max_measurements:
+            raise InputError(
+                f"num_measurements = {self.num_measurements} exceeds max_measurements = {self.max_measurements}: "
+                "the denoiser would never have been trained on that many measurements"
+            )
+        self.denoiser(1)  # hidden widths etc.
+
+    def denoiser(self, batch_size: int) -> DenoiserSettings:
+        names = {f.name for f in dataclasses.fields(DenoiserSettings)} - {"batch_size"}
+        return DenoiserSettings(batch_size=batch_size, **{n: getattr(self, n) for n in names})
+
+    def sampler(self) -> samplers.SamplerSettings:
+        names = {f.name for f in dataclasses.fields(samplers.SamplerSettings)}
+        return samplers.SamplerSettings(**{n: getattr(self, n) for n in names})
+
+
+# --------------------------------------------------------------------------
+# data sources and exact references
+# --------------------------------------------------------------------------
+
+
+def is_data_set(target) -> bool:
+    return hasattr(target, "train") and hasattr(target, "test")
+
+
+def is_spin_lattice(target) -> bool:
+    return target.domain.kind == "spin" and hasattr(target, "flip_log_ratios") and len(target.event_shape) == 2
+
+
+def glauber_samples(target, key, num_samples: int, num_sweeps: int, **run_options) -> jax.Array:
+    """Final states of ``num_samples`` independent checkerboard heat-bath (Glauber) chains after ``num_sweeps`` sweeps.
+
+    Chains start from uniform spins and are run by the driver (``run_options``
+    go to :func:`jaxsamp.run`). Costs ``2 num_sweeps`` calls of
+    ``flip_log_ratios`` per chain.
+    """
+    chains = ensemble(discrete.checkerboard(target.flip_log_ratios, "heat_bath"))
+    k_init, k_run = jax.random.split(key)
+    start = samplers.uniform_noise(k_init, num_samples, target.event_shape)
+    state, _ = run(chains.step, chains.init(start), k_run, num_sweeps, **{"progress": False, **run_options})
+    return state.position
+
+
+def training_data(
+    target, settings: BernoulliDenoisingSettings, key, run_options: dict
+) -> tuple[jax.Array, np.ndarray | None]:
+    """``(train, held_out)``: the target's training data (module docstring) and its held-out split (data sets only)."""
+    if is_data_set(target):
+        return jnp.asarray(target.train()), target.test()
+    if target.has_exact_samples:
+        return target.sample(key, settings.num_train_samples), None
+    if is_spin_lattice(target):
+        options = {**run_options, "desc": "glauber data", "checkpoint_every": None}
+        return glauber_samples(target, key, settings.num_train_samples, settings.glauber_sweeps, **options), None
+    raise InputError(
+        f"no training data for target {target.name!r}: use a data set, a target with exact samples or a spin lattice"
+    )
+
+
+def enumerated_law(target) -> np.ndarray | None:
+    """The exact law over all ``2^d`` states (:func:`~jaxsamp.targets.binary.enumerated_probabilities`), or None."""
+    if is_data_set(target) or math.prod(target.event_shape) > MAX_ENUMERATION_DIM:
+        return None
+    return enumerated_probabilities(target)
+
+
+def ising_abs_m(target) -> float | None:
+    """Exact ``<|m|>`` of an Ising target from the transfer matrix's ``P(m)`` (None when unavailable)."""
+    try:
+        m, p = target.exact_magnetization_distribution()
+    except (ExactReferenceUnavailable, AttributeError):
+        return None
+    return float(np.sum(np.abs(m) * p))
+
+
+def magnetization_tv(target, x) -> float | None:
+    """TV between the samples' distribution of ``m`` (over its ``N + 1`` values) and the exact ``P(m)``; None when unavailable."""
+    try:
+        _, p = target.exact_magnetization_distribution()
+    except (ExactReferenceUnavailable, AttributeError):
+        return None
+    flat = np.asarray(x).reshape(len(x), -1)
+    ups = np.sum(flat > 0, axis=1)
+    p_hat = np.bincount(ups, minlength=flat.shape[1] + 1) / len(flat)
+    return 0.5 * float(np.abs(p_hat - p).sum())
+
+
+def sample_metrics(target, x, settings: BernoulliDenoisingSettings, train, held_out, law=None) -> dict:
+    """The figures of samples ``x`` (n, *event_shape): TV (enumerable), MMD to held-out data, Ising ``<|m|>``."""
+    out = {}
+    if law is not None:
+        out["tv"] = total_variation(jnp.asarray(x), law)
+    if held_out is not None:
+        n = min(len(x), len(held_out))
+        out["mmd_test"] = float(hamming_mmd(jnp.asarray(x[:n]), jnp.asarray(held_out[:n]), settings.mmd_length_scale))
+    if is_spin_lattice(target):
+        exact = ising_abs_m(target)
+        out["abs_m"] = float(obs.mean_abs_magnetization(jnp.asarray(x)))
+        if exact is not None:
+            out["abs_m_exact"] = exact
+            out["abs_m_err"] = abs(out["abs_m"] - exact)
+            out["m_tv"] = magnetization_tv(target, x)
+    return out
+
+
+# --------------------------------------------------------------------------
+# plots
+# --------------------------------------------------------------------------
+
+
+def sample_grid(
+    path: Path, samples: np.ndarray, title: str, reference: np.ndarray | None = None, reference_title: str = "data"
+) -> Path:
+    """Up to 64 samples as an 8x8 grid of images (2-D states) or as rows of bits (1-D), next to reference data."""
+    plt = plots.pyplot()
+    panels = [(title, np.asarray(samples)[:SHOWN])] + (
+        [(reference_title, np.asarray(reference)[:SHOWN])] if reference is not None else []
+    )
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 5), squeeze=False)
+    for ax, (name, x) in zip(axes[0], panels):
+        if x.ndim == 3:  # images: tile into a grid with one-pixel gaps
+            n, h, w = x.shape
+            side = math.ceil(math.sqrt(n))
+            canvas = np.full((side * (h + 1) - 1, side * (w + 1) - 1), np.nan)
+            for i, image in enumerate(x):
+                r, c = divmod(i, side)
+                canvas[r * (h + 1) : r * (h + 1) + h, c * (w + 1) : c * (w + 1) + w] = image
+            ax.imshow(canvas, cmap="gray_r", vmin=-1, vmax=1, interpolation="nearest")
+        else:
+            ax.imshow(x.reshape(len(x), -1), cmap="gray_r", vmin=-1, vmax=1, interpolation="nearest", aspect="auto")
+            ax.set_ylabel("sample")
+            ax.set_xlabel("bit")
+        ax.set_title(name)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# --------------------------------------------------------------------------
+# the experiment
+# --------------------------------------------------------------------------
+
+
+def check(cfg, target) -> BernoulliDenoisingSettings:
+    """The settings against the target (a data set, exact samples or a spin lattice), before any work."""
+    if cfg.sampler.name != "bernoulli_denoising":
+        raise ConfigError(
+            f"experiment kind 'bernoulli_denoising' takes sampler name bernoulli_denoising, got {cfg.sampler.name!r}"
+        )
+    if target.domain.kind != "spin":
+        raise ConfigError(
+            f"experiment kind 'bernoulli_denoising' needs a +-1 (spin) target, got domain {target.domain.kind!r} of {target.name!r}"
+        )
+    if not (is_data_set(target) or target.has_exact_samples or is_spin_lattice(target)):
+        raise ConfigError(
+            f"bernoulli_denoising: no training data for target {target.name!r} "
+            "(needs a data set, exact samples or a spin lattice for Glauber data)"
+        )
+    settings = validate_dataclass("sampler 'bernoulli_denoising'", cfg.sampler.params, BernoulliDenoisingSettings)
+    if settings.network == "conv" and len(target.event_shape) != 2:
+        raise ConfigError(
+            f"sampler 'bernoulli_denoising': network conv needs 2-D states, target {target.name!r} has {target.event_shape}"
+        )
+    return settings
+
+
+def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, run_dir: Path) -> dict:
+    """Train the denoiser for ``run.num_steps`` Adam steps, sample ``run.num_eval_samples`` chains, evaluate."""
+    k_data, k_init, k_train, k_sample, k_exact = jax.random.split(jax.random.key(cfg.seed), 5)
+    options = cfg.driver_options(run_dir)
+    train, held_out = training_data(target, settings, k_data, cfg.driver_options(run_dir, "data_checkpoints"))
+    denoiser = BernoulliDenoiser(train, settings.denoiser(cfg.run.num_chains))
+    start = time.perf_counter()
+    state, trace = run(
+        denoiser.step, jax.jit(denoiser.init)(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
+    )
+    train_seconds = time.perf_counter() - start
+
+    sampler = settings.sampler()
+    start = time.perf_counter()
+    sample_options = {"progress": cfg.run.progress, "chunk": cfg.run.chunk, "desc": f"{cfg.name} sampling"}
+    x, final, sample_trace = samplers.sample(
+        sampler,
+        denoiser.posterior_mean(state.params),
+        settings.alpha,
+        k_sample,
+        cfg.run.num_eval_samples,
+        target.event_shape,
+        **sample_options,
+    )
+    sample_seconds = time.perf_counter() - start
+    x = np.asarray(x)
+
+    law = enumerated_law(target)
+    metrics = {
+        "train_steps": cfg.run.num_steps,
+        "train_seconds_incl_compile": train_seconds,
+        "final_loss": float(np.mean(np.asarray(trace["loss"])[-max(1, cfg.run.num_steps // 20) :])),
+        "final_bit_error": float(np.mean(np.asarray(trace["bit_error"])[-max(1, cfg.run.num_steps // 20) :])),
+        "num_train": int(train.shape[0]),
+        "num_samples": int(x.shape[0]),
+        "denoiser_evals_per_sample": sampler.denoiser_evals_per_sample,
+        "sample_seconds_incl_compile": sample_seconds,
+        "acceptance_rate": float(np.mean(np.asarray(sample_trace["acceptance_rate"]))),
+        "flip_probability": float(samplers.flip_probability(settings.alpha)),
+        **sample_metrics(target, x, settings, train, held_out, law),
+    }
+    warnings = []
+    if law is not None:
+        metrics["tv_floor"] = expected_tv_of_exact_samples(law, x.shape[0])[0]
+        if hasattr(target, "log_partition"):
+            x_exact, _, _ = samplers.sample(
+                sampler,
+                exact_posterior_mean(target.log_partition),
+                settings.alpha,
+                k_exact,
+                cfg.run.num_eval_samples,
+                target.event_shape,
+            )
+            metrics["tv_exact_score"] = total_variation(x_exact, law)
+    if held_out is not None:
+        n = min(x.shape[0], len(held_out))
+        metrics["mmd_train_vs_test"] = float(
+            hamming_mmd(train[:n], jnp.asarray(held_out[:n]), settings.mmd_length_scale)
+        )
+    if is_spin_lattice(target) and "abs_m_exact" in metrics:
+        metrics["train_abs_m_err"] = abs(float(obs.mean_abs_magnetization(train)) - metrics["abs_m_exact"])
+    if not np.all(np.isfinite(np.asarray(trace["loss"]))):
+        warnings.append("the training loss was not finite at some steps")
+    metrics["warnings"] = warnings
+
+    np.savez(
+        run_dir / "samples.npz",
+        x=x.astype(np.int8),
+        y=np.asarray(final.position).astype(np.int8),
+        **{f"trace_{k}": np.asarray(v) for k, v in trace.items()},
+    )
+    sample_grid(run_dir / "samples.png", x, f"{cfg.name}: samples", np.asarray(train), "training data")
+    plots.trace_plot(
+        run_dir / "training.png",
+        {"loss (nats/bit)": np.asarray(trace["loss"]), "bit error": np.asarray(trace["bit_error"])},
+        f"{cfg.name}: training",
+    )
+    return metrics
+
+
+EXPERIMENTS.register(
+    "bernoulli_denoising",
+    "learn a Bernoulli-noise denoiser from binary data and sample by one-/two-stage/multi-measurement chains; TV, MMD, Ising <|m|>",
+)(ExperimentKind(check, run_bernoulli_denoising))
