@@ -214,6 +214,19 @@ def check_parameters(fn: Callable, params: dict, where: str, error: type = Input
 # --------------------------------------------------------------------------
 
 
+def check_widths(owner: str, name: str, value) -> tuple[int, ...]:
+    """Hidden-layer widths ``value`` (a non-empty sequence of positive ints, not bools) as a tuple.
+
+    Raises
+    ------
+    InputError
+        Naming ``owner`` (a settings class) and the field ``name``.
+    """
+    if not value or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in value):
+        raise InputError(f"{owner}: {name} must be a non-empty list of positive ints, got {value!r}")
+    return tuple(value)
+
+
 def check_int(name: str, value, *, ge: int | None = None, le: int | None = None, optional: bool = False) -> int | None:
     """``value`` as an ``int`` (a Python or NumPy integer, not a bool or a float) within ``[ge, le]``."""
     annotation = Annotated[int, Interval(ge=ge, le=le)]

@@ -84,7 +84,7 @@ from flax import nnx
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer
-from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_array, check_fields
+from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_array, check_fields, check_widths
 from jaxsamp.nets.mlp import MLP
 
 NETWORKS = ("mlp", "conv")
@@ -288,11 +288,7 @@ class DenoiserSettings:
 
     def __post_init__(self):
         check_fields(self)
-        if not self.hidden or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in self.hidden):
-            raise InputError(
-                f"{type(self).__name__}: hidden must be a non-empty list of positive ints, got {self.hidden!r}"
-            )
-        object.__setattr__(self, "hidden", tuple(self.hidden))
+        object.__setattr__(self, "hidden", check_widths(type(self).__name__, "hidden", self.hidden))
 
 
 class DenoiserTrainState(NamedTuple):

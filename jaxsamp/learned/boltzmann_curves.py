@@ -65,6 +65,7 @@ from jaxsamp.core.validation import (
     PositiveFloat,
     PositiveInt,
     check_fields,
+    check_widths,
 )
 from jaxsamp.diagnostics.discrepancies import mmd
 from jaxsamp.learned import boltzmann_curves_ode as ode
@@ -141,16 +142,6 @@ class RateNetwork(nnx.Module):
 # --------------------------------------------------------------------------
 
 
-def _widths(name, value):
-    if not value or not all(
-        isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in value
-    ):
-        raise InputError(
-            f"BoltzmannCurveSettings: {name} must be a non-empty list of positive ints, got {value!r}"
-        )
-    return tuple(value)
-
-
 @dataclasses.dataclass(frozen=True)
 class BoltzmannCurveSettings:
     """Hyper-parameters of a Boltzmann-curve sampler (``sampler.params`` of a ``kind: boltzmann_curves`` config).
@@ -208,9 +199,9 @@ class BoltzmannCurveSettings:
 
     def __post_init__(self):
         check_fields(self)
-        object.__setattr__(self, "hidden", _widths("hidden", self.hidden))
+        object.__setattr__(self, "hidden", check_widths("BoltzmannCurveSettings", "hidden", self.hidden))
         object.__setattr__(
-            self, "rate_hidden", _widths("rate_hidden", self.rate_hidden)
+            self, "rate_hidden", check_widths("BoltzmannCurveSettings", "rate_hidden", self.rate_hidden)
         )
         if self.langevin_steps and self.ode_steps % self.langevin_every:
             raise InputError(

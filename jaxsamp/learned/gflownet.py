@@ -73,6 +73,7 @@ from jaxsamp.core.validation import (
     PositiveInt,
     Probability,
     check_fields,
+    check_widths,
 )
 from jaxsamp.learned import buffer as fifo
 from jaxsamp.learned import gflownet_losses as losses
@@ -160,11 +161,7 @@ class GFlowNetSettings:
 
     def __post_init__(self):
         check_fields(self)
-        if not self.hidden or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in self.hidden):
-            raise InputError(
-                f"{type(self).__name__}: hidden must be a non-empty list of positive ints, got {self.hidden!r}"
-            )
-        object.__setattr__(self, "hidden", tuple(self.hidden))
+        object.__setattr__(self, "hidden", check_widths(type(self).__name__, "hidden", self.hidden))
 
     @property
     def entropy_scale(self) -> float:

@@ -57,7 +57,7 @@ from flax import nnx
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer
-from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields
+from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields, check_widths
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.path_losses import CONTROL_VARIATES, variance_loss
 from jaxsamp.nets.mlp import MLP
@@ -325,9 +325,7 @@ class TpsDpsSettings:
 
     def __post_init__(self):
         check_fields(self)
-        if not self.hidden or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in self.hidden):
-            raise InputError(f"{type(self).__name__}: hidden must be a non-empty list of positive ints, got {self.hidden!r}")
-        object.__setattr__(self, "hidden", tuple(self.hidden))
+        object.__setattr__(self, "hidden", check_widths(type(self).__name__, "hidden", self.hidden))
 
 
 class TpsDpsParams(NamedTuple):
