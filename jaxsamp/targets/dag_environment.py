@@ -34,6 +34,7 @@ policy by dynamic programming over every state.
 
 from __future__ import annotations
 
+import abc
 import functools
 from typing import NamedTuple
 
@@ -71,7 +72,7 @@ class ExactFlows(NamedTuple):
     log_Z: float
 
 
-class DagEnvironment(Target):
+class DagEnvironment(Target, abc.ABC):
     """Base class of GFlowNet environments (see the module docstring for the interface).
 
     Subclasses set ``name``, ``event_shape``, ``domain``, ``state_shape``,
@@ -99,46 +100,59 @@ class DagEnvironment(Target):
         return self.num_actions - 1
 
     # -- the DAG (one state; subclasses) -----------------------------------
-    def initial_state(self) -> jax.Array:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def initial_state(self) -> jax.Array:
+        ...
 
-    def forward_mask(self, s: jax.Array) -> jax.Array:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def forward_mask(self, s: jax.Array) -> jax.Array:
+        ...
 
-    def backward_mask(self, s: jax.Array) -> jax.Array:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def backward_mask(self, s: jax.Array) -> jax.Array:
+        ...
 
-    def step(self, s: jax.Array, a: jax.Array) -> jax.Array:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def step(self, s: jax.Array, a: jax.Array) -> jax.Array:
+        ...
 
-    def parent(self, s: jax.Array, b: jax.Array) -> jax.Array:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def parent(self, s: jax.Array, b: jax.Array) -> jax.Array:
+        ...
 
-    def backward_action(self, a: jax.Array) -> jax.Array:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def backward_action(self, a: jax.Array) -> jax.Array:
+        ...
 
-    def tokens(self, s: jax.Array) -> jax.Array:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def tokens(self, s: jax.Array) -> jax.Array:
+        ...
 
-    def log_num_paths(self, s: jax.Array) -> jax.Array:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def log_num_paths(self, s: jax.Array) -> jax.Array:
+        ...
 
-    def terminal_index(self, x: jax.Array) -> jax.Array:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def terminal_index(self, x: jax.Array) -> jax.Array:
+        ...
 
-    def state_index(self, s: jax.Array) -> jax.Array:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def state_index(self, s: jax.Array) -> jax.Array:
+        ...
 
-    def mode_index(self, x: jax.Array) -> jax.Array:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def mode_index(self, x: jax.Array) -> jax.Array:
+        ...
 
-    def terminal_states(self) -> np.ndarray:  # pragma: no cover - abstract
+    @abc.abstractmethod
+    def terminal_states(self) -> np.ndarray:
         """Every terminal object, ``(num_terminal_states, *state_shape)`` int32, in ``terminal_index`` order."""
-        raise NotImplementedError
+        ...
 
-    def all_states(self) -> np.ndarray:  # pragma: no cover - abstract
+    @abc.abstractmethod
+    def all_states(self) -> np.ndarray:
         """Every state, ``(num_states, *state_shape)`` int32, in ``state_index`` order."""
-        raise NotImplementedError
+        ...
 
     def log_reward(self, x: jax.Array) -> jax.Array:
         """``log R(x)`` of ONE terminal object (the target's unnormalised log density)."""
@@ -155,9 +169,10 @@ class DagEnvironment(Target):
         self._check_enumerable(self.num_terminal_states, "terminal objects")
         return self._numpy_log_rewards(self.terminal_states())
 
+    @abc.abstractmethod
     def _numpy_log_rewards(self, states: np.ndarray) -> np.ndarray:
         """``log R`` of many terminal states in float64 (subclasses compute it without float32 rounding)."""
-        raise NotImplementedError  # pragma: no cover - abstract
+        ...
 
     @functools.cached_property
     def exact_probabilities(self) -> np.ndarray:
@@ -282,9 +297,10 @@ class DagEnvironment(Target):
         parents = jax.vmap(lambda b: self.state_index(self.parent(s, b)))(backward)
         return fmask, jnp.where(fmask[:-1], children, 0), bmask, jnp.where(bmask, parents, 0)
 
+    @abc.abstractmethod
     def _numpy_log_num_paths(self, states: np.ndarray) -> np.ndarray:
         """``log N(s)`` of many states in float64 (subclasses give the closed form)."""
-        raise NotImplementedError  # pragma: no cover - abstract
+        ...
 
     def describe(self) -> dict:
         return {
