@@ -167,6 +167,13 @@ def fvbm_gibbs(model, key, n: int, num_updates: int) -> jax.Array:
     return state.position
 
 
+def conv_denoiser_settings(quick: bool, conv_layers: int, padding: str, steps: int) -> DenoiserSettings:
+    """The convolutional denoiser of the digits and Ising groups: 4 measurements, 32 channels, batches of 128, lr 1e-3."""
+    return DenoiserSettings(alpha=ALPHA, max_measurements=4, network="conv", channels=4 if quick else 32,
+                            conv_layers=1 if quick else conv_layers, padding=padding, batch_size=128,
+                            learning_rate=1e-3, decay_steps=steps)
+
+
 def digits_part(seed: int, quick: bool) -> dict:
     target = jaxsamp.targets.get("binary_digits")
     train_x, test_x = jnp.asarray(target.train()), jnp.asarray(target.test())
@@ -174,17 +181,7 @@ def digits_part(seed: int, quick: bool) -> dict:
     k_train, k_sample, k_subset, k_gibbs = jax.random.split(key, 4)
     steps = 50 if quick else 6000
     n = 64 if quick else len(test_x)
-    settings = DenoiserSettings(
-        alpha=ALPHA,
-        max_measurements=4,
-        network="conv",
-        channels=4 if quick else 32,
-        conv_layers=1 if quick else 5,
-        padding="zeros",
-        batch_size=128,
-        learning_rate=1e-3,
-        decay_steps=steps,
-    )
+    settings = conv_denoiser_settings(quick, 5, "zeros", steps)
     denoiser, params, train_figures = train(train_x, settings, steps, k_train, "digits")
     out = {f"mmd_digits_{k}": v for k, v in train_figures.items()}
     test = test_x[:n]
@@ -228,17 +225,7 @@ def ising_part(seed: int, quick: bool) -> dict:
     k_data, k_train, k_sample = jax.random.split(key, 3)
     chains, sweeps, steps, n = (256, 20, 50, 256) if quick else (10_000, 1000, 4000, 4000)
     data = glauber_samples(target, k_data, chains, sweeps)
-    settings = DenoiserSettings(
-        alpha=ALPHA,
-        max_measurements=4,
-        network="conv",
-        channels=4 if quick else 32,
-        conv_layers=1 if quick else 4,
-        padding="circular",
-        batch_size=128,
-        learning_rate=1e-3,
-        decay_steps=steps,
-    )
+    settings = conv_denoiser_settings(quick, 4, "circular", steps)
     denoiser, params, train_figures = train(data, settings, steps, k_train, "ising")
     out = {f"ising_L8_{k}": v for k, v in train_figures.items()}
     out["ising_L8_abs_m_exact"] = exact
