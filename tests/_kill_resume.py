@@ -1,16 +1,17 @@
 """The SIGKILL-and-resume check shared by the driver, LEAPS and Adjoint Sampling tests.
 
-A *child* script runs a checkpointed job: ``python CHILD CHECKPOINT_DIR OUT_NPZ``
-(``-`` for no checkpoints) saves every array of its final state and trace to
-``OUT_NPZ`` and defines ``NUM_STEPS``. :func:`assert_kill_resume_bit_identical`
+A *child* script runs a checkpointed job: ``python CHILD CHECKPOINT_DIR OUT_NPZ
+[REFERENCE_NPZ]`` saves every array of its final state and trace to ``OUT_NPZ``
+and, given ``REFERENCE_NPZ``, those of a second, uninterrupted run without
+checkpoints; it defines ``NUM_STEPS``. :func:`assert_kill_resume_bit_identical`
 kills a checkpointing child with SIGKILL as soon as its first complete checkpoint
-(manifest written) exists, re-runs it on the same folder (the driver resumes),
-runs it once more without checkpoints, and requires every array to be equal bit
-for bit.
+(manifest written) exists, re-runs it on the same folder (the driver resumes, and
+the same process then makes the reference run), and requires every array to be
+equal bit for bit.
 
-The three children share a persistent XLA compilation cache, so only the first
-compiles, and skip XLA's expensive optimisations; all three run the same
-executables, so bit-identity is unaffected.
+The two children share a persistent XLA compilation cache, so only the first
+compiles (with the suite's fast-compile ``XLA_FLAGS``, from ``conftest.py``); both
+runs use the same executables, so bit-identity is unaffected.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import numpy as np
 
 from jaxsamp.core import checkpoint as ckpt
 
-FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 TIMEOUT_S = 600
 
 
@@ -50,7 +50,6 @@ def assert_kill_resume_bit_identical(child: Path, tmp_path: Path, min_arrays: in
     env = {
         **os.environ, "PYTHONUNBUFFERED": "1", "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "xla_cache"),
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
-        "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip(),
     }
     folder, killed = tmp_path / "ckpt", tmp_path / "killed.npz"
     watched = folder if watch is None else folder / watch
@@ -68,8 +67,8 @@ def assert_kill_resume_bit_identical(child: Path, tmp_path: Path, min_arrays: in
     assert not killed.exists()
 
     resumed, reference = tmp_path / "resumed.npz", tmp_path / "reference.npz"
-    subprocess.run([sys.executable, str(child), str(folder), str(resumed)], check=True, env=env, timeout=TIMEOUT_S)
-    subprocess.run([sys.executable, str(child), "-", str(reference)], check=True, env=env, timeout=TIMEOUT_S)
+    subprocess.run([sys.executable, str(child), str(folder), str(resumed), str(reference)], check=True, env=env,
+                   timeout=TIMEOUT_S)
     want, got = np.load(reference), np.load(resumed)
     assert sorted(want.files) == sorted(got.files) and len(want.files) >= min_arrays
     for name in want.files:
@@ -80,16 +79,22 @@ def assert_kill_resume_bit_identical(child: Path, tmp_path: Path, min_arrays: in
 def child_run(step, state, num_steps: int, every: int, chunk: int, checkpoint) -> dict:
     """A child's run through the driver (checkpointing every ``every`` steps into ``checkpoint`` unless ``None``).
 
-    Returns every array of the final state (``state_{i}``) and of the per-step metrics (``trace_{name}``).
+    Returns every array of the final state (``state_{i}``) and of the per-step metrics (``trace_{name}``, any PyTree).
     """
     from jaxsamp.core import run
 
     state, trace = run(step, state, jax.random.key(42), num_steps, trace=lambda s, m: m, chunk=chunk,
                        progress=False, checkpoint=checkpoint, checkpoint_every=every)
     leaves = {f"state_{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree.leaves(state))}
-    return {**{f"trace_{k}": np.asarray(v) for k, v in trace.items()}, **leaves}
+    named = jax.tree_util.tree_leaves_with_path(trace)
+    return {**{f"trace_{jax.tree_util.keystr(k, simple=True, separator='.')}": np.asarray(v) for k, v in named}, **leaves}
 
 
 def child_main(train) -> None:
-    """``python CHILD CHECKPOINT_DIR|- OUT_NPZ``: save ``train(checkpoint)``'s arrays (``-``: no checkpoints)."""
+    """``python CHILD CHECKPOINT_DIR|- OUT_NPZ [REFERENCE_NPZ]``: save ``train(checkpoint)``'s arrays.
+
+    ``-`` runs without checkpoints; ``REFERENCE_NPZ`` receives a second run's, without checkpoints.
+    """
     np.savez(sys.argv[2], **train(None if sys.argv[1] == "-" else sys.argv[1]))
+    if len(sys.argv) > 3:
+        np.savez(sys.argv[3], **train(None))

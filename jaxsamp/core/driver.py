@@ -47,6 +47,18 @@ def _step_identity(step) -> str:
     return f"{getattr(step, '__module__', '?')}.{getattr(step, '__qualname__', type(step).__name__)}"
 
 
+def _even_chunk(chunk: int, period: int) -> int:
+    """The largest divisor of ``period`` not above ``chunk``, if it is at least ``chunk / 2``; else ``chunk``.
+
+    Every distinct chunk length is one more compilation of the whole scan. A chunk
+    that divides the checkpoint spacing (or, without checkpoints, the step count)
+    makes every chunk the same length, at the price of at most twice as many host
+    round trips.
+    """
+    best = max(d for d in range(1, min(chunk, period) + 1) if period % d == 0)
+    return best if 2 * best >= chunk else chunk
+
+
 def _schedule(start: int, num_steps: int, chunk: int, every: int | None) -> list[tuple[int, int]]:
     """Chunk boundaries; every checkpoint step is a boundary."""
     out, i = [], start
@@ -131,6 +143,9 @@ def run(
         Steps per jitted scan. Default: ``ceil(num_steps / 50)`` (at most 1000)
         with a progress bar or periodic checkpoints, else all steps in one scan.
         A larger chunk means fewer host round trips; results do not depend on it.
+        It is rounded down, by at most half, to a divisor of ``checkpoint_every``
+        (else of ``num_steps``) where one exists, so that every chunk has the same
+        length and the scan is compiled once.
     progress : bool
         Show a tqdm progress bar on stderr, updated between chunks.
     checkpoint : path, optional
@@ -173,6 +188,7 @@ def run(
     keep = check_int("keep", keep, ge=1)
     if chunk is None:  # host round trips only where they buy something: a moving progress bar, checkpoints
         chunk = max(1, min(1000, math.ceil(num_steps / 50))) if progress or checkpoint_every else max(num_steps, 1)
+    chunk = _even_chunk(chunk, checkpoint_every or max(num_steps, 1))
     key_data = _key_data(key)
     if fingerprint is None:
         fingerprint = _step_identity(step)

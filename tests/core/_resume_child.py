@@ -1,37 +1,28 @@
 """Child process of test_driver's kill-and-resume test: a checkpointed MALA run.
 
-Usage: python _resume_child.py CHECKPOINT_DIR|- OUT_NPZ  ("-": no checkpoints)
+Usage: python _resume_child.py CHECKPOINT_DIR|- OUT_NPZ [REFERENCE_NPZ]  ("-": no checkpoints)
 """
 
 import sys
+from pathlib import Path
 
 import blackjax
-import jax
 import jax.numpy as jnp
-import numpy as np
 
-from jaxsamp.core import ensemble, run
+from jaxsamp.core import ensemble
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _kill_resume import child_main, child_run  # noqa: E402
 
 NUM_STEPS, EVERY = 3000, 100
 
 
-def build():
+def train(checkpoint=None) -> dict:
+    """512 MALA chains on a quartic target for NUM_STEPS steps; every array of the final state and the trace."""
     target_log_prob = lambda x: -0.5 * jnp.sum(x**2) - 0.1 * jnp.sum(x**4)  # noqa: E731
     kernel = ensemble(blackjax.mala(target_log_prob, 0.3))
-    state = kernel.init(jnp.ones((512, 16)))
-    return kernel, state
-
-
-def trace(state, info):
-    return {"mean": state.position.mean(), "acc": info.acceptance_rate.mean()}
+    return child_run(kernel.step, kernel.init(jnp.ones((512, 16))), NUM_STEPS, EVERY, 25, checkpoint)
 
 
 if __name__ == "__main__":
-    ckpt, out = sys.argv[1], sys.argv[2]
-    kernel, state = build()
-    state, tr = run(
-        kernel.step, state, jax.random.key(42), NUM_STEPS, trace=trace, chunk=25,
-        progress=False, checkpoint=None if ckpt == "-" else ckpt, checkpoint_every=EVERY,
-    )
-    np.savez(out, position=np.asarray(state.position), logdensity=np.asarray(state.logdensity),
-             mean=np.asarray(tr["mean"]), acc=np.asarray(tr["acc"]))
+    child_main(train)

@@ -10,6 +10,7 @@ from _kill_resume import assert_kill_resume_bit_identical
 
 from jaxsamp.core import ensemble, run
 from jaxsamp.core import checkpoint as ckpt
+from jaxsamp.core.driver import _even_chunk, _scan_chunk
 
 HERE = Path(__file__).parent
 
@@ -28,6 +29,19 @@ def test_result_does_not_depend_on_chunk_size():
     np.testing.assert_array_equal(np.asarray(a.position), np.asarray(b.position))
     np.testing.assert_array_equal(np.asarray(ta), np.asarray(tb))
     assert ta.shape == (101, 32)
+
+
+@pytest.mark.parametrize(("chunk", "period", "want"), [(3, 4, 2), (7, 100, 5), (20, 1000, 20), (3, 7, 3), (8, 101, 8)])
+def test_chunk_is_rounded_to_a_divisor_of_the_period_by_at_most_half(chunk, period, want):
+    assert _even_chunk(chunk, period) == want
+
+
+def test_chunks_between_checkpoints_share_one_compiled_scan(tmp_path):
+    """chunk 3 between checkpoints every 4 steps used to scan 3, 1, 2, 2, 1, ...: three compilations."""
+    kernel, state = _mala()
+    _scan_chunk.clear_cache()
+    run(kernel.step, state, jax.random.key(3), 24, chunk=3, progress=False, checkpoint=tmp_path, checkpoint_every=4)
+    assert _scan_chunk._cache_size() == 1
 
 
 def test_step_i_uses_fold_in_key_i():

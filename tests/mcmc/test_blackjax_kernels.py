@@ -65,7 +65,7 @@ def test_mclmc_needs_both_or_neither_parameter():
 
 @pytest.mark.multidevice
 def test_continuous_samplers_run_sharded_on_8_devices():
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
+    env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
     child = Path(__file__).with_name("_continuous_sharding_child.py")
     proc = subprocess.run([sys.executable, str(child)], env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

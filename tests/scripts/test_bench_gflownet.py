@@ -1,14 +1,11 @@
 """Run bench_gflownet in --quick mode so the script never rots (figures present and in range; no timing asserted)."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# --quick's numbers mean nothing, so XLA may skip its expensive optimisations (compilation dominates this run)
-FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 
 
 def test_bench_gflownet_quick():
@@ -18,7 +15,6 @@ def test_bench_gflownet_quick():
         [sys.executable, "scripts/bench_gflownet.py", "--quick"],
         check=False,
         cwd=ROOT,
-        env={**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip()},
         capture_output=True,
         text=True,
         timeout=900,
