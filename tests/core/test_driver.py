@@ -51,7 +51,8 @@ def test_step_i_uses_fold_in_key_i():
     for i in range(7):
         manual, _ = kernel.step(jax.random.fold_in(key, i), manual)
     driven, _ = run(kernel.step, state, key, 7, chunk=3, progress=False)
-    np.testing.assert_allclose(np.asarray(driven.position), np.asarray(manual.position), rtol=1e-6)
+    # float32 round-off differs between eager ops and one compiled scan
+    np.testing.assert_allclose(np.asarray(driven.position), np.asarray(manual.position), rtol=1e-5)
 
 
 def test_split_run_with_checkpoint_resumes_exactly(tmp_path):

@@ -8,25 +8,24 @@ the old failure, one-chain tuning from N(0, I) applied to chains started
 elsewhere, and checks that it is now reported.
 """
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _far_gaussian import CENTRE, DIM, SCALES, far_gaussian, users_points
+from conftest import FAST_COMPILE
 
-from jaxsamp.core import ensemble, guard_finite, run
+from jaxsamp.core import run
 from jaxsamp.core.errors import InputError
-from jaxsamp.diagnostics import health
 from jaxsamp.diagnostics.mcmc import posterior_summary
 from jaxsamp.mcmc.warmup import Warmup, sampling_kernel, starting_points, warmup
-from jaxsamp.targets import from_function, get
-
-DIM = 20
-SCALES = np.logspace(-2, 2, DIM).astype(np.float32)
-CENTRE = 50.0
-
-
-def far_gaussian(x):
-    return -0.5 * jnp.sum(((x - CENTRE) / SCALES) ** 2)
+from jaxsamp.targets import get
 
 
 def _z_scores(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -77,7 +76,7 @@ def test_chees_warmup_on_an_ensemble():
 
 def test_meads_warmup_on_a_well_started_ensemble():
     """MEADS (blackjax) needs a reasonable start: its step-size heuristic collapses from 50 sd away."""
-    target = lambda x: -0.5 * jnp.sum((x / jnp.linspace(0.5, 2.0, 8)) ** 2)  # noqa: E731
+    target = lambda x: -0.5 * jnp.sum((x / jnp.linspace(0.5, 2.0, 8)) ** 2)
     x0 = jax.random.normal(jax.random.key(0), (32, 8))
     warm, _ = warmup(target, x0, jax.random.key(1), 400, method="meads", progress=False)
     draws = _draws(warm, 400, jax.random.key(2), target)
@@ -96,31 +95,26 @@ def test_one_chain_tuning_is_the_old_failure_and_is_now_reported():
     the typical set. With blackjax 1.7 they do not diverge (the issue saw acceptance 0): every proposal is
     accepted, exactly, while the chains crawl and are still thousands of standard deviations from the
     mode after 100 steps. Either way the run is now reported; the multi-chain warm-up from the same
-    points is healthy.
+    points is healthy. The one-chain run is a child process compiled with XLA's default flags: the failure
+    hangs on the last bits of the adaptation (with the suite's fast-compile flags the same tuning happens
+    to work).
     """
-    from jaxsamp.core.registry import SAMPLERS
-
-    target = from_function(far_gaussian, jnp.zeros(DIM))
-    # the registry's hmc with tune_steps: blackjax.window_adaptation on ONE chain from N(0, I)
-    hmc = SAMPLERS.get("hmc", target, tune_steps=300, num_integration_steps=10)
-    kernel = ensemble(guard_finite(hmc))
-    x0 = jax.random.normal(jax.random.key(3), (8, DIM))  # the users' points, far from the mode
-    state = kernel.init(x0)
-    state, tr = run(kernel.step, state, jax.random.key(4), 100, progress=False,
-                    trace=lambda s, i: (jnp.mean(i.inner.acceptance_rate), jnp.sum(i.moved)))
-    warnings = health.chain_warnings(num_chains=8, start=np.asarray(x0), end=np.asarray(state.position),
-                                     acceptance=np.asarray(tr[0]), moved=np.asarray(tr[1]), metropolis=True)
-    assert np.abs((np.asarray(state.position) - CENTRE) / SCALES).max() > 100  # the failure: far from the mode
-    assert any(w.startswith("acceptance is exactly") or w.startswith("no chain moved") for w in warnings), warnings
+    env = {**os.environ, "XLA_FLAGS": os.environ.get("XLA_FLAGS", "").replace(FAST_COMPILE, "").strip()}
+    child = Path(__file__).with_name("_one_chain_tuning_child.py")
+    proc = subprocess.run([sys.executable, str(child)], env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["max_z"] > 100  # the failure: far from the mode
+    assert any(w.startswith(("acceptance is exactly", "no chain moved")) for w in result["warnings"])
     # the multi-chain warm-up from the same points is healthy
-    warm, _ = warmup(far_gaussian, x0, jax.random.key(5), 600, progress=False)
+    warm, _ = warmup(far_gaussian, users_points(), jax.random.key(5), 600, progress=False)
     z = (np.asarray(warm.states.position) - CENTRE) / SCALES
     assert np.all(np.abs(z) < 5)
 
 
 def test_warmup_resumes_bit_identically_through_the_driver(tmp_path):
     x0 = jax.random.normal(jax.random.key(0), (2, 3))
-    target = lambda x: -0.5 * jnp.sum(x**2)  # noqa: E731
+    target = lambda x: -0.5 * jnp.sum(x**2)
     full, _ = warmup(target, x0, jax.random.key(1), 120, progress=False)
     from jaxsamp.mcmc.warmup import window_parameters, window_warmup_kernel
 
