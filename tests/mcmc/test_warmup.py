@@ -96,7 +96,7 @@ def test_one_chain_tuning_is_the_old_failure_and_is_now_reported():
     accepted, exactly, while the chains crawl and are still thousands of standard deviations from the
     mode after 100 steps. Either way the run is now reported; the multi-chain warm-up from the same
     points is healthy. The one-chain run is a child process compiled with XLA's default flags: the failure
-    hangs on the last bits of the adaptation (with the suite's fast-compile flags the same tuning happens
+    hangs on the last bits of the adaptation (under other compile flags the same tuning can happen
     to work).
     """
     env = {**os.environ, "XLA_FLAGS": os.environ.get("XLA_FLAGS", "").replace(FAST_COMPILE, "").strip()}
