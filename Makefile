@@ -23,15 +23,17 @@ run: $(VENV)/.installed-run
 	$(VENV)/bin/jaxsamp run configs/quickstart.yaml
 
 # The whole suite, the 8-device and two-process tests included (they start
-# their own child processes), one pytest-xdist worker per core; the 30 slowest
-# tests are listed at the end, to keep the suite inside its 15-minute aim.
+# their own child processes), one pytest-xdist worker per core, an idle worker
+# stealing queued tests from a busy one so that no worker is left with a tail of
+# long tests; the 30 slowest tests are listed at the end, to keep the suite
+# inside its 15-minute aim. tests/conftest.py sets XLA's fast-compile flags.
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q -n auto --durations=30
+	$(PY) -m pytest -q -n auto --dist worksteal --durations=30
 
 # The edit loop: everything but the long statistical runs, the benchmark
 # scripts, the notebooks and the multi-device/multi-process children.
 test-fast: $(VENV)/.installed-test
-	$(PY) -m pytest -q -n auto -m "not slow and not multidevice" --ignore=tests/scripts --ignore=tests/notebooks
+	$(PY) -m pytest -q -n auto --dist worksteal -m "not slow and not multidevice" --ignore=tests/scripts --ignore=tests/notebooks
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .hypothesis
