@@ -16,8 +16,23 @@ proposes ``eps_1..eps_K``; with ::
 ``q_hat(z) = mean_k w_k`` is unbiased for ``q(z)`` and
 ``s_hat(z) = sum_k softmax(log w)_k grad_z log q_phi(z | eps_k)`` is a
 self-normalised, consistent estimate of the score (``eps_k`` and ``tau`` held
-fixed in ``z``). ``method = "bsivi"`` proposes ``eps_k ~ p`` instead (the baseline;
-no reverse model).
+fixed in ``z``). ``method = "bsivi"`` is the baseline without a reverse model: the
+``eps`` that generated ``z`` and ``K - 1`` draws ``eps_k ~ p`` (so ``log w_k =
+log q_phi(z | eps_k)``), SIVI's mixture estimate (Yin & Zhou 2018, ICML) as in the
+reference code's ``bsivi`` (``experiments/toy_examples/run.py``). Leaving the own ``eps``
+out is not a milder variant: once ``s`` falls below the spacing of the ``K`` prior means
+near ``z``, the estimate follows the nearest other mean, ``-(z - mu_k) / s^2``, whose size
+swamps the target's score and whose bias throws ``q`` far from the target.
+
+**Reverse model.** ``tau``'s affine couplings have soft-clamped log-scales
+(``tau_max_log_scale``): with ``exp`` of unbounded conditioner outputs, the scales
+of successive couplings compound and a moderately trained ``tau`` maps an ordinary
+base draw to ``inf``, whose NaN weight then poisons the whole ``phi`` step.
+
+**Non-finite updates.** A ``phi`` or ``psi`` gradient that is not finite skips its
+update (``optax.apply_if_finite``), counted in the ``skipped_updates`` and
+``skipped_tau_updates`` metrics; after ``MAX_SKIPPED`` in a row the update goes
+through and the run visibly fails.
 
 **Updates, alternating every step** (the reference code, ``aisivi/model.py``):
 
@@ -55,6 +70,7 @@ from jaxsamp.vi.families import CouplingFlow, inverse_softplus
 from jaxsamp.vi.training import batch_log_density
 
 METHODS = ("aisivi", "bsivi")
+MAX_SKIPPED = 20  # consecutive non-finite updates skipped before one is let through
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,9 +90,12 @@ class AISIVISettings:
     batch_size : int
         Draws ``z`` per step (for both updates).
     num_inner : int
-        ``K``, inner draws of ``eps`` per ``z``.
+        ``K``, inner draws of ``eps`` per ``z`` (for BSIVI, counting the ``eps`` that generated ``z``).
     tau_layers, tau_hidden_width : int
         Couplings of ``tau`` and the width of their two-layer conditioners.
+    tau_max_log_scale : float
+        Bound on each coupling's log-scale in ``tau`` (soft clamp, see
+        :class:`~jaxsamp.vi.families.CouplingFlow`).
     pretrain_steps : int
         Initial steps in which only ``tau`` is trained.
     learning_rate, tau_learning_rate : float
@@ -95,6 +114,7 @@ class AISIVISettings:
     num_inner: PositiveInt = 256
     tau_layers: PositiveInt = 6
     tau_hidden_width: PositiveInt = 64
+    tau_max_log_scale: PositiveFloat = 3.0
     pretrain_steps: NonNegativeInt = 100
     learning_rate: PositiveFloat = 1e-2
     tau_learning_rate: PositiveFloat = 1e-2
@@ -153,10 +173,10 @@ class AISIVI:
         self.tau_family = None
         if settings.method == "aisivi":
             self.tau_family = CouplingFlow(latent, settings.tau_layers, (settings.tau_hidden_width,) * 2,
-                                           context_dim=self.dim)
+                                           context_dim=self.dim, max_log_scale=settings.tau_max_log_scale)
         self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: self._module(nnx.Rngs(0))))
-        self.optimizer = optax.adam(settings.learning_rate)
-        self.tau_optimizer = optax.adam(settings.tau_learning_rate)
+        self.optimizer = optax.apply_if_finite(optax.adam(settings.learning_rate), MAX_SKIPPED)
+        self.tau_optimizer = optax.apply_if_finite(optax.adam(settings.tau_learning_rate), MAX_SKIPPED)
         self.trainer = Trainer(self.init, self.step)
 
     def _module(self, rngs: nnx.Rngs) -> ConditionalGaussianModule:
@@ -191,25 +211,33 @@ class AISIVI:
         grads = jax.vmap(jax.grad(lambda z, e: conditional(e).log_prob(z)), in_axes=(None, 0))(z, eps)
         return jax.nn.softmax(log_w) @ grads
 
-    def inner_draws(self, phi: nnx.State, psi: nnx.State | None, key: jax.Array,
-                    z: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """``K`` proposals ``eps_k`` for one ``z`` (from ``tau_psi(. | z)``, or ``p`` for BSIVI) and their ``log w``."""
+    def inner_draws(self, phi: nnx.State, psi: nnx.State | None, key: jax.Array, z: jax.Array,
+                    eps_z: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """``K`` inner draws ``eps_k`` ``(K, latent_dim)`` for one ``z`` ``(d,)`` and their ``log w`` ``(K,)``.
+
+        AISIVI: ``K`` draws of ``tau_psi(. | z)``. BSIVI: ``eps_z``, the latent that
+        generated ``z``, then ``K - 1`` prior draws (SIVI's estimate; ``log w_k =
+        log q_phi(z | eps_k)``).
+        """
         k = self.settings.num_inner
-        proposal = self.epsilon_prior if self.tau_family is None else self.tau_family.module(psi)(z)
-        eps, log_proposal = proposal.sample_and_log_prob(seed=key, sample_shape=(k,))
+        if self.tau_family is not None:
+            eps, log_proposal = self.tau_family.module(psi)(z).sample_and_log_prob(seed=key, sample_shape=(k,))
+        else:
+            eps = jnp.concatenate([eps_z[None], self.epsilon_prior.sample(seed=key, sample_shape=(k - 1,))])
+            log_proposal = self.epsilon_prior.log_prob(eps)
         return eps, self.log_weights(phi, z, eps, log_proposal)
 
     def phi_loss(self, phi: nnx.State, psi: nnx.State | None, key: jax.Array) -> tuple[jax.Array, dict]:
         """The path-gradient surrogate ``mean_b stopgrad(s_hat - grad log p~)(z_b) . z_b`` and the draws' diagnostics."""
         draw_key, inner_key = jax.random.split(key)
-        _, z = self.draw(phi, draw_key, self.settings.batch_size)
+        eps_z, z = self.draw(phi, draw_key, self.settings.batch_size)
         z_fixed, phi_fixed = jax.lax.stop_gradient(z), jax.lax.stop_gradient(phi)
 
-        def estimate(z_b, key_b):
-            eps, log_w = self.inner_draws(phi_fixed, psi, key_b, z_b)
+        def estimate(z_b, eps_b, key_b):
+            eps, log_w = self.inner_draws(phi_fixed, psi, key_b, z_b, eps_b)
             return self.score_estimate(phi_fixed, z_b, eps, log_w), log_w
 
-        s_hat, log_w = jax.vmap(estimate)(z_fixed, jax.random.split(inner_key, self.settings.batch_size))
+        s_hat, log_w = jax.vmap(estimate)(z_fixed, eps_z, jax.random.split(inner_key, self.settings.batch_size))
         gap = jax.lax.stop_gradient(s_hat - self.score(z_fixed))
         log_q_hat = jax.scipy.special.logsumexp(log_w, axis=1) - jnp.log(self.settings.num_inner)
         inner_ess = jax.vmap(lambda lw: WeightedSamples(None, lw).ess)(log_w)
@@ -224,7 +252,11 @@ class AISIVI:
         return -jnp.mean(jax.vmap(lambda e, c: flow(c).log_prob(e))(eps, z))
 
     def step(self, key: jax.Array, state: AISIVIState) -> tuple[AISIVIState, dict]:
-        """One Adam step of ``psi`` (AISIVI), then, after pretraining, one of ``phi`` with the updated ``tau``."""
+        """One Adam step of ``psi`` (AISIVI), then, after pretraining, one of ``phi`` with the updated ``tau``.
+
+        A non-finite gradient skips its update; ``skipped_updates`` (``phi``) and
+        ``skipped_tau_updates`` (``psi``; 0 for BSIVI) count them over the run.
+        """
         phi_key, tau_key = jax.random.split(key)
         psi, psi_opt_state, tau_nll = state.psi, state.psi_opt_state, jnp.full((), jnp.nan)
         if self.tau_family is not None:
@@ -245,8 +277,10 @@ class AISIVI:
         phi_active = state.step >= self.settings.pretrain_steps if pretraining else True
         phi, phi_opt_state, diagnostics = jax.lax.cond(phi_active, update_phi, hold_phi, None)
         weights = WeightedSamples(None, diagnostics["log_w"])
+        skipped_tau = psi_opt_state.total_notfinite if psi_opt_state is not None else jnp.int32(0)
         metrics = {"tau_nll": tau_nll, "elbo": jnp.mean(weights.log_w), "ess": weights.ess,
-                   "log_Z_hat": weights.log_Z, "inner_ess": diagnostics["inner_ess"]}
+                   "log_Z_hat": weights.log_Z, "inner_ess": diagnostics["inner_ess"],
+                   "skipped_updates": phi_opt_state.total_notfinite, "skipped_tau_updates": skipped_tau}
         return AISIVIState(phi, psi, phi_opt_state, psi_opt_state, state.step + 1), metrics
 
     def marginal_log_density(self, phi: nnx.State, z: jax.Array, key: jax.Array, num_eps: int = 10_000,
@@ -273,15 +307,16 @@ class AISIVI:
         return jax.lax.map(block, padded.reshape(-1, chunk, self.dim)).reshape(-1)[:n]
 
     def sample(self, state: AISIVIState, key: jax.Array, n: int) -> WeightedSamples:
-        """``n`` draws of ``q_phi`` weighted by ``log p~(z) - log q_hat(z)``, ``q_hat`` the ``K``-draw unbiased estimate.
+        """``n`` draws of ``q_phi`` weighted by ``log p~(z) - log q_hat(z)``, ``q_hat`` the ``K``-draw estimate.
 
-        ``log q_hat`` is biased low (Jensen), so these weights are approximate; with
-        ``tau`` equal to ``q(eps | z)`` they are exact.
+        AISIVI's ``q_hat`` is unbiased, so ``log q_hat`` is biased low (Jensen) and these
+        weights are approximate; with ``tau`` equal to ``q(eps | z)`` they are exact.
+        BSIVI's ``q_hat`` holds the own ``eps`` and is biased high (SIVI's bound).
         """
         n = check_int("n", n, ge=1)
         draw_key, inner_key = jax.random.split(key)
-        _, z = self.draw(state.phi, draw_key, n)
-        log_w = jax.vmap(lambda z_b, k_b: self.inner_draws(state.phi, state.psi, k_b, z_b)[1])(
-            z, jax.random.split(inner_key, n))
+        eps_z, z = self.draw(state.phi, draw_key, n)
+        log_w = jax.vmap(lambda z_b, e_b, k_b: self.inner_draws(state.phi, state.psi, k_b, z_b, e_b)[1])(
+            z, eps_z, jax.random.split(inner_key, n))
         log_q_hat = jax.scipy.special.logsumexp(log_w, axis=1) - jnp.log(self.settings.num_inner)
         return WeightedSamples(z, self.log_density(z) - log_q_hat, 0.0)

@@ -24,7 +24,10 @@ this module only maps unconstrained parameters onto them.
   bijector is affine or a rational-quadratic spline (Durkan et al. 2019,
   NeurIPS), conditioners :class:`~jaxsamp.nets.mlp.MLP`, then an elementwise
   affine map, pushed from ``N(0, I)``. Conditioners start at zero output, so a
-  fresh flow is ``N(0, I)`` exactly.
+  fresh flow is ``N(0, I)`` exactly. An affine coupling's log-scale can be
+  soft-clamped (``max_log_scale``): unclamped, the scales of successive couplings
+  compound (each ``exp`` of an MLP that grows linearly in its input), and a flow
+  that is only moderately trained can send a 3-sigma base draw to ``inf``.
 """
 
 from __future__ import annotations
@@ -91,9 +94,9 @@ class CouplingFlowModule(nnx.Module):
     """
 
     def __init__(self, dim: int, num_layers: int, hidden: Sequence[int], coupling: str, num_bins: int,
-                 spline_range: float, rngs: nnx.Rngs, context_dim: int = 0):
+                 spline_range: float, rngs: nnx.Rngs, context_dim: int = 0, max_log_scale: float | None = None):
         self.dim, self.coupling, self.num_bins, self.spline_range = dim, coupling, num_bins, spline_range
-        self.context_dim = context_dim
+        self.context_dim, self.max_log_scale = context_dim, max_log_scale
         per_dim = 2 if coupling == "affine" else 3 * num_bins + 1
         self.conditioners = nnx.List(
             [MLP(dim + context_dim, hidden, dim * per_dim, rngs=rngs) for _ in range(num_layers)]
@@ -109,7 +112,10 @@ class CouplingFlowModule(nnx.Module):
         """The elementwise bijector of one coupling, from its conditioner's output ``(..., d * per_dim)``."""
         p = conditioner_output.reshape(*conditioner_output.shape[:-1], self.dim, -1)
         if self.coupling == "affine":
-            return distrax.ScalarAffine(shift=p[..., 0], log_scale=p[..., 1])
+            log_scale = p[..., 1]
+            if self.max_log_scale is not None:  # soft clamp to (-max, max), the identity near 0
+                log_scale = self.max_log_scale * jnp.tanh(log_scale / self.max_log_scale)
+            return distrax.ScalarAffine(shift=p[..., 0], log_scale=log_scale)
         return distrax.RationalQuadraticSpline(p, range_min=-self.spline_range, range_max=self.spline_range)
 
     def masks(self) -> list[np.ndarray]:
@@ -293,12 +299,18 @@ class CouplingFlow(Family):
         ``> 0``: a conditional flow ``q(x | c)``, ``c`` of shape ``(context_dim,)`` read by every
         conditioner; build it with ``family.module(params)(c)`` (the unconditional
         ``distribution``, ``sample_and_log_prob`` and ``log_prob`` then refuse it).
+    max_log_scale : float, optional
+        Affine couplings only: each coupling's log-scale ``a`` becomes ``m tanh(a / m)``,
+        so every scale lies in ``(e^-m, e^m)`` and a draw grows at most geometrically
+        through the layers rather than overflow (a tanh-bounded log-scale, as RealNVP implementations use).
+        Default: unbounded.
     """
 
     name = "coupling_flow"
 
     def __init__(self, dim: int, num_layers: int = 4, hidden: Sequence[int] = (64, 64), coupling: str = "affine",
-                 num_bins: int = 8, spline_range: float = 5.0, context_dim: int = 0):
+                 num_bins: int = 8, spline_range: float = 5.0, context_dim: int = 0,
+                 max_log_scale: float | None = None):
         if check_int("dim", dim, ge=1) < 2:
             raise InputError(f"a coupling flow needs dim >= 2, got {dim}")
         if coupling not in COUPLINGS:
@@ -309,11 +321,14 @@ class CouplingFlow(Family):
         self.num_bins = check_int("num_bins", num_bins, ge=1)
         self.spline_range = check_float("spline_range", spline_range, gt=0)
         self.context_dim = check_int("context_dim", context_dim, ge=0)
+        self.max_log_scale = None if max_log_scale is None else check_float("max_log_scale", max_log_scale, gt=0)
+        if self.max_log_scale is not None and coupling != "affine":
+            raise InputError("max_log_scale bounds affine couplings; a spline coupling is bounded by spline_range")
         super().__init__(dim)
 
     def _module(self, rngs: nnx.Rngs) -> nnx.Module:
         return CouplingFlowModule(self.dim, self.num_layers, self.hidden, self.coupling, self.num_bins,
-                                  self.spline_range, rngs, self.context_dim)
+                                  self.spline_range, rngs, self.context_dim, self.max_log_scale)
 
 
 FAMILIES = {cls.name: cls for cls in (DiagonalGaussian, FullRankGaussian, CouplingFlow)}

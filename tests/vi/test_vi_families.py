@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from flax import nnx
 from scipy import stats
 
 from jaxsamp.core.errors import InputError
@@ -67,6 +68,35 @@ def test_fresh_spline_flow_is_the_standard_normal_and_its_two_densities_agree():
     np.testing.assert_allclose(log_prob, log_q, rtol=1e-4, atol=1e-4)
 
 
+def _constant_couplings(family, params, shift, log_scale):
+    """``params`` with every conditioner's output fixed to ``(shift, log_scale)`` (zero last kernel, that bias)."""
+    module = family.module(params)
+    for conditioner in module.conditioners:
+        last = conditioner.layers[-1]
+        last.kernel[...] = jnp.zeros_like(last.kernel[...])
+        last.bias[...] = jnp.tile(jnp.array([shift, log_scale], jnp.float32), family.dim)
+    return nnx.split(module)[1]
+
+
+@pytest.mark.parametrize(("max_log_scale", "finite"), [(None, False), (3.0, True)])
+def test_clamped_coupling_scales_keep_a_deep_flow_finite(max_log_scale, finite):
+    """Six affine couplings whose conditioners all output log-scale 40 (shift 0): each coordinate is scaled 3 times.
+
+    Unclamped, that is e^120 > float32's max and every draw overflows to inf (the AISIVI
+    reverse-model failure). Clamped at m = 3 each scale is exp(3 tanh(40 / 3)), so the flow is
+    exactly N(0, sigma^2 I) with log sigma = 9 tanh(40 / 3): its log q equals that Gaussian's
+    (float32, 1e-5 relative).
+    """
+    family = CouplingFlow(2, num_layers=6, hidden=(4,), max_log_scale=max_log_scale)
+    params = _constant_couplings(family, family.init(jax.random.key(0)), 0.0, 40.0)
+    x, log_q = jax.jit(lambda p: family.sample_and_log_prob(p, jax.random.key(1), 5))(params)
+    assert bool(np.all(np.isfinite(np.asarray(x)))) is finite
+    if finite:
+        log_sigma = 9.0 * np.tanh(40.0 / 3.0)
+        want = stats.norm.logpdf(np.asarray(x, np.float64), scale=np.exp(log_sigma)).sum(-1)
+        np.testing.assert_allclose(log_q, want, rtol=1e-5)
+
+
 def test_gaussian_families_match_scipy_and_draws_are_reparameterised():
     """log q of both Gaussians equals scipy's; d(sum of draws)/d(loc) = n (x = loc + L eps)."""
     rng = np.random.default_rng(0)
@@ -104,6 +134,10 @@ def test_bad_family_inputs_are_clear_input_errors():
         CouplingFlow(1)
     with pytest.raises(InputError, match="coupling must be one of"):
         CouplingFlow(2, coupling="neural_spline")
+    with pytest.raises(InputError, match="max_log_scale bounds affine couplings"):
+        CouplingFlow(2, coupling="spline", max_log_scale=3.0)
+    with pytest.raises(InputError, match="max_log_scale"):
+        CouplingFlow(2, max_log_scale=0.0)
     conditional = CouplingFlow(2, num_layers=1, hidden=(4,), context_dim=3)
     with pytest.raises(InputError, match=r"context of shape \(3,\)"):
         conditional.log_prob(conditional.init(jax.random.key(0)), jnp.zeros((1, 2)))
