@@ -250,23 +250,11 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
         "log_Z_free_energy": float(free_energy_log_Z(model, state.params, path)),
     }
     exact = target.log_Z
-    # with resampling, the final weights only describe the steps since the last resampling: say so in the name
-    ess = "ess" if settings.resample_threshold is None else "ess_since_last_resample"
-    for rule, ws in samples.items():
-        metrics[f"{ess}_{rule}"] = float(ws.ess)
-        metrics[f"log_Z_{rule}"] = float(ws.log_Z)
+    metrics.update(weight_figures(samples, untrained, settings.weight_point, settings.resample_threshold, exact))
+    for rule in samples:
         metrics[f"sample_seconds_per_1000_walkers_{rule}"] = seconds[rule]
-        if exact is not None:
-            metrics[f"log_Z_abs_err_{rule}"] = abs(float(ws.log_Z) - exact)
     main = samples[settings.weight_point]
-    metrics[f"{ess}_untrained"] = float(untrained.ess)
-    metrics["log_w_var_untrained"] = float(jnp.var(untrained.log_w))
-    metrics["log_w_var"] = float(jnp.var(main.log_w))
-    metrics[ess] = float(main.ess)
-    metrics["log_Z_hat"] = float(main.log_Z)
     if exact is not None:
-        metrics["log_Z_exact"] = float(exact)
-        metrics["log_Z_abs_err"] = abs(float(main.log_Z) - exact)
         metrics["log_Z_free_energy_abs_err"] = abs(metrics["log_Z_free_energy"] - exact)
 
     got = lattice_observables(target, main.x, main.log_w)
@@ -291,6 +279,34 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
         plot_two_point(run_dir / "two_point.png", got["two_point"], ref["two_point"], source, cfg.name)
     plot_log_weights(run_dir / "log_weights.png", samples, cfg.name)
     return metrics
+
+
+def weight_figures(samples: dict[str, WeightedSamples], untrained: WeightedSamples, headline: str,
+                   resample_threshold: float | None, exact_log_Z: float | None) -> dict:
+    """ESS, ``log Z`` and its error for each weight rule, the headline rule's unsuffixed, and the untrained net's.
+
+    With resampling on (``resample_threshold`` set) the final weights only describe the
+    steps since the last resampling, so the ESS figures are named
+    ``ess_since_last_resample*`` instead of ``ess*``; ``log Z`` accumulates over the
+    whole run either way.
+    """
+    ess = "ess" if resample_threshold is None else "ess_since_last_resample"
+    out = {}
+    for rule, ws in samples.items():
+        out[f"{ess}_{rule}"] = float(ws.ess)
+        out[f"log_Z_{rule}"] = float(ws.log_Z)
+        if exact_log_Z is not None:
+            out[f"log_Z_abs_err_{rule}"] = abs(float(ws.log_Z) - exact_log_Z)
+    main = samples[headline]
+    out[f"{ess}_untrained"] = float(untrained.ess)
+    out["log_w_var_untrained"] = float(jnp.var(untrained.log_w))
+    out["log_w_var"] = float(jnp.var(main.log_w))
+    out[ess] = float(main.ess)
+    out["log_Z_hat"] = float(main.log_Z)
+    if exact_log_Z is not None:
+        out["log_Z_exact"] = float(exact_log_Z)
+        out["log_Z_abs_err"] = abs(float(main.log_Z) - exact_log_Z)
+    return out
 
 
 EXPERIMENTS.register("leaps", "train LEAPS on an Ising/Potts lattice; ESS, log Z and observables vs exact answers")(

@@ -15,9 +15,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxsamp.experiments.config import load_config
-from jaxsamp.experiments.leaps_experiment import glauber_reference, lattice_observables, reference_observables
 from jaxsamp.core.errors import ConfigError
+from jaxsamp.core.protocols import WeightedSamples
+from jaxsamp.experiments.config import load_config
+from jaxsamp.experiments.leaps_experiment import (
+    glauber_reference,
+    lattice_observables,
+    reference_observables,
+    weight_figures,
+)
 from jaxsamp.experiments.runner import run_experiment
 from jaxsamp.learned.leaps_training import LeapsSettings
 from jaxsamp.targets.lattice import ising, potts
@@ -53,7 +59,7 @@ def tiny_run(tmp_path_factory):
     (out / "tiny.yaml").write_text(TINY)
     proc = subprocess.run(
         [sys.executable, "-m", "jaxsamp.cli", "run", str(out / "tiny.yaml"), f"run.out_dir={out}"],
-        capture_output=True, text=True, timeout=900,
+        capture_output=True, text=True, timeout=900, check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (run_dir,) = (out / "leaps_tiny").iterdir()
@@ -142,3 +148,15 @@ def test_bad_settings_fail_before_running(tmp_path, override, message):
     with pytest.raises(ConfigError, match=message):
         run_experiment(cfg, verbose=False)
     assert not any(tmp_path.rglob("*.png"))
+
+
+@pytest.mark.parametrize("threshold", [None, 0.5])
+def test_weight_figures_name_the_ess_after_resampling_for_what_it_covers(threshold):
+    """Without resampling the ESS is ``ess*``; with it, ``ess_since_last_resample*`` and no ``ess*`` at all."""
+    equal, skewed = WeightedSamples(None, jnp.zeros(4)), WeightedSamples(None, jnp.log(jnp.array([1.0, 1.0, 2.0, 4.0])))
+    got = weight_figures({"exact": equal, "pre": skewed}, skewed, "exact", threshold, exact_log_Z=0.5)
+    ess = "ess" if threshold is None else "ess_since_last_resample"
+    assert got[ess] == got[f"{ess}_exact"] == pytest.approx(1.0)
+    assert got[f"{ess}_pre"] == got[f"{ess}_untrained"] == pytest.approx(64 / 22 / 4)  # (sum w)^2 / sum w^2 / n
+    assert threshold is None or not any(k == "ess" or k.startswith("ess_") and "resample" not in k for k in got)
+    assert got["log_Z_abs_err_exact"] == pytest.approx(0.5) and got["log_Z_hat"] == pytest.approx(0.0)
