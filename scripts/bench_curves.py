@@ -11,9 +11,9 @@ Protocol (fixed in this docstring before the first full run; every interpolation
 * **Budgets** as update counts, so that the quality figures do not depend on machine load: the issue's
   CPU caps (2 minutes per run on gmm2d, 8 on the others) divided by the seconds per update of the
   slowest interpolation of that target, timed after compilation (``--calibrate`` prints them) on the
-  2-core development machine while other jobs were running (so the counts are conservative):
-  ``UPDATES`` below, where the lattice and many-well counts are provisional until calibrated on the
-  machine of the full run, before it starts. ``train_minutes`` is recorded as measured.
+  2-core development machine: ``UPDATES`` below (gmm2d timed while other jobs were running, so its
+  count is conservative; the lattice and many-well counts calibrated alone on the machine of the full
+  run, before it started). ``train_minutes`` is recorded as measured.
 * **Evaluation** (:func:`jaxsamp.learned.boltzmann_curves.evaluate`): 2000 samples by the config's RK4
   ODE (64 steps). Figures, for each interpolation and target: ``{interp}_{target}_ess``;
   ``_logz_abs_err`` (the change-of-variables estimate: the headline), ``_logz_jarzynski_abs_err`` (the
@@ -71,10 +71,10 @@ CONFIG_OF = {
     "many_well": "curves_many_well.yaml",
 }
 # From the CPU caps (docstring). gmm2d: the gradient flow, slowest, took 0.0082 s per update under load (14 600 in
-# 2 minutes). lattice_double_well: the linear curve took 0.139 s (3 400 in 8 minutes); the learned and gradient-flow
-# timings, and many-well's, did not finish in the session: these two counts are PROVISIONAL until
-# `--calibrate` is run on the machine of the full run and its counts are written here.
-UPDATES = {"gmm2d": 14000, "lattice_double_well": 1500, "many_well": 500}
+# 2 minutes). lattice_double_well and many_well: `--calibrate` alone on the 2-core machine of the full run (the
+# other jobs paused), 2026-12-02, commit a9efe35: the gradient flow is the slowest on both, 0.0268 s and 0.0529 s per
+# update (linear 0.0113 / 0.0285, learned 0.0115 / 0.0301), so 17 894 and 9067 updates fill the 8-minute caps.
+UPDATES = {"gmm2d": 14000, "lattice_double_well": 17894, "many_well": 9067}
 CAPS_MINUTES = {"gmm2d": 2.0, "lattice_double_well": 8.0, "many_well": 8.0}
 SMC_STEP = {"gmm2d": 0.1, "lattice_double_well": 0.05, "many_well": 0.02}
 QUICK = {  # one interpolation (the one with every network); the unit tests cover the other two
