@@ -1,26 +1,14 @@
 """Run bench_binary in --quick mode so the script never rots (figures present and in range; no quality asserted)."""
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from _quick_bench import run_quick
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bench_binary_quick():
-    result = ROOT / "benchmarks/results/bench_binary_quick.json"
-    result.unlink(missing_ok=True)
-    proc = subprocess.run(
-        [sys.executable, "scripts/bench_binary.py", "--quick"],
-        cwd=ROOT,
-        capture_output=True,
-        check=False,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(result.read_text())["results"]
+    out = run_quick("binary")
     for sampler in ("one_stage", "two_stage", "multi_m4"):
         assert 0 <= out[f"tv_mixture_d16_{sampler}"] <= 1 and 0 <= out[f"tv_mixture_d16_{sampler}_exact_score"] <= 1
         assert out[f"mmd_digits_{sampler}"] >= 0

@@ -1,26 +1,14 @@
 """Run bench_curves in --quick mode so the script never rots (figures are checked for presence and range only)."""
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from _quick_bench import run_quick
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bench_curves_quick():
-    result = ROOT / "benchmarks/results/bench_curves_quick.json"
-    result.unlink(missing_ok=True)
-    proc = subprocess.run(
-        [sys.executable, "scripts/bench_curves.py", "--quick"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(result.read_text())["results"]
+    out = run_quick("curves")
     for interp in ("learned",):  # the quick run trains one interpolation
         name = f"{interp}_gmm2d"
         assert 0.0 <= out[f"{name}_ess"] <= 1.0 and out[f"{name}_ess_seeds"] == 1

@@ -4,28 +4,16 @@ Figures are only checked for presence and range (no timing or quality is asserte
 the LPPD-against-time plot for existence.
 """
 
-import json
 import math
-import subprocess
-import sys
 from pathlib import Path
+
+from _quick_bench import run_quick
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bench_mile_quick():
-    result = ROOT / "benchmarks/results/bench_mile_quick.json"
-    result.unlink(missing_ok=True)
-    proc = subprocess.run(
-        [sys.executable, "scripts/bench_mile.py", "--quick"],
-        check=False,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(result.read_text())["results"]
+    out = run_quick("mile")
     for method in ("de", "mile", "bde"):
         assert math.isfinite(out[f"{method}_yacht_lppd"]) and out[f"{method}_yacht_lppd_seeds"] == 1
         assert out[f"{method}_yacht_rmse"] > 0 and 0.0 <= out[f"{method}_yacht_coverage90"] <= 1.0

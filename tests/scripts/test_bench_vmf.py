@@ -1,20 +1,14 @@
 """Run bench_vmf in --quick mode so the script never rots (figures present and positive; no timing asserted)."""
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from _quick_bench import run_quick
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bench_vmf_quick():
-    result = ROOT / "benchmarks/results/bench_vmf_quick.json"
-    result.unlink(missing_ok=True)
-    proc = subprocess.run([sys.executable, "scripts/bench_vmf.py", "--quick"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(result.read_text())["results"]
+    out = run_quick("vmf")
     for impl in ("jaxsamp", "tfp", "scipy"):  # the quick run times one (d, kappa) of the grid
         assert out[f"vmf_samples_per_s_{impl}_d64_k1"] > 0
     assert out["vmf_log_norm_max_rel_err"] < 1e-6  # the accuracy figure is exact arithmetic, not a timing
