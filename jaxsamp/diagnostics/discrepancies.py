@@ -4,7 +4,9 @@ These are the sample-quality metrics of the learned-sampler benchmarks
 (Blessing et al. 2024, "Beyond ELBOs", ``eval_methods``: MMD and Sinkhorn against
 2000 target samples; iDEM / Adjoint Sampling: exact W2 and energy-W2 against 2000
 reference samples). Exact transport runs on the host through POT (``ot.emd2``,
-``ot.emd2_1d``); entropic transport through ott-jax.
+``ot.emd2_1d``); entropic transport through ott-jax. Both are imported by the
+functions that use them (together about 3 s of start-up), so that a process which
+only needs MMD -- every training run's evaluation, every CLI call -- does not pay for them.
 """
 
 from __future__ import annotations
@@ -15,10 +17,6 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
-import ot
-from ott.geometry import pointcloud
-from ott.solvers import linear
-from ott.tools import sinkhorn_divergence as _sinkhorn_divergence
 
 
 def _squared_distances(x: jax.Array, y: jax.Array) -> jax.Array:
@@ -102,6 +100,9 @@ def sinkhorn_divergence(x: jax.Array, y: jax.Array, epsilon: float = 1e-3) -> ja
     -------
     scalar
     """
+    from ott.geometry import pointcloud
+    from ott.tools import sinkhorn_divergence as _sinkhorn_divergence
+
     chex.assert_rank([x, y], 2)
     value, _ = _sinkhorn_divergence.sinkhorn_divergence(pointcloud.PointCloud, x, y, epsilon=epsilon)
     return value
@@ -123,6 +124,9 @@ def entropic_ot_cost(x: jax.Array, y: jax.Array, epsilon: float = 1e-3) -> jax.A
     -------
     scalar
     """
+    from ott.geometry import pointcloud
+    from ott.solvers import linear
+
     chex.assert_rank([x, y], 2)
     return linear.solve(pointcloud.PointCloud(x, y, epsilon=epsilon)).reg_ot_cost
 
@@ -141,6 +145,8 @@ def w2_from_costs(squared_costs) -> float:
     -------
     float
     """
+    import ot
+
     cost = np.asarray(squared_costs, dtype=np.float64)
     n, m = cost.shape
     value = ot.emd2(np.full(n, 1.0 / n), np.full(m, 1.0 / m), cost, numItermax=10_000_000)
@@ -163,6 +169,8 @@ def wasserstein2(x: jax.Array, y: jax.Array) -> float:
     float
     """
     chex.assert_rank([x, y], 2)
+    import ot
+
     chex.assert_equal_shape_suffix([x, y], 1)
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     return w2_from_costs(ot.dist(x, y, metric="sqeuclidean"))
@@ -183,6 +191,8 @@ def wasserstein2_1d(a, b) -> float:
     -------
     float
     """
+    import ot
+
     a = np.asarray(a, dtype=np.float64).ravel()
     b = np.asarray(b, dtype=np.float64).ravel()
     return float(np.sqrt(max(ot.emd2_1d(a, b, metric="sqeuclidean"), 0.0)))

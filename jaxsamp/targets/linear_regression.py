@@ -11,13 +11,17 @@ carry about as much information as the prior (posterior precision about ``2 I``)
 
 from __future__ import annotations
 
-import distrax
+from typing import TYPE_CHECKING
+
 import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core.registry import TARGETS
 from jaxsamp.core.target import Target
 from jaxsamp.core.validation import NonNegativeInt, PositiveFloat, PositiveInt
+
+if TYPE_CHECKING:
+    import distrax
 
 
 class ConjugateLinearRegression(Target):
@@ -56,7 +60,9 @@ class ConjugateLinearRegression(Target):
         return log_prior + log_likelihood
 
     def posterior(self, dtype=jnp.float32) -> distrax.Distribution:
-        """The exact posterior ``N(m, S)`` as a distrax distribution."""
+        """The exact posterior ``N(m, S)`` as a distrax distribution (distrax imported here: it is not needed to sample)."""
+        import distrax
+
         return distrax.MultivariateNormalFullCovariance(jnp.asarray(self.posterior_mean, dtype),
                                                         jnp.asarray(self.posterior_cov, dtype))
 
