@@ -6,6 +6,11 @@ Protocol (fixed before the first run):
   steps, a buffer of the last 20 rollouts, EMA 0.999 of the parameters for sampling) and ASBS
   (``configs/asbs_{dw4,lj13}_cpu.yaml``: harmonic prior, stages of 90 adjoint-matching and 10
   corrector epochs).
+* **The fixes' baseline** (``--methods as_reference``, outside the default protocol): Adjoint
+  Sampling on the same DW-4 / LJ-13 CPU config with the reference code's rules instead of the fixes
+  (left-point Euler-Maruyama, a 10 000-sample buffer -- 78 rollouts of 128 --, no parameter average),
+  which is the earlier recorded DW-4 figure's setting re-run on the shared SDE core; figures
+  ``as_reference_{system}_{metric}``.
 * **Budgets**: each run trains for its config's epochs or until its wall-clock cap, whichever
   comes first: DW-4 30 minutes per run and seeds 0, 1, 2; LJ-13 90 minutes and seed 0 only (the
   paper reports 3 seeds of GPU runs).
@@ -24,7 +29,7 @@ Protocol (fixed before the first run):
 Papers (3 seeds, GPU, full budgets): Adjoint Sampling DW-4 0.62 / 0.55, LJ-13 1.67 / 2.40; ASBS
 DW-4 0.43 / 0.20, LJ-13 1.59 / 1.99 (geometric W2 / energy W2).
 
-Usage: python scripts/bench_adjoint.py [--quick] [--methods as asbs] [--systems dw4 lj13] [--seeds 0 1 2]
+Usage: python scripts/bench_adjoint.py [--quick] [--methods as asbs as_reference] [--systems dw4 lj13] [--seeds 0 1 2]
        [--no-speed] [--speed-only]
 Writes benchmarks/results/bench_adjoint.json (``--quick``: bench_adjoint_quick.json), merging.
 """
@@ -50,7 +55,9 @@ from jaxsamp.experiments.config import load_config
 from jaxsamp.learned.adjoint import energy_gradients
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-CONFIG = {"as": "adjoint_{}_cpu.yaml", "asbs": "asbs_{}_cpu.yaml"}
+CONFIG = {"as": "adjoint_{}_cpu.yaml", "asbs": "asbs_{}_cpu.yaml", "as_reference": "adjoint_{}_cpu.yaml"}
+PROTOCOL_METHODS = ("as", "asbs")
+REFERENCE_RULES = {"exact_variance": False, "buffer_epochs": 78, "ema_decay": 0.0}  # as_reference: the pre-fix rules
 MINUTES = {"dw4": 30.0, "lj13": 90.0}
 SEEDS = {"dw4": (0, 1, 2), "lj13": (0,)}
 QUICK = dict(hidden=8, num_layers=1, nfe=10, steps_per_epoch=5, train_batch_size=32)
@@ -58,11 +65,11 @@ QUICK_ASBS = dict(adjoint_epochs=2, corrector_epochs=1)
 QUICK_RUNS = {("as", "dw4"), ("asbs", "lj13")}  # quick: each method and each system once, in two runs
 
 
-def build(config: str, quick: bool, seed: int = 0):
-    """Sampler, epochs, evaluation size and seed of a config (tiny in quick mode)."""
+def build(config: str, quick: bool, seed: int = 0, overrides: dict | None = None):
+    """Sampler, epochs, evaluation size and seed of a config (tiny in quick mode), ``overrides`` replacing settings."""
     cfg = load_config(CONFIGS / config)
     sampler_class, settings_class = SAMPLERS[cfg.sampler.name]
-    settings = validate_dataclass("sampler", cfg.sampler.params, settings_class)
+    settings = dataclasses.replace(validate_dataclass("sampler", cfg.sampler.params, settings_class), **(overrides or {}))
     target = jaxsamp.targets.get(cfg.target.name, **cfg.target.params)
     if quick:
         settings = dataclasses.replace(settings, **QUICK, **(QUICK_ASBS if cfg.sampler.name == "asbs" else {}))
@@ -123,7 +130,8 @@ def epoch_seconds(quick: bool) -> dict:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run (tiny networks, 3 epochs, 64 samples)")
-    parser.add_argument("--methods", nargs="+", choices=CONFIG, default=list(CONFIG))
+    parser.add_argument("--methods", nargs="+", choices=CONFIG, default=list(PROTOCOL_METHODS),
+                        help="as_reference: the pre-fix Adjoint Sampling, outside the default protocol")
     parser.add_argument("--systems", nargs="+", choices=MINUTES, default=list(MINUTES))
     parser.add_argument("--seeds", nargs="+", type=int, help="override the protocol's seeds (DW-4 0 1 2, LJ-13 0)")
     parser.add_argument("--no-speed", action="store_true", help="skip the paper-config epoch timing")
@@ -147,7 +155,8 @@ def main():
             for method in args.methods:
                 if args.quick and (method, system) not in QUICK_RUNS:
                     continue
-                sampler, epochs, n_eval, run_seed = build(CONFIG[method].format(system), args.quick, seed)
+                sampler, epochs, n_eval, run_seed = build(CONFIG[method].format(system), args.quick, seed,
+                                                          REFERENCE_RULES if method == "as_reference" else None)
                 name = f"{method}_{system}"
                 state, done, took = train(sampler, run_seed, epochs, MINUTES[system],
                                           1 if args.quick else 10, f"{name} seed {seed}")

@@ -1,5 +1,6 @@
 """The Adjoint Sampling / ASBS benchmark runs end to end at CI size and writes every figure the issue asks for."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -22,3 +23,16 @@ def test_quick_benchmark_writes_its_figures():
     assert results["as_dw4_energy_evals"] == 3 * 32  # 3 epochs x 32 rollout paths, one gradient each
     assert results["asbs_lj13_energy_evals"] == 2 * 32  # 2 adjoint epochs and 1 corrector epoch (no energy calls)
     assert results["as_dw4_w2"] > 0 and results["asbs_lj13_energy_w2"] > 0 and results["as_dw4_w2_seeds"] == 1
+
+
+def test_the_reference_baseline_uses_the_pre_fix_rules_on_the_same_config(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    import bench_adjoint
+
+    fixed, *_ = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=False)
+    reference, *_ = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=False, overrides=bench_adjoint.REFERENCE_RULES)
+    assert (fixed.settings.exact_variance, fixed.settings.ema_decay) == (True, 0.999)
+    assert (reference.settings.exact_variance, reference.settings.ema_decay) == (False, 0.0)
+    assert reference.settings.buffer_epochs * reference.batch_size == 9984  # the reference's 10 000 samples
+    restored = {k: getattr(fixed.settings, k) for k in bench_adjoint.REFERENCE_RULES}
+    assert dataclasses.replace(reference.settings, **restored) == fixed.settings  # nothing else differs
