@@ -168,9 +168,9 @@ def wasserstein2(x: jax.Array, y: jax.Array) -> float:
     -------
     float
     """
-    chex.assert_rank([x, y], 2)
     import ot
 
+    chex.assert_rank([x, y], 2)
     chex.assert_equal_shape_suffix([x, y], 1)
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     return w2_from_costs(ot.dist(x, y, metric="sqeuclidean"))
