@@ -127,7 +127,7 @@ def epoch_seconds(quick: bool) -> dict:
             "rollout_seconds_dw4_paper_config": float(np.mean(roll_times))}
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run (tiny networks, 3 epochs, 64 samples)")
     parser.add_argument("--methods", nargs="+", choices=CONFIG, default=list(PROTOCOL_METHODS),
@@ -136,7 +136,7 @@ def main():
     parser.add_argument("--seeds", nargs="+", type=int, help="override the protocol's seeds (DW-4 0 1 2, LJ-13 0)")
     parser.add_argument("--no-speed", action="store_true", help="skip the paper-config epoch timing")
     parser.add_argument("--speed-only", action="store_true", help="only the paper-config epoch timing")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     results: dict = {}
 

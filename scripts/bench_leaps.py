@@ -195,7 +195,7 @@ def smc_error(path, key, walkers: int, evals: float, repeats: int, exact: float)
     return float(np.mean(errors)), levels, int(spent)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run (tiny networks, seconds of training)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -204,7 +204,7 @@ def main():
     parser.add_argument("--curve-every", type=int, default=500, help="updates between learning-curve ESS points")
     parser.add_argument("--walkers", type=int, default=None, help="walkers for ESS / log Z (default 2000, quick 256)")
     parser.add_argument("--repeats", type=int, default=None, help="independent sampling runs averaged for log Z")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     walkers = args.walkers or (256 if args.quick else 2000)
     repeats = args.repeats or 2
     train_walkers = 16 if args.quick else 200

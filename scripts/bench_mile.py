@@ -79,12 +79,12 @@ def run_one(dataset: str, seed: int, out_dir: Path, quick: bool) -> tuple[dict, 
     return metrics, run_dir
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=None)
     parser.add_argument("--seeds", nargs="+", type=int, default=None)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     datasets = args.datasets or (("yacht",) if args.quick else DATASETS)
     seeds = args.seeds or ((0,) if args.quick else SEEDS)
     name = "bench_mile"

@@ -8,7 +8,8 @@ Protocol (fixed before the first run; run alone on the machine):
   d = 64 and kappa = 1 only, 1000 draws), the best of 3 timed calls after a compiling one; plus ``..._ratio_vs_best_other``
   (ours over the faster of TFP and scipy).
 * ``vmf_log_norm_max_rel_err``: float64 log normaliser against mpmath (40 digits) over d in {2, 3, 4,
-  10, 64, 256, 1024} and kappa in {0, 1e-8, 1e-3, 0.1, 1, 10, 100, 1e3, 1e4, 1e5}.
+  10, 64, 256, 1024} and kappa in {0, 1e-8, 1e-3, 0.1, 1, 10, 100, 1e3, 1e4, 1e5} (``--quick``: d in {2, 1024}
+  only, every d being one more compilation; tests/targets/test_sphere.py checks the whole grid).
 * ``vmfexp_selections_per_s_n1e6_d64`` and ``boltzmann_selections_per_s_n1e6_d64``: one selection for
   each of 256 different queries over 10^6 uniform actions in d = 64, kappa = 10 (the per-query cost:
   Boltzmann needs every score and a softmax per query; vMF-exp one maximum-inner-product search per
@@ -27,6 +28,10 @@ Protocol (fixed before the first run; run alone on the machine):
 
 Goals (the issue): sampling at least as fast as the faster of TFP and scipy everywhere; log normaliser
 error <= 1e-6; vMF-exp >= 10x faster than Boltzmann at n = 10^6.
+
+``--quick`` (run by tests/scripts/test_bench_vmf.py) runs every part once at CI size: sampling at d = 64 and
+kappa = 1 (1000 draws), the log normaliser at d = 2 and 1024, selection over 10^4 uniform actions (16 queries,
+32 lists; no clustered set) and the selection plot at 5000 actions and 1000 draws.
 
 Usage: python scripts/bench_vmf.py [--quick]
 """
@@ -49,6 +54,7 @@ from jaxsamp.targets.sphere import log_vmf_normalizer, sample_vmf
 DIMS, KAPPAS = (3, 64, 256), (1.0, 100.0)
 GRID_DIMS = (2, 3, 4, 10, 64, 256, 1024)
 GRID_KAPPAS = (0.0, 1e-8, 1e-3, 0.1, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5)
+QUICK_GRID_DIMS = (2, 1024)  # the grid's two ends
 
 
 def best_rate(fn, n: int, repeats: int = 3) -> float:
@@ -89,13 +95,13 @@ def sampling_rates(n: int, dims=DIMS, kappas=KAPPAS) -> dict:
     return out
 
 
-def log_norm_error() -> float:
+def log_norm_error(dims=GRID_DIMS) -> float:
     import mpmath
 
     mpmath.mp.dps = 40
     worst = 0.0
     with jax.enable_x64(True):
-        for d in GRID_DIMS:
+        for d in dims:
             got = np.asarray(log_vmf_normalizer(d, np.asarray(GRID_KAPPAS, np.float64)))
             for kappa, value in zip(GRID_KAPPAS, got):
                 if kappa == 0:
@@ -167,13 +173,14 @@ def selection_plot(quick: bool) -> dict:
     return {f"uniform_d4_{k}": v for k, v in metrics.items() if k.startswith("max_rel_dev")}
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="CI-sized run (d = 64, kappa = 1, 1000 draws; 10^4 uniform actions only; a 5000-action plot)")
-    args = parser.parse_args()
+                        help="CI-sized run (d = 64, kappa = 1, 1000 draws; log normaliser at d = 2 and 1024; "
+                        "10^4 uniform actions only; a 5000-action plot)")
+    args = parser.parse_args(argv)
     results = sampling_rates(1_000, (64,), (1.0,)) if args.quick else sampling_rates(100_000)
-    results["vmf_log_norm_max_rel_err"] = log_norm_error()
+    results["vmf_log_norm_max_rel_err"] = log_norm_error(QUICK_GRID_DIMS if args.quick else GRID_DIMS)
     results.update(selection_rates(10_000, 16, 32, clustered=False) if args.quick else selection_rates(1_000_000, 256, 1024))
     results.update(selection_plot(args.quick))
     for key, value in results.items():

@@ -1,10 +1,9 @@
 """The Adjoint Sampling / ASBS benchmark runs end to end at CI size and writes every figure the issue asks for."""
 
 import dataclasses
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from _quick_bench import run_quick
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = [
@@ -14,10 +13,7 @@ FIGURES = [
 
 
 def test_quick_benchmark_writes_its_figures():
-    (ROOT / "benchmarks" / "results" / "bench_adjoint_quick.json").unlink(missing_ok=True)
-    subprocess.run([sys.executable, "scripts/bench_adjoint.py", "--quick"], cwd=ROOT, check=True, timeout=900)
-    payload = json.loads((ROOT / "benchmarks" / "results" / "bench_adjoint_quick.json").read_text())
-    results = payload["results"]
+    results = run_quick("adjoint")
     for name in FIGURES:
         assert name in results and results[name] == results[name], name  # present and not NaN
     assert results["as_dw4_energy_evals"] == 3 * 32  # 3 epochs x 32 rollout paths, one gradient each

@@ -1,11 +1,7 @@
 """Run bench_classical in --quick mode so the script never rots (sizes are CI-small: no figure is asserted)."""
 
-import json
-import subprocess
-import sys
-from pathlib import Path
+from _quick_bench import quick_payload
 
-ROOT = Path(__file__).resolve().parents[2]
 CONTINUOUS_FIGURES = {
     "rmm_var_h05",
     "ula_var_h05",
@@ -16,12 +12,7 @@ CONTINUOUS_FIGURES = {
 
 
 def test_bench_classical_quick(tmp_path):
-    result = ROOT / "benchmarks/results/bench_classical_quick.json"
-    result.unlink(missing_ok=True)  # the run must write a fresh one
-    cmd = [sys.executable, "scripts/bench_classical.py", "--quick", "--plots", str(tmp_path)]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(result.read_text())
+    out = quick_payload("classical", "--plots", str(tmp_path))
     assert out["command"].startswith("python scripts/bench_classical.py")
     assert CONTINUOUS_FIGURES <= set(out["results"])
     assert all(v == v for v in out["results"].values())  # no NaN

@@ -1,12 +1,9 @@
 """The diagnostics benchmark runs end to end at CI size and writes every figure the issue asks for."""
 
-import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from _quick_bench import quick_payload
+
 RATES = ["psd_size", "psd_power_meanshift_r1", "psd_power_var_r2", "psd_power_laplace_r4", "ksd_power_meanshift"]
 POSITIVE = [
     "psd_over_ksd_speedup_n10000",
@@ -17,11 +14,7 @@ POSITIVE = [
 
 
 def test_quick_benchmark_writes_its_figures():
-    proc = subprocess.run(
-        [sys.executable, "scripts/bench_diagnostics.py", "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=900
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    payload = json.loads((ROOT / "benchmarks" / "results" / "bench_diagnostics_quick.json").read_text())
+    payload = quick_payload("diagnostics")
     assert payload["command"].startswith("python scripts/bench_diagnostics.py")
     results = payload["results"]
     for name in RATES:

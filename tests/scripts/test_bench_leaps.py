@@ -1,12 +1,9 @@
 """Run bench_leaps in --quick mode so the script never rots (no figure or timing is asserted)."""
 
-import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from _quick_bench import quick_payload
+
 FIGURES = {
     f"{figure}_L8_{network}{suffix}" for network in ("conv", "mlp", "attention") for suffix in ("", "_sd", "_seed0")
     for figure in ("ess", "logz_abs_err", "logz_fe_abs_err", "train_steps_per_s", "train_target_evals")
@@ -14,11 +11,7 @@ FIGURES = {
 
 
 def test_bench_leaps_quick():
-    proc = subprocess.run(
-        [sys.executable, "scripts/bench_leaps.py", "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads((ROOT / "benchmarks/results/bench_leaps_quick.json").read_text())
+    out = quick_payload("leaps")
     results = out["results"]
     assert FIGURES <= set(results)
     assert out["command"].startswith("python scripts/bench_leaps.py")
