@@ -49,7 +49,7 @@ import jaxsamp.targets
 from jaxsamp.core import run
 from jaxsamp.core.registry import validate_dataclass
 from jaxsamp.diagnostics import discrepancies
-from jaxsamp.diagnostics.geometric_w2 import geometric_w2
+from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
 from jaxsamp.experiments.adjoint_experiment import SAMPLERS, evaluate
 from jaxsamp.experiments.config import load_config
 from jaxsamp.learned.adjoint import energy_gradients

@@ -38,10 +38,7 @@ import numpy as np  # noqa: E402
 
 import benchmark_io  # noqa: E402
 import jaxsamp.targets  # noqa: E402
-from jaxsamp.diagnostics import energy_w2, ksd_test, psd_test  # noqa: E402
-# from its submodule: once that submodule is imported (bench_adjoint, jaxsamp.learned.adjoint), the package's
-# attribute ``geometric_w2`` is the module, not the function
-from jaxsamp.diagnostics.geometric_w2 import geometric_w2
+from jaxsamp.diagnostics import energy_w2, geometric_w2, ksd_test, psd_test  # noqa: E402
 
 
 def gaussian_score(x):

@@ -4,7 +4,7 @@
 * :mod:`~jaxsamp.diagnostics.mcmc` -- bulk / tail ESS, R-hat and MCSE equal to ArviZ's (jitted), a
   numpyro-style posterior summary, ArviZ export;
 * :mod:`~jaxsamp.diagnostics.discrepancies` -- MMD, Sinkhorn (ott-jax), exact and 1-D / energy W2 (POT);
-* :mod:`~jaxsamp.diagnostics.geometric_w2` -- E(n)-invariant W2 of particle systems (iDEM protocol),
+* :mod:`~jaxsamp.diagnostics.geometric_wasserstein` -- E(n)-invariant W2 of particle systems (iDEM protocol),
   on the batched exact assignment solver of :mod:`~jaxsamp.diagnostics.assignment`;
 * :mod:`~jaxsamp.diagnostics.grid_divergences` -- forward KL of two 2-D densities by quadrature;
 * :mod:`~jaxsamp.diagnostics.mode_coverage` -- entropic mode coverage;
@@ -24,7 +24,7 @@ _NAMES_BY_SUBMODULE = {
         "wasserstein2", "wasserstein2_1d",
     ],
     "grid_divergences": ["forward_kl_on_grid", "grid_points"],
-    "geometric_w2": ["aligned_distance", "geometric_w2", "nuclear_norm", "pair_distances"],
+    "geometric_wasserstein": ["aligned_distance", "geometric_w2", "nuclear_norm", "pair_distances"],
     "mcmc": [
         "ConvergenceDiagnostics", "PosteriorSummary", "chain_ess", "chain_rhat", "convergence_diagnostics",
         "posterior_summary", "to_inference_data",

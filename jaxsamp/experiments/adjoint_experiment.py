@@ -28,7 +28,7 @@ from jaxsamp.core import WeightedSamples, run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.core.target import ReferenceUnavailableError
 from jaxsamp.diagnostics import discrepancies, health
-from jaxsamp.diagnostics.geometric_w2 import geometric_w2
+from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
 from jaxsamp.experiments import plots
 from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.asbs import Asbs, AsbsSettings

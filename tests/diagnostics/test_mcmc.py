@@ -187,15 +187,29 @@ def test_compiles_without_the_quick_compile_options_when_xla_lacks_them(monkeypa
 
 
 def test_importing_the_diagnostics_leaves_ott_and_pot_unloaded():
-    # A fresh interpreter, so that other tests' imports do not count.
+    # A fresh interpreter, so that other tests' imports do not count. MMD lives beside the transport
+    # distances, which import ott-jax and POT only when called.
     child = (
         "import sys, numpy as np\n"
         "import jaxsamp.diagnostics\n"
-        "from jaxsamp.diagnostics import chain_ess\n"
+        "from jaxsamp.diagnostics import chain_ess, mmd\n"
         "ess = chain_ess(np.random.default_rng(0).standard_normal((16, 2)))\n"
         "assert np.isfinite(float(ess)), ess\n"
+        "assert float(mmd(np.zeros((4, 2)), np.ones((4, 2)))) > 0\n"
         "print(sorted({'ott', 'ot'} & set(sys.modules)))\n"
     )
     process = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300, check=False)
     assert process.returncode == 0, process.stderr[-3000:]
     assert process.stdout.strip() == "[]"
+
+
+def test_no_public_name_is_also_a_submodule_name():
+    # Importing a submodule binds it as the package's attribute, so a function named like its own
+    # submodule would turn into that module for ``from jaxsamp.diagnostics import name`` afterwards.
+    import jaxsamp.diagnostics as package
+    from jaxsamp.diagnostics import geometric_wasserstein  # noqa: F401  (the submodule, imported first)
+
+    assert not set(package._SUBMODULE_OF) & package._SUBMODULES
+    from jaxsamp.diagnostics import geometric_w2
+
+    assert callable(geometric_w2)

@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
-from jaxsamp.diagnostics.geometric_w2 import aligned_distance, geometric_w2, nuclear_norm, pair_distances
+from jaxsamp.diagnostics.geometric_wasserstein import aligned_distance, geometric_w2, nuclear_norm, pair_distances
 
 N = 12  # configurations per set: one compiled shape per (particles, dim)
 
