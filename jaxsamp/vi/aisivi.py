@@ -100,6 +100,12 @@ class AISIVISettings:
         Initial steps in which only ``tau`` is trained.
     learning_rate, tau_learning_rate : float
         Adam's learning rates of ``phi`` and ``psi``.
+    decay_step : int or None
+        After this many steps past pretraining both learning rates are multiplied
+        by ``decay_factor`` (the reference code's ``StepLR``: a factor 0.1 at step
+        2000 of 4000 on the toys); None keeps them constant.
+    decay_factor : float
+        The factor of that single drop, in (0, 1].
     marginal_draws : int
         Prior draws of the Monte Carlo marginal ``log q(z)`` used to score a fit
         (:meth:`AISIVI.marginal_log_density`), not in training.
@@ -118,6 +124,8 @@ class AISIVISettings:
     pretrain_steps: NonNegativeInt = 100
     learning_rate: PositiveFloat = 1e-2
     tau_learning_rate: PositiveFloat = 1e-2
+    decay_step: PositiveInt | None = None
+    decay_factor: Annotated[float, Interval(gt=0, le=1)] = 0.1
     marginal_draws: PositiveInt = 10_000
 
     def __post_init__(self):
@@ -175,9 +183,18 @@ class AISIVI:
             self.tau_family = CouplingFlow(latent, settings.tau_layers, (settings.tau_hidden_width,) * 2,
                                            context_dim=self.dim, max_log_scale=settings.tau_max_log_scale)
         self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: self._module(nnx.Rngs(0))))
-        self.optimizer = optax.apply_if_finite(optax.adam(settings.learning_rate), MAX_SKIPPED)
-        self.tau_optimizer = optax.apply_if_finite(optax.adam(settings.tau_learning_rate), MAX_SKIPPED)
+        # phi's updates start after pretraining, psi's at step 0: both drop at decay_step past pretraining
+        pretrain = settings.pretrain_steps if self.tau_family is not None else 0
+        self.optimizer = self._adam(settings.learning_rate, settings.decay_step)
+        self.tau_optimizer = self._adam(settings.tau_learning_rate,
+                                        None if settings.decay_step is None else settings.decay_step + pretrain)
         self.trainer = Trainer(self.init, self.step)
+
+    def _adam(self, learning_rate: float, decay_at: int | None) -> optax.GradientTransformation:
+        """Adam at ``learning_rate``, times ``decay_factor`` from update ``decay_at`` on, skipping non-finite gradients."""
+        if decay_at is not None:
+            learning_rate = optax.piecewise_constant_schedule(learning_rate, {decay_at: self.settings.decay_factor})
+        return optax.apply_if_finite(optax.adam(learning_rate), MAX_SKIPPED)
 
     def _module(self, rngs: nnx.Rngs) -> ConditionalGaussianModule:
         s = self.settings

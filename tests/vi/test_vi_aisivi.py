@@ -199,6 +199,35 @@ def test_a_non_finite_gradient_skips_its_update_and_is_counted():
     assert any(np.any(b != a) for b, a in zip(jax.tree.leaves(state.psi), jax.tree.leaves(new.psi)))
 
 
+def test_step_decay_scales_both_updates_at_decay_step_past_pretraining():
+    """decay_step 2 after 3 pretraining steps: steps 0-4 match a constant-rate run bit for bit; at step 5
+    (the third phi update, the sixth psi update) both Adam updates are decay_factor x the constant-rate ones:
+    psi's element by element (same gradient, same moments), phi's in norm per parameter array to 2 % (its
+    gradient sees the step's updated tau, which differs slightly between the runs); a missing or misplaced
+    drop is off by 4x."""
+    target = jaxsamp.targets.get("gaussian", dim=2)
+    common = {"latent_dim": 2, "hidden_width": 8, "batch_size": 16, "num_inner": 8, "tau_layers": 2,
+              "tau_hidden_width": 4, "pretrain_steps": 3}
+    constant, decayed = (AISIVI(target, AISIVISettings(**common, **extra))
+                         for extra in ({}, {"decay_step": 2, "decay_factor": 0.25}))
+    state, state_decayed = constant.init(jax.random.key(0)), decayed.init(jax.random.key(0))
+    step_constant, step_decayed = jax.jit(constant.step), jax.jit(decayed.step)
+    for i in range(5):
+        key = jax.random.key(10 + i)
+        (state, _), (state_decayed, _) = step_constant(key, state), step_decayed(key, state_decayed)
+        jax.tree.map(np.testing.assert_array_equal, (state.phi, state.psi), (state_decayed.phi, state_decayed.psi))
+    key = jax.random.key(15)
+    (plain, _), (scaled, _) = step_constant(key, state), step_decayed(key, state_decayed)
+    for part in ("phi", "psi"):
+        start, full, small = (jax.tree.leaves(getattr(s, part)) for s in (state, plain, scaled))
+        for a, b, c in zip(start, full, small):
+            if part == "psi":
+                np.testing.assert_allclose(c - a, 0.25 * (b - a), rtol=1e-3, atol=1e-7)
+            else:
+                assert abs(np.linalg.norm(c - a) / np.linalg.norm(b - a) - 0.25) < 0.005
+        assert any(np.any(b != a) for a, b in zip(start, full))
+
+
 @pytest.mark.parametrize(("method", "target_name", "extent", "settings"), [
     ("bsivi", "x_shaped", (-5.0, 5.0, -5.0, 5.0), {"num_inner": 16}),
     ("aisivi", "banana", (-4.0, 4.0, -12.0, 3.0), {"num_inner": 32, "tau_layers": 4}),
