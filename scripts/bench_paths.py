@@ -36,7 +36,7 @@ Protocol (fixed before the first run; every variant gets the same budget):
   seeds recorded so far (``{figure}_seeds`` counts them). Runs go seed by seed, cheapest target first.
 
 Usage: python scripts/bench_paths.py [--quick] [--groups diffusion smc tps] [--targets ...] [--seeds 0 1 2]
-[--variants pis-kl ...]
+       [--variants pis-kl ...] [--variates learned batch_mean zero]
 """
 
 from __future__ import annotations
@@ -187,10 +187,12 @@ def main(argv=None):
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", choices=[f"{m}-{l}" for m in METHODS for l in LOSSES],
                         help="diffusion variants to run (default all four; to finish a seed that was cut short)")
+    parser.add_argument("--variates", nargs="+", choices=VARIATES,
+                        help="TPS-DPS control variates to run (default all three; to finish a seed that was cut short)")
     args = parser.parse_args(argv)
     targets = ["gmm"] if args.quick else args.targets
     seeds = args.seeds[:1] if args.quick else args.seeds
-    variates = VARIATES[:1] if args.quick else VARIATES
+    variates = VARIATES[:1] if args.quick else [v for v in VARIATES if not args.variates or v in args.variates]
     # quick: both methods and both losses, in two runs (PIS-KL, DDS-LV) rather than four
     variants = list(zip(METHODS, LOSSES)) if args.quick else [(m, l) for m in METHODS for l in LOSSES]
     if args.variants:
