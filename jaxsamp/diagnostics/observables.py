@@ -101,7 +101,7 @@ def connected_two_point(states: jax.Array, log_w: jax.Array | None = None) -> ja
 
 def potts_magnetization(states: jax.Array, q: int) -> jax.Array:
     """Potts order parameter per configuration, ``|M|`` with ``M = N^-1 sum_i exp(2 pi i sigma_i / q)``; shape (n,)."""
-    angle = 2.0 * jnp.pi * _lattice(states).astype(jnp.float32) / q
+    angle = 2.0 * jnp.pi * _lattice(states).astype(jnp.result_type(float)) / q
     return jnp.hypot(jnp.mean(jnp.cos(angle), axis=(-1, -2)), jnp.mean(jnp.sin(angle), axis=(-1, -2)))
 
 
