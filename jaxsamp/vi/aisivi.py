@@ -183,11 +183,13 @@ class AISIVI:
             self.tau_family = CouplingFlow(latent, settings.tau_layers, (settings.tau_hidden_width,) * 2,
                                            context_dim=self.dim, max_log_scale=settings.tau_max_log_scale)
         self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: self._module(nnx.Rngs(0))))
-        # phi's updates start after pretraining, psi's at step 0: both drop at decay_step past pretraining
-        pretrain = settings.pretrain_steps if self.tau_family is not None else 0
+        # steps in which only tau trains (none without tau); phi's updates start after them, psi's at
+        # step 0, so both rates drop at decay_step past pretraining
+        self.pretrain_steps = settings.pretrain_steps if self.tau_family is not None else 0
         self.optimizer = self._adam(settings.learning_rate, settings.decay_step)
-        self.tau_optimizer = self._adam(settings.tau_learning_rate,
-                                        None if settings.decay_step is None else settings.decay_step + pretrain)
+        self.tau_optimizer = self._adam(
+            settings.tau_learning_rate, None if settings.decay_step is None else settings.decay_step + self.pretrain_steps
+        )
         self.trainer = Trainer(self.init, self.step)
 
     def _adam(self, learning_rate: float, decay_at: int | None) -> optax.GradientTransformation:
@@ -290,9 +292,7 @@ class AISIVI:
             diagnostics = {"log_w": jnp.full(self.settings.batch_size, jnp.nan), "inner_ess": jnp.full((), jnp.nan)}
             return state.phi, state.phi_opt_state, diagnostics
 
-        pretraining = self.tau_family is not None and self.settings.pretrain_steps > 0
-        phi_active = state.step >= self.settings.pretrain_steps if pretraining else True
-        phi, phi_opt_state, diagnostics = jax.lax.cond(phi_active, update_phi, hold_phi, None)
+        phi, phi_opt_state, diagnostics = jax.lax.cond(state.step >= self.pretrain_steps, update_phi, hold_phi, None)
         weights = WeightedSamples(None, diagnostics["log_w"])
         skipped_tau = psi_opt_state.total_notfinite if psi_opt_state is not None else jnp.int32(0)
         metrics = {"tau_nll": tau_nll, "elbo": jnp.mean(weights.log_w), "ess": weights.ess,
