@@ -38,7 +38,6 @@ import dataclasses
 import math
 import time
 from pathlib import Path
-from typing import Annotated
 
 import jax
 import jax.numpy as jnp
@@ -47,14 +46,12 @@ import numpy as np
 from jaxsamp.core import ensemble, run
 from jaxsamp.core.errors import ConfigError, InputError
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
-from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields
+from jaxsamp.core.validation import PositiveFloat, PositiveInt, check_fields
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.diagnostics.binary_discrepancies import expected_tv_of_exact_samples, hamming_mmd, total_variation
 from jaxsamp.experiments import plots
 from jaxsamp.learned import bernoulli_samplers as samplers
 from jaxsamp.learned.bernoulli_denoising import (
-    NETWORKS,
-    PADDINGS,
     BernoulliDenoiser,
     DenoiserSettings,
     exact_posterior_mean,
@@ -68,11 +65,20 @@ SHOWN = 64
 
 @dataclasses.dataclass(frozen=True)
 class BernoulliDenoisingSettings:
-    """The denoiser (:class:`DenoiserSettings`, without ``batch_size``: that is ``run.num_chains``), the sampler
-    (:class:`SamplerSettings`) and the data source of a ``bernoulli_denoising`` run.
+    """The checked settings of a ``bernoulli_denoising`` run.
 
-    Extra attributes
-    ----------------
+    The config's ``params`` is one flat mapping (:func:`settings_from_params`
+    splits it): the fields of :class:`~jaxsamp.learned.bernoulli_denoising.DenoiserSettings`
+    except ``batch_size`` (that is ``run.num_chains``), those of
+    :class:`~jaxsamp.learned.bernoulli_samplers.SamplerSettings`, and the three below.
+    Defaults are those classes' own.
+
+    Attributes
+    ----------
+    denoiser : DenoiserSettings
+    sampler : SamplerSettings
+        Its ``correction`` is ``none`` or ``trapezoid``: ``exact`` needs the
+        target's tractable ``q_alpha``, which a learned denoiser does not have.
     num_train_samples : int
         Training set size for targets with exact samples or Glauber data (20 000).
     glauber_sweeps : int
@@ -81,43 +87,46 @@ class BernoulliDenoisingSettings:
         ``ell`` (bits) of the Hamming kernel ``exp(-H / ell)`` (16, about the median Hamming distance between digits).
     """
 
-    alpha: PositiveFloat = 1.0
-    max_measurements: PositiveInt = 1
-    network: Annotated[str, OneOf(NETWORKS)] = "mlp"
-    hidden: tuple = (256, 256)
-    channels: PositiveInt = 32
-    conv_layers: PositiveInt = 4
-    kernel_size: PositiveInt = 3
-    padding: Annotated[str, OneOf(PADDINGS)] = "zeros"
-    learning_rate: PositiveFloat = 1e-3
-    decay_steps: PositiveInt | None = None
-    max_grad_norm: PositiveFloat = 1.0
-    move: Annotated[str, OneOf(samplers.MOVES)] = "two_stage"
-    step_size: PositiveFloat = 1.0
-    correction: Annotated[str, OneOf(("none", "trapezoid"))] = "none"
-    num_measurements: PositiveInt = 1
-    steps_per_measurement: PositiveInt = 99
-    readout: Annotated[str, OneOf(samplers.READOUTS)] = "sign"
+    denoiser: DenoiserSettings
+    sampler: samplers.SamplerSettings
     num_train_samples: PositiveInt = 20_000
     glauber_sweeps: PositiveInt = 1000
     mmd_length_scale: PositiveFloat = 16.0
 
     def __post_init__(self):
         check_fields(self)
-        if self.num_measurements > self.max_measurements:
+        if self.sampler.correction == "exact":
             raise InputError(
-                f"num_measurements = {self.num_measurements} exceeds max_measurements = {self.max_measurements}: "
-                "the denoiser would never have been trained on that many measurements"
+                "correction exact needs the target's tractable q_alpha, which a learned denoiser does not give: "
+                "use none or trapezoid"
             )
-        self.denoiser(1)  # hidden widths etc.
+        if self.sampler.num_measurements > self.denoiser.max_measurements:
+            raise InputError(
+                f"num_measurements = {self.sampler.num_measurements} exceeds max_measurements = "
+                f"{self.denoiser.max_measurements}: the denoiser would never have been trained on that many measurements"
+            )
 
-    def denoiser(self, batch_size: int) -> DenoiserSettings:
-        names = {f.name for f in dataclasses.fields(DenoiserSettings)} - {"batch_size"}
-        return DenoiserSettings(batch_size=batch_size, **{n: getattr(self, n) for n in names})
 
-    def sampler(self) -> samplers.SamplerSettings:
-        names = {f.name for f in dataclasses.fields(samplers.SamplerSettings)}
-        return samplers.SamplerSettings(**{n: getattr(self, n) for n in names})
+def settings_from_params(params: dict | None, batch_size: int) -> BernoulliDenoisingSettings:
+    """Split a run's flat ``params`` among the denoiser, the sampler and the run's own fields; one-line ConfigErrors."""
+    where = "sampler 'bernoulli_denoising'"
+    params = dict(params or {})
+    names = {
+        "denoiser": [f.name for f in dataclasses.fields(DenoiserSettings) if f.name != "batch_size"],
+        "sampler": [f.name for f in dataclasses.fields(samplers.SamplerSettings)],
+        "own": [f.name for f in dataclasses.fields(BernoulliDenoisingSettings) if f.name not in ("denoiser", "sampler")],
+    }
+    accepted = [n for group in names.values() for n in group]
+    for key in params:
+        if key not in accepted:
+            hint = " (the batch size is run.num_chains)" if key == "batch_size" else ""
+            raise ConfigError(f"{where}: unknown parameter {key!r}{hint}; accepted: {', '.join(accepted)}")
+    part = {group: {n: params[n] for n in group_names if n in params} for group, group_names in names.items()}
+    denoiser = validate_dataclass(where, {**part["denoiser"], "batch_size": batch_size}, DenoiserSettings)
+    sampler = validate_dataclass(where, part["sampler"], samplers.SamplerSettings)
+    return validate_dataclass(
+        where, {**part["own"], "denoiser": denoiser, "sampler": sampler}, BernoulliDenoisingSettings
+    )
 
 
 # --------------------------------------------------------------------------
@@ -265,8 +274,8 @@ def check(cfg, target) -> BernoulliDenoisingSettings:
             f"bernoulli_denoising: no training data for target {target.name!r} "
             "(needs a data set, exact samples or a spin lattice for Glauber data)"
         )
-    settings = validate_dataclass("sampler 'bernoulli_denoising'", cfg.sampler.params, BernoulliDenoisingSettings)
-    if settings.network == "conv" and len(target.event_shape) != 2:
+    settings = settings_from_params(cfg.sampler.params, cfg.run.num_chains)
+    if settings.denoiser.network == "conv" and len(target.event_shape) != 2:
         raise ConfigError(
             f"sampler 'bernoulli_denoising': network conv needs 2-D states, target {target.name!r} has {target.event_shape}"
         )
@@ -278,20 +287,20 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
     k_data, k_init, k_train, k_sample, k_exact = jax.random.split(jax.random.key(cfg.seed), 5)
     options = cfg.driver_options(run_dir)
     train, held_out = training_data(target, settings, k_data, cfg.driver_options(run_dir, "data_checkpoints"))
-    denoiser = BernoulliDenoiser(train, settings.denoiser(cfg.run.num_chains))
+    denoiser = BernoulliDenoiser(train, settings.denoiser)
     start = time.perf_counter()
     state, trace = run(
         denoiser.step, jax.jit(denoiser.init)(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
     )
     train_seconds = time.perf_counter() - start
 
-    sampler = settings.sampler()
+    sampler = settings.sampler
     start = time.perf_counter()
     sample_options = {"progress": cfg.run.progress, "chunk": cfg.run.chunk, "desc": f"{cfg.name} sampling"}
     x, final, sample_trace = samplers.sample(
         sampler,
         denoiser.posterior_mean(state.params),
-        settings.alpha,
+        settings.denoiser.alpha,
         k_sample,
         cfg.run.num_eval_samples,
         target.event_shape,
@@ -311,7 +320,7 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
         "denoiser_evals_per_sample": sampler.denoiser_evals_per_sample,
         "sample_seconds_incl_compile": sample_seconds,
         "acceptance_rate": float(np.mean(np.asarray(sample_trace["acceptance_rate"]))),
-        "flip_probability": float(samplers.flip_probability(settings.alpha)),
+        "flip_probability": float(samplers.flip_probability(settings.denoiser.alpha)),
         **sample_metrics(target, x, settings, train, held_out, law),
     }
     warnings = []
@@ -321,7 +330,7 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
             x_exact, _, _ = samplers.sample(
                 sampler,
                 exact_posterior_mean(target.log_partition),
-                settings.alpha,
+                settings.denoiser.alpha,
                 k_exact,
                 cfg.run.num_eval_samples,
                 target.event_shape,

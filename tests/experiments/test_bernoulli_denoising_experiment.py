@@ -10,10 +10,10 @@ import jaxsamp.targets
 from jaxsamp.cli import main as cli_main
 from jaxsamp.core.errors import ConfigError
 from jaxsamp.experiments.bernoulli_denoising_experiment import (
-    BernoulliDenoisingSettings,
     enumerated_law,
     magnetization_tv,
     sample_metrics,
+    settings_from_params,
 )
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.runner import prepare, run_experiment
@@ -61,7 +61,7 @@ def test_ising_run_through_the_cli_writes_metrics_samples_and_plots(tmp_path):
 def test_data_set_metrics_are_mmd_to_held_out_images():
     """``sample_metrics`` of a data set: the Hamming-kernel MMD to the test split (0 for the test split itself)."""
     digits = jaxsamp.targets.get("binary_digits", test_size=100)
-    settings = BernoulliDenoisingSettings()
+    settings = settings_from_params({}, batch_size=128)
     own = sample_metrics(digits, digits.test(), settings, digits.train(), digits.test())
     other = sample_metrics(digits, digits.train()[:100], settings, digits.train(), digits.test())
     assert set(own) == {"mmd_test"} and own["mmd_test"] < 1e-3 < other["mmd_test"]
@@ -89,6 +89,9 @@ def test_magnetization_tv_against_the_exact_distribution_of_m():
         ("sampler.params.num_measurements=3", "exceeds max_measurements"),
         ("sampler.params.network=conv", "network conv needs 2-D states"),  # the mixture's states are 1-D
         ("sampler.params.depth=3", "depth"),
+        ("sampler.params.batch_size=3", "the batch size is run.num_chains"),
+        ("sampler.params.channels=0", "channels"),
+        ("sampler.params.steps_per_measurement=0", "steps_per_measurement"),
         ("sampler.name=leaps", "takes sampler name bernoulli_denoising"),
         ("target.name=gaussian", "spin"),
     ],
@@ -111,4 +114,5 @@ def test_bad_settings_are_one_line_config_errors_before_any_work(tmp_path, chang
 def test_shipped_configs_load_and_check(name):
     cfg = load_config(CONFIGS / name)
     _, _, settings = prepare(cfg)
-    assert settings.sampler().num_steps == 99 and settings.alpha == 1.0
+    assert settings.sampler.num_steps == 99 and settings.denoiser.alpha == 1.0
+    assert settings.denoiser.batch_size == cfg.run.num_chains
