@@ -51,15 +51,8 @@ class ELBOSettings:
 def elbo_loss(params, key, *, family: Family, log_density, settings: ELBOSettings) -> tuple[jax.Array, jax.Array]:
     """The negative ELBO on ``settings.num_samples`` reparameterised draws.
 
-    Parameters
-    ----------
-    params : PyTree
-        The family's parameters.
-    key : PRNG key
-    family : Family
-    log_density : callable
-        ``x (n, d) -> log p~(x) (n,)``.
-    settings : ELBOSettings
+    An objective of :func:`~jaxsamp.vi.training.objective_trainer` (its arguments are described there), with
+    ``settings`` a :class:`ELBOSettings`.
 
     Returns
     -------
@@ -79,13 +72,7 @@ def elbo_trainer(target, family: Family, settings: ELBOSettings = ELBOSettings()
                  optimizer: optax.GradientTransformation | None = None) -> Trainer:
     """Fit ``family`` to ``target`` by maximising the ELBO: a :class:`~jaxsamp.core.Trainer` for :func:`jaxsamp.run`.
 
-    Parameters
-    ----------
-    target : Target
-        Real-valued, states of shape ``(family.dim,)``.
-    family : Family
-    settings : ELBOSettings
-    optimizer : optax.GradientTransformation, optional
-        Default ``optax.adam(settings.learning_rate)``.
+    The arguments are those of :func:`~jaxsamp.vi.training.objective_trainer`, the loss fixed and ``settings`` a
+    :class:`ELBOSettings`.
     """
     return objective_trainer(target, family, elbo_loss, settings, optimizer)

@@ -52,15 +52,8 @@ def snis_forward_kl_loss(params, key, *, family: Family, log_density,
                          settings: SNISForwardKLSettings) -> tuple[jax.Array, jax.Array]:
     """The SNIS estimate of ``KL(p || q_params)`` (up to ``log Z``) on ``K`` proposal draws.
 
-    Parameters
-    ----------
-    params : PyTree
-        The family's parameters.
-    key : PRNG key
-    family : Family
-    log_density : callable
-        ``x (n, d) -> log p~(x) (n,)``.
-    settings : SNISForwardKLSettings
+    An objective of :func:`~jaxsamp.vi.training.objective_trainer` (its arguments are described there), with
+    ``settings`` a :class:`SNISForwardKLSettings`.
 
     Returns
     -------
@@ -80,13 +73,7 @@ def snis_forward_kl_trainer(target, family: Family, settings: SNISForwardKLSetti
                             optimizer: optax.GradientTransformation | None = None) -> Trainer:
     """Fit ``family`` to ``target`` by the SNIS forward KL: a :class:`~jaxsamp.core.Trainer` for :func:`jaxsamp.run`.
 
-    Parameters
-    ----------
-    target : Target
-        Real-valued, states of shape ``(family.dim,)``.
-    family : Family
-    settings : SNISForwardKLSettings
-    optimizer : optax.GradientTransformation, optional
-        Default ``optax.adam(settings.learning_rate)``.
+    The arguments are those of :func:`~jaxsamp.vi.training.objective_trainer`, the loss fixed and ``settings`` a
+    :class:`SNISForwardKLSettings`.
     """
     return objective_trainer(target, family, snis_forward_kl_loss, settings, optimizer)

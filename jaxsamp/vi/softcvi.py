@@ -74,15 +74,8 @@ class SoftCVISettings:
 def softcvi_loss(params, key, *, family: Family, log_density, settings: SoftCVISettings) -> tuple[jax.Array, jax.Array]:
     """The SoftCVI loss ``-sum_k y_k yhat_k`` on ``K`` draws of ``stopgrad(q_params)``.
 
-    Parameters
-    ----------
-    params : PyTree
-        The family's parameters.
-    key : PRNG key
-    family : Family
-    log_density : callable
-        ``x (n, d) -> log p~(x) (n,)``.
-    settings : SoftCVISettings
+    An objective of :func:`~jaxsamp.vi.training.objective_trainer` (its arguments are described there), with
+    ``settings`` a :class:`SoftCVISettings`.
 
     Returns
     -------
@@ -104,13 +97,7 @@ def softcvi_trainer(target, family: Family, settings: SoftCVISettings = SoftCVIS
                     optimizer: optax.GradientTransformation | None = None) -> Trainer:
     """Fit ``family`` to ``target`` with SoftCVI: a :class:`~jaxsamp.core.Trainer` for :func:`jaxsamp.run`.
 
-    Parameters
-    ----------
-    target : Target
-        Real-valued, states of shape ``(family.dim,)``.
-    family : Family
-    settings : SoftCVISettings
-    optimizer : optax.GradientTransformation, optional
-        Default ``optax.adam(settings.learning_rate)``.
+    The arguments are those of :func:`~jaxsamp.vi.training.objective_trainer`, the loss fixed and ``settings`` a
+    :class:`SoftCVISettings`.
     """
     return objective_trainer(target, family, softcvi_loss, settings, optimizer)

@@ -65,13 +65,25 @@ def objective_trainer(target, family: Family, loss_fn, settings,
                       optimizer: optax.GradientTransformation | None = None) -> Trainer:
     """A :class:`~jaxsamp.core.Trainer` minimising an objective over the family's parameters.
 
-    ``loss_fn(params, key, *, family, log_density, settings) -> (loss, log_w)`` is
-    the objective (``elbo_loss``, ``snis_forward_kl_loss``, ``softcvi_loss``) with
-    ``log_density`` the target's batched log density; ``optimizer`` defaults to
-    ``optax.adam(settings.learning_rate)``. ``init(key)`` draws fresh parameters;
-    ``step(key, state)`` takes one optimiser step on ``grad loss(params, key)`` and
-    reports ``loss``, ``elbo`` (mean ``log_w``), ``ess`` (normalised) and
-    ``log_Z_hat`` of the loss's draws.
+    ``init(key)`` draws fresh parameters; ``step(key, state)`` takes one
+    optimiser step on ``grad loss(params, key)`` and reports ``loss``, ``elbo``
+    (mean ``log_w``), ``ess`` (normalised) and ``log_Z_hat`` of the loss's draws.
+
+    Parameters
+    ----------
+    target : Target
+        Real-valued, states of shape ``(family.dim,)``.
+    family : Family
+    loss_fn : callable
+        The objective, ``loss_fn(params, key, *, family, log_density, settings) -> (loss, log_w)``
+        (``elbo_loss``, ``snis_forward_kl_loss``, ``softcvi_loss``): ``params`` the
+        family's parameters, ``key`` a PRNG key, ``log_density`` the target's batched
+        log density ``x (n, d) -> log p~(x) (n,)``; it returns the scalar loss and the
+        log importance weights of the draws it used, without gradient.
+    settings
+        The objective's settings dataclass, with ``num_samples`` and ``learning_rate``.
+    optimizer : optax.GradientTransformation, optional
+        Default ``optax.adam(settings.learning_rate)``.
     """
     log_density = batch_log_density(target, family.dim, family.name)
     loss = functools.partial(loss_fn, family=family, log_density=log_density, settings=settings)
