@@ -24,7 +24,12 @@ Protocol (fixed before the first run):
   paper's DW-4 settings (``configs/adjoint_dw4.yaml``: EGNN 5 x 128, 512 paths, 200 time points, 100
   Adam steps of batch 512), the mean of 2 epochs after one compiling epoch, with its rollout part
   (simulation and energy gradients) as ``rollout_seconds_dw4_paper_config``. The PyTorch reference
-  takes about 25 s per epoch on this machine (9 s rollout, 15.5 s updates).
+  takes about 25 s per epoch on this machine (9 s rollout, 15.5 s updates). Next to them, the
+  arithmetic bound: ``epoch_gflop_dw4_paper_config`` (XLA's cost analysis of one network call at the
+  rollout's batch times the ``nfe - 1`` calls of a rollout, plus one loss gradient at the training
+  batch times the Adam steps), ``matmul_gflop_per_s`` (this CPU's float32 rate on the network's
+  dominant product, the edge MLP's (512 * 12) x 128 by 128 x 128, best of 5) and their ratio
+  ``epoch_seconds_arithmetic_bound``: no schedule of these operations runs an epoch faster.
 
 Papers (3 seeds, GPU, full budgets): Adjoint Sampling DW-4 0.62 / 0.55, LJ-13 1.67 / 2.40; ASBS
 DW-4 0.43 / 0.20, LJ-13 1.59 / 1.99 (geometric W2 / energy W2).
@@ -42,6 +47,7 @@ import time
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from benchmark_io import record_seed, write_results
 
@@ -52,7 +58,7 @@ from jaxsamp.diagnostics import discrepancies
 from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
 from jaxsamp.experiments.adjoint_experiment import SAMPLERS, evaluate
 from jaxsamp.experiments.config import load_config
-from jaxsamp.learned.adjoint import energy_gradients
+from jaxsamp.learned.adjoint import adjoint_matching_loss, energy_gradients
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 CONFIG = {"as": "adjoint_{}_cpu.yaml", "asbs": "asbs_{}_cpu.yaml", "as_reference": "adjoint_{}_cpu.yaml"}
@@ -120,11 +126,55 @@ def epoch_seconds(quick: bool) -> dict:
         start = time.perf_counter()
         state, _ = jax.block_until_ready(step(jax.random.key(2 + i), state))
         times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        jax.block_until_ready(rollout(state.params, jax.random.key(2 + i)))
-        roll_times.append(time.perf_counter() - start)
+        roll_times.append(timed(rollout, state.params, jax.random.key(2 + i)))
     return {"epoch_seconds_dw4_paper_config": float(np.mean(times)),
-            "rollout_seconds_dw4_paper_config": float(np.mean(roll_times))}
+            "rollout_seconds_dw4_paper_config": float(np.mean(roll_times)),
+            **arithmetic_bound(sampler, state.params)}
+
+
+def gflop(fn, *args) -> float:
+    """GFLOP of one call of ``fn(*args)`` by XLA's cost analysis of the compiled program (no loops inside)."""
+    return jax.jit(fn).lower(*args).compile().cost_analysis()["flops"] / 1e9
+
+
+def matmul_gflop_per_s(rows: int, width: int) -> float:
+    """This CPU's float32 rate on a ``(rows, width) x (width, width)`` product, best of 5 timings of 20 products."""
+    a = jax.random.normal(jax.random.key(0), (rows, width))
+    w = jax.random.normal(jax.random.key(1), (width, width)) / width**0.5
+
+    @jax.jit
+    def products(a):
+        return jax.lax.fori_loop(0, 20, lambda _, x: jnp.tanh(x @ w), a)  # tanh keeps the values bounded
+
+    jax.block_until_ready(products(a))
+    best = min(timed(products, a) for _ in range(5))
+    return 20 * 2 * rows * width * width / best / 1e9
+
+
+def timed(fn, *args) -> float:
+    """Seconds of one call of ``fn(*args)``, waiting for its result."""
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    return time.perf_counter() - start
+
+
+def arithmetic_bound(sampler, params) -> dict:
+    """The epoch's GFLOP (network calls of a rollout plus the Adam steps' loss gradients) over the matmul rate."""
+    b, dim, settings = sampler.batch_size, sampler.space.dim, sampler.settings
+    t, x = jnp.full((b,), 0.5), jax.random.normal(jax.random.key(0), (b, dim))
+    forward = gflop(lambda p, t, x: sampler.drift(p)(t, x), params, t, x)
+    n = sampler.train_batch_size
+    x1 = jax.random.normal(jax.random.key(1), (n, dim))
+
+    def loss(p, key, x1):
+        return adjoint_matching_loss(sampler.drift(p), key, x1, x1, sampler.schedule, sampler.space)
+
+    update = gflop(jax.grad(loss), params, jax.random.key(2), x1)
+    total = (settings.nfe - 1) * forward + settings.steps_per_epoch * update
+    n_particles = sampler.target.n_particles
+    rate = matmul_gflop_per_s(n * n_particles * (n_particles - 1), settings.hidden)
+    return {"epoch_gflop_dw4_paper_config": total, "matmul_gflop_per_s": rate,
+            "epoch_seconds_arithmetic_bound": total / rate}
 
 
 def main(argv=None):
