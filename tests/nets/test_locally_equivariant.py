@@ -1,4 +1,5 @@
-"""Local equivariance of the LEAPS networks: G_i(flip_i x) = -G_i(x) and its categorical analogue."""
+"""Local equivariance of the LEAPS networks: G_i(flip_i x) = -G_i(x) and its categorical analogue; the deep LEC layer
+against its defining formula."""
 
 import jax
 import jax.numpy as jnp
@@ -8,7 +9,7 @@ from flax import nnx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jaxsamp.nets.locally_equivariant import NETWORKS, neighbourhood_index
+from jaxsamp.nets.locally_equivariant import NETWORKS, _StateDependentConv, neighbourhood_index
 
 SHAPE = (4, 5)  # not square, so a transposed axis would show
 Q = 3
@@ -116,3 +117,24 @@ def test_kernel_that_wraps_onto_the_centre_is_rejected():
 def test_wrong_state_shape_is_a_clear_error(forward):
     with pytest.raises(AssertionError, match="one lattice state"):
         forward[("mlp", None)](jnp.ones((5, 4)), 0.1)
+
+
+@pytest.mark.parametrize("depthwise", [False, True])
+def test_state_dependent_layer_matches_its_formula(depthwise):
+    """The LEC layer (LEAPS, deep LEC layers) against its definition written out in float64: the per-site kernel
+    ``k_{c,o}(p) = SiLU(sum_d A_{c,o,d} a_d(p) + b1_{c,o}) + b2_{c,o} + tau(t)_o``, centre offset zeroed, then
+    ``h_c(p) = sum_o k_{c,o}(p) u_o(p)`` (spins) or ``u_{o,c}(p)`` (categorical, depthwise). The layer sums offset by
+    offset without storing the kernel; the two must agree to float64 round-off."""
+    with jax.enable_x64(True):
+        n, k, c = 7, 5, 4
+        graphdef, params = nnx.split(_StateDependentConv(k, c, 8, rngs=nnx.Rngs(0)))
+        rng = np.random.default_rng(2)
+        params = jax.tree.map(lambda v: jnp.asarray(rng.standard_normal(v.shape)), params)  # O(1), float64
+        layer = nnx.merge(graphdef, params)
+        a = jnp.asarray(rng.standard_normal((n, c)))
+        patches = jnp.asarray(rng.standard_normal((n, k * k, c) if depthwise else (n, k * k)))
+        t = jnp.asarray(0.3)
+        pre = jnp.einsum("nd,cod->nco", a, layer.A[...]) + layer.b1[...]
+        kernel = (jax.nn.silu(pre) + layer.b2[...] + layer.tau(t[None])) * (jnp.arange(k * k) != k * k // 2)
+        expected = jnp.einsum("nco,noc->nc", kernel, patches) if depthwise else jnp.einsum("nco,no->nc", kernel, patches)
+        np.testing.assert_allclose(np.asarray(layer(a, patches, t)), np.asarray(expected), rtol=1e-12, atol=1e-12)
