@@ -211,17 +211,32 @@ def heat_bath(flip_log_ratios, num_categories: int | None = None, num_updates: i
 
 
 def checkerboard_colours(shape: tuple[int, ...]) -> np.ndarray:
-    """Colour ``(sum of indices) mod 2`` of every site of a periodic lattice of ``shape``.
+    """A proper colouring of the periodic nearest-neighbour lattice ``shape``: neighbours never share a colour.
+
+    With every side even it is the checkerboard, ``(sum of indices) mod 2``. An
+    odd side makes the lattice non-bipartite; then each axis of length ``n`` is
+    coloured as a cycle (``i mod 2``, with the last site of an odd cycle given
+    colour 2) and a site's colour is the sum of its axes' colours mod 3. Two
+    neighbours differ along one axis by a non-zero amount (1 or 2) mod 3, so they
+    differ in colour: three colours.
 
     Raises
     ------
-    ValueError
-        If a side is odd: on a periodic lattice two neighbours would then share
-        a colour and could not be updated together.
+    InputError
+        If a side is 1 (a site would be its own neighbour).
     """
-    if any(n % 2 for n in shape):
-        raise InputError(f"a checkerboard update needs every side of the periodic lattice even, got {shape}")
-    return (np.indices(shape).sum(axis=0) % 2).astype(np.int8)
+    if any(n < 2 for n in shape):
+        raise InputError(f"a checkerboard update needs every side of the periodic lattice >= 2, got {shape}")
+    if not any(n % 2 for n in shape):
+        return (np.indices(shape).sum(axis=0) % 2).astype(np.int8)
+    axis_colours = []
+    for n in shape:
+        c = np.arange(n) % 2
+        if n % 2:
+            c[-1] = 2
+        axis_colours.append(c)
+    grids = np.meshgrid(*axis_colours, indexing="ij")
+    return (np.sum(grids, axis=0) % 3).astype(np.int8)
 
 
 def checkerboard(
@@ -229,13 +244,14 @@ def checkerboard(
     rule: str = "heat_bath",
     num_categories: int | None = None,
 ) -> Kernel:
-    """Checkerboard kernel: update all sites of one colour in parallel, then the other colour.
+    """Checkerboard kernel: update all sites of one colour in parallel, then the next colour.
 
-    On a bipartite nearest-neighbour lattice the sites of one colour are
-    conditionally independent given the other colour, so one parallel sweep of
-    single-site rules over a colour leaves ``pi`` invariant; a step does colour 0
-    then colour 1 (one full sweep, ``x.size`` flip attempts) with two calls of
-    ``flip_log_ratios``.
+    With a nearest-neighbour interaction the sites of one colour of
+    :func:`checkerboard_colours` are conditionally independent given the others,
+    so one parallel sweep of single-site rules over a colour leaves ``pi``
+    invariant; a step does the colours in turn (one full sweep, ``x.size`` flip
+    attempts) with one call of ``flip_log_ratios`` per colour: two on lattices with
+    even sides, three when a side is odd.
 
     With the Metropolis rule the sweep can be nearly periodic at high
     temperature (at ``beta = 0`` it flips every spin every sweep), so it is
@@ -246,7 +262,7 @@ def checkerboard(
     ----------
     flip_log_ratios : callable
         ``x -> log ratios`` of every single-site move. The interaction must be
-        nearest-neighbour on a periodic lattice with even sides.
+        nearest-neighbour on a periodic lattice (sides of at least 2).
     rule : {"metropolis", "heat_bath"}
     num_categories : int or None
         ``q`` for Potts-type states, ``None`` for +-1 spins.
@@ -265,15 +281,17 @@ def checkerboard(
 
     def step(rng_key, state):
         x = state.position
-        colours = jnp.asarray(checkerboard_colours(x.shape))
+        colouring = checkerboard_colours(x.shape)
+        num_colours = int(colouring.max()) + 1
+        colours = jnp.asarray(colouring)
         num_changed = jnp.int32(0)
-        for colour in (0, 1):
+        for colour in range(num_colours):
             r = _log_ratios(flip_log_ratios, x, num_categories)
             new, changed = propose_sites(jax.random.fold_in(rng_key, colour), x, r, rule, num_categories)
             mask = colours == colour
             x = jnp.where(mask, new, x)
             num_changed = num_changed + jnp.sum(changed & mask, dtype=jnp.int32)
-        info = DiscreteInfo(num_changed / x.size, jnp.int32(x.size), jnp.int32(2))
+        info = DiscreteInfo(num_changed / x.size, jnp.int32(x.size), jnp.int32(num_colours))
         return DiscreteState(x), info
 
     return Kernel(init, step)

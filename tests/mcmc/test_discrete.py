@@ -89,6 +89,8 @@ CHECKERBOARD_CASES = [
     ("ising", {"L": [2, 4], "beta": 0.3}, "metropolis"),
     ("potts", {"L": [2, 4], "beta": 0.6, "q": 3}, "heat_bath"),
     ("potts", {"L": [2, 4], "beta": 0.6, "q": 3}, "metropolis"),
+    ("ising", {"L": 3, "beta": 0.4}, "heat_bath"),  # odd sides: three colours
+    ("potts", {"L": [3, 2], "beta": 0.6, "q": 3}, "heat_bath"),
 ]
 
 
@@ -100,11 +102,20 @@ def test_checkerboard_matches_enumeration(name, params, rule):
     _check_exact(samples, target, get(name, **{**params, "beta": 1.1 * params["beta"]}))
 
 
-def test_checkerboard_needs_even_sides():
-    target = get("ising", L=3, beta=0.3)
-    kernel = discrete.checkerboard(target.flip_log_ratios)
-    with pytest.raises(ValueError, match="even"):
-        kernel.init(jnp.ones((3, 3)))
+@pytest.mark.parametrize("shape", [(4, 6), (3, 3), (5, 4), (15, 15), (7,), (3, 5, 2)])
+def test_checkerboard_colours_never_give_neighbours_one_colour(shape):
+    """Two colours when every side is even, three otherwise; no periodic nearest neighbours share one."""
+    colours = discrete.checkerboard_colours(shape)
+    assert colours.shape == shape
+    assert colours.max() + 1 == (2 if all(n % 2 == 0 for n in shape) else 3)
+    for axis in range(len(shape)):
+        assert np.all(colours != np.roll(colours, 1, axis=axis))
+
+
+def test_checkerboard_needs_sides_of_at_least_two():
+    kernel = discrete.checkerboard(get("ising", L=4, beta=0.3).flip_log_ratios)
+    with pytest.raises(ValueError, match=">= 2"):
+        kernel.init(jnp.ones((1, 4)))
 
 
 def test_bad_rule_and_ratio_shape_are_errors():
@@ -124,6 +135,9 @@ def test_info_counts_and_dtypes():
     state, info = jax.jit(kernel.step)(jax.random.key(0), kernel.init(spins))
     assert state.position.dtype == jnp.int8 and set(np.unique(state.position)) <= {-1, 1}
     assert int(info.num_flip_attempts) == 16 and int(info.num_target_evals) == 2
+    odd = get("ising", L=3, beta=0.4)
+    _, info = jax.jit(discrete.checkerboard(odd.flip_log_ratios).step)(jax.random.key(0), discrete.DiscreteState(jnp.ones((3, 3))))
+    assert int(info.num_target_evals) == 3  # three colours
     assert 0.0 <= float(info.acceptance_rate) <= 1.0
     potts = get("potts", L=4, beta=0.4, q=5)
     x = jnp.zeros((4, 4), jnp.int8)
