@@ -24,7 +24,21 @@ resampling at ESS < 0.5; 1 evaluation per particle and level for the reweighting
 sweep) gets (a) LEAPS's sampling evaluations, ``smc_logz_abs_err_L8_equal_evals``, and (b) those plus
 the mean training evaluations of the three networks, ``smc_logz_abs_err_L8_total_evals``.
 
-Usage: ``python scripts/bench_leaps.py [--quick] [--seeds 0 1 2] [--train-minutes 10] [--networks conv mlp attention]``
+**L = 15** (``--lattice 15``; protocol fixed before its first run): the paper's two problems, Ising at beta =
+0.4407 (exact log Z, Kaufman) and the q = 3 Potts model at beta = 1.0010 (reference log Z: the mean of 4 tempered
+SMC runs of 4000 particles and 2000 levels, ``logz_reference_L15_potts`` with its sd), with the paper's evaluation
+(Ising 100 uniform Euler steps; Potts 300 steps on the cubic-exponential grid) and training rollouts (125 steps;
+Metropolis updates per step: Ising 200, Potts 1000 after 1000 warm-up updates at one step). **Network choice on a
+separate draw**: each network trains for ``--pilot-minutes`` (10) and is scored by the ESS of 500 walkers on
+validation keys (300..) used for nothing else, ``pilot_ess_L15_{problem}_{network}``; the best trains afresh for
+``--train-minutes`` (120) and is scored on the evaluation keys (100..): ``ess_L15_{problem}``,
+``logz_abs_err_L15_{problem}`` (exact weights), ``logz_fe_abs_err_L15_{problem}``, ``train_minutes_L15_{problem}``,
+``network_L15_{problem}``, and for Ising ``sample_seconds_L15_1000x100`` (1000 walkers x 100 steps, best of 3 after
+compiling). One seed (the first of ``--seeds``). Learning curves: ``benchmarks/leaps_ess_curves_L15.png``. Goals
+(issue 16): ESS >= 0.75 (Ising) and >= 0.30 (Potts); the paper on a GPU: 0.67 and 0.20.
+
+Usage: ``python scripts/bench_leaps.py [--quick] [--lattice 8|15] [--seeds 0 1 2] [--train-minutes M]
+[--networks conv mlp attention] [--problems ising potts] [--pilot-minutes 10]``
 (writes ``benchmarks/results/bench_leaps.json``).
 """
 
@@ -50,14 +64,31 @@ from jaxsamp.learned.leaps_training import (
     make_trainer,
     sampler,
 )
-from jaxsamp.mcmc.discrete import checkerboard
+from jaxsamp.mcmc.discrete import checkerboard, lattice_categories
 from jaxsamp.smc import anneal, linear_schedule
-from jaxsamp.targets.lattice import LatticePath, ising
+from jaxsamp.targets.lattice import LatticePath, ising, potts
 
 L, BETA, SAMPLING_STEPS = 8, 0.4407, 100
 RULES = ("exact", "pre", "trapezoid")  # the headline first
 CURVE_WALKERS = 500
 CURVE_PLOT = Path(__file__).resolve().parent.parent / "benchmarks" / "leaps_ess_curves.png"
+CURVE_PLOT_L15 = Path(__file__).resolve().parent.parent / "benchmarks" / "leaps_ess_curves_L15.png"
+
+# L = 15: the paper's problems and evaluation (configs/leaps_{ising,potts}_L15.yaml); training rollouts of 125
+# steps with the paper's Metropolis updates per step (Ising 200; Potts 1000, after 1000 warm-up updates at one
+# step); everything else as at L = 8. Potts' log Z has no exact value at this size: its reference is the mean of
+# POTTS_REFERENCE tempered-SMC runs, recorded with their sd.
+L15, POTTS_BETA, POTTS_Q = 15, 1.0010, 3
+L15_PROBLEMS = {
+    "ising": (lambda size: ising(size, BETA),
+              {"rollout_steps": 125, "mcmc_updates": 200, "eval_steps": 100, "eval_grid": "uniform"}),
+    "potts": (lambda size: potts(size, POTTS_BETA, POTTS_Q),
+              {"rollout_steps": 125, "mcmc_updates": 1000, "warm_up": 1000, "eval_steps": 300,
+               "eval_grid": "cubic_exponential"}),
+}
+L15_GOALS = {"ising": 0.75, "potts": 0.30}
+QUICK_L15 = {"rollout_steps": 10, "mcmc_updates": 8, "warm_up": 0, "eval_steps": 10}
+POTTS_REFERENCE = {"walkers": 4000, "levels": 2000, "repeats": 4}
 
 # CPU-sized networks for L = 8 (kernels with K // 2 < 8), each about 0.5 s per forward pass of 2000
 # walkers on the 2-core machine (twice the conv width or a [256, 256] MLP costs 3-4x that)
@@ -73,27 +104,29 @@ QUICK_NETWORKS = {
 }
 
 
-def settings_for(network: str, quick: bool, curriculum_steps: int) -> LeapsSettings:
-    return LeapsSettings(
-        network=network,
-        network_params=(QUICK_NETWORKS if quick else NETWORKS)[network],
-        free_energy_hidden=[16] if quick else [64, 64, 64],
-        learning_rate=3e-3 if quick else 1e-3,
-        lr_decay=0.9,
-        lr_decay_every=max(1, curriculum_steps),
-        loss_batch=32 if quick else 256,
-        rollout_steps=10 if quick else SAMPLING_STEPS,
-        curriculum_steps=curriculum_steps,
-        rollout_every=5 if quick else 50,
-        buffer_rollouts=4 if quick else 50,
-        states_per_walker=4 if quick else 16,
-        mcmc_updates=8 if quick else 64,
-        eval_steps=SAMPLING_STEPS,
-    )
+def settings_for(network: str, quick: bool, curriculum_steps: int, **problem) -> LeapsSettings:
+    """The protocol's settings for ``network``; ``problem`` replaces fields for the L = 15 problems."""
+    return LeapsSettings(**{
+        "network": network,
+        "network_params": (QUICK_NETWORKS if quick else NETWORKS)[network],
+        "free_energy_hidden": [16] if quick else [64, 64, 64],
+        "learning_rate": 3e-3 if quick else 1e-3,
+        "lr_decay": 0.9,
+        "lr_decay_every": max(1, curriculum_steps),
+        "loss_batch": 32 if quick else 256,
+        "rollout_steps": 10 if quick else SAMPLING_STEPS,
+        "curriculum_steps": curriculum_steps,
+        "rollout_every": 5 if quick else 50,
+        "buffer_rollouts": 4 if quick else 50,
+        "states_per_walker": 4 if quick else 16,
+        "mcmc_updates": 8 if quick else 64,
+        "eval_steps": SAMPLING_STEPS,
+        **problem,
+    })
 
 
-def train(path, network: str, quick: bool, minutes: float, walkers: int, key, curve_every: int):
-    """Train one network for about ``minutes``.
+def train(path, network: str, quick: bool, minutes: float, walkers: int, key, curve_every: int, problem=None):
+    """Train one network for about ``minutes`` (``problem``: settings replaced for an L = 15 problem).
 
     Returns (model, params, buffer, settings, steps, steps_per_s, curve). The number
     of updates comes from a timed probe of the same trainer. Every ``curve_every``
@@ -102,7 +135,7 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
     updates, returns the other two untrained, and records no curve.
     """
     if quick:
-        settings = settings_for(network, quick, 10)
+        settings = settings_for(network, quick, 10, **(problem or {}))
         if network != "conv":
             model, params = build_networks(path, settings, key)
             return model, params, None, settings, 0, float("nan"), []
@@ -112,7 +145,7 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
         jax.block_until_ready(state)
         return model, state.params, state.buffer, settings, 12, 12 / (time.perf_counter() - start), []
     # steady-state rate: full-length rollouts every `rollout_every` updates
-    steady = dataclasses.replace(settings_for(network, quick, 0), buffer_rollouts=1)
+    steady = dataclasses.replace(settings_for(network, quick, 0, **(problem or {})), buffer_rollouts=1, warm_up=0)
     probe, _ = make_trainer(path, steady, walkers)
     state = jax.jit(probe.init)(key)
     n_probe = steady.rollout_every  # one rollout per rollout_every updates, as in steady-state training
@@ -120,7 +153,7 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
     start = time.perf_counter()
     jax.block_until_ready(run(probe.step, state, jax.random.fold_in(key, 1), n_probe, progress=False, chunk=n_probe)[0])
     planned = max(300, int(n_probe / (time.perf_counter() - start) * minutes * 60))
-    settings = settings_for(network, quick, planned // 3)
+    settings = settings_for(network, quick, planned // 3, **(problem or {}))
     trainer, model = make_trainer(path, settings, walkers)
     state = jax.jit(trainer.init)(key)
     ess_of = jax.jit(lambda p, k: sampler(model, p, path, settings)(k, CURVE_WALKERS).ess)
@@ -150,57 +183,137 @@ def training_target_evals(settings: LeapsSettings, steps: int, walkers: int, num
     return float(np.sum(k[rollout]) * walkers * (1.0 + settings.mcmc_updates / num_sites))
 
 
-def plot_curves(results: dict, seeds, path: Path) -> None:
-    """ESS against training updates of every network and seed with a recorded curve."""
+def plot_ess_curves(series: dict, goals: dict, title: str, path: Path) -> None:
+    """ESS against training updates: ``series`` maps a label to ``(curve, colour index)``, ``goals`` a label to a level."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for i, network in enumerate(NETWORKS):
-        for seed in seeds:
-            curve = np.array(results.get(f"ess_curve_{network}_seed{seed}", []))
-            if len(curve):
-                ax.plot(curve[:, 0], curve[:, 1], marker=".", color=f"C{i}",
-                        label=network if seed == seeds[0] else None)
-    ax.axhline(0.8, color="grey", ls="--", lw=1, label="goal 0.8")
-    ax.set(xlabel="training updates", ylabel=f"ESS ({CURVE_WALKERS} walkers)", ylim=(0, 1),
-           title=f"LEAPS, Ising {L}x{L} at beta = {BETA}, {SAMPLING_STEPS} steps, seeds {list(seeds)}")
+    for label, (curve, colour) in series.items():
+        curve = np.array(curve)
+        if len(curve):
+            ax.plot(curve[:, 0], curve[:, 1], marker=".", color=f"C{colour}", label=label)
+    for i, (label, level) in enumerate(goals.items()):
+        ax.axhline(level, color="grey", ls=("--", ":")[i % 2], lw=1, label=label)
+    ax.set(xlabel="training updates", ylabel=f"ESS ({CURVE_WALKERS} walkers)", ylim=(0, 1), title=title)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def sample_figures(network: str, draws: dict, exact: float) -> dict:
-    """ESS and log Z error (mean over repeats, mean absolute error against ``exact``) of one network's draws."""
+def plot_curves(results: dict, seeds, path: Path) -> None:
+    """ESS against training updates of every network and seed with a recorded curve (L = 8)."""
+    series = {
+        network if seed == seeds[0] else f"{network} seed {seed}": (results.get(f"ess_curve_{network}_seed{seed}", []), i)
+        for i, network in enumerate(NETWORKS) for seed in seeds
+    }
+    title = f"LEAPS, Ising {L}x{L} at beta = {BETA}, {SAMPLING_STEPS} steps, seeds {list(seeds)}"
+    plot_ess_curves(series, {"goal 0.8": 0.8}, title, path)
+
+
+def sample_figures(name: str, draws: dict, exact: float, lattice: str = "L8") -> dict:
+    """ESS and log Z error (mean over repeats, mean absolute error against ``exact``) of one network's draws.
+
+    Figures are ``{ess,logz_hat,logz_abs_err}_{lattice}_{name}``, with ``_{rule}`` for the quadrature rules.
+    """
     out = {}
     for rule, samples in draws.items():
-        suffix = f"_{network}" + ("" if rule == "exact" else f"_{rule}")
+        suffix = f"_{name}" + ("" if rule == "exact" else f"_{rule}")
         log_z = np.array([float(ws.log_Z) for ws in samples])
-        out[f"ess_L8{suffix}"] = float(np.mean([float(ws.ess) for ws in samples]))
-        out[f"logz_hat_L8{suffix}"] = float(log_z.mean())
-        out[f"logz_abs_err_L8{suffix}"] = float(np.mean(np.abs(log_z - exact)))
+        out[f"ess_{lattice}{suffix}"] = float(np.mean([float(ws.ess) for ws in samples]))
+        out[f"logz_hat_{lattice}{suffix}"] = float(log_z.mean())
+        out[f"logz_abs_err_{lattice}{suffix}"] = float(np.mean(np.abs(log_z - exact)))
     return out
+
+
+def smc_log_z(path, key, walkers: int, levels: int, repeats: int) -> tuple[np.ndarray, int]:
+    """``repeats`` independent tempered-SMC estimates of log Z (``levels`` levels, one heat-bath sweep each) and
+    the target evaluations of one run."""
+    q = lattice_categories(path.target)
+    make_kernel = lambda t: checkerboard(lambda x: path.flip_log_ratios(x, t), "heat_bath", q)  # noqa: E731
+    estimates, spent = [], 0
+    for j in range(repeats):
+        out = anneal(jax.random.fold_in(key, j), path, make_kernel, walkers, schedule=linear_schedule(levels),
+                     num_mcmc_steps=1, ess_threshold=0.5)
+        estimates.append(float(out.samples.log_Z))
+        spent = out.num_target_evals
+    return np.array(estimates), int(spent)
 
 
 def smc_error(path, key, walkers: int, evals: float, repeats: int, exact: float) -> tuple[float, int, int]:
     """Tempered SMC with as many levels as ``evals`` allow: mean |log Z error|, levels, evaluations spent."""
     levels = max(1, int(evals // (3 * walkers)))
-    make_kernel = lambda t: checkerboard(lambda x: path.flip_log_ratios(x, t), "heat_bath")  # noqa: E731
-    errors, spent = [], 0
-    for j in range(repeats):
-        out = anneal(jax.random.fold_in(key, j), path, make_kernel, walkers, schedule=linear_schedule(levels),
-                     num_mcmc_steps=1, ess_threshold=0.5)
-        errors.append(abs(float(out.samples.log_Z) - exact))
-        spent = out.num_target_evals
+    estimates, spent = smc_log_z(path, key, walkers, levels, repeats)
     assert spent <= evals, (spent, evals)
-    return float(np.mean(errors)), levels, int(spent)
+    return float(np.mean(np.abs(estimates - exact))), levels, spent
+
+
+def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_walkers: int) -> dict:
+    """The L = 15 protocol for one problem (module docstring): pilot per network, the best trained in full, scored."""
+    make_target, settings = L15_PROBLEMS[problem]
+    size = 5 if args.quick else L15
+    target = make_target(size)
+    path = LatticePath(target)
+    overrides = {**settings, **(QUICK_L15 if args.quick else {})}
+    key = jax.random.fold_in(jax.random.key(seed), 1000 + list(L15_PROBLEMS).index(problem))
+    out = {}
+    if problem == "ising":
+        reference = target.exact_log_Z()
+    else:
+        sizes = {"walkers": 64, "levels": 20, "repeats": 2} if args.quick else POTTS_REFERENCE
+        estimates, spent = smc_log_z(path, jax.random.fold_in(key, 500), **sizes)
+        reference = float(estimates.mean())
+        out.update({f"logz_reference_L15_{problem}_sd": float(estimates.std(ddof=1)),
+                    f"logz_reference_L15_{problem}_target_evals": spent})
+    out[f"logz_reference_L15_{problem}"] = reference
+
+    networks = ["conv"] if args.quick else args.networks
+    for i, network in enumerate(networks):  # the pilot: validation keys 300.. score it, and nothing else uses them
+        pilot = train(path, network, args.quick, args.pilot_minutes, train_walkers, jax.random.fold_in(key, 10 + i),
+                      10**9, overrides)
+        ess = sampler(pilot[0], pilot[1], path, pilot[3])(jax.random.fold_in(key, 300 + i), CURVE_WALKERS).ess
+        out[f"pilot_ess_L15_{problem}_{network}"] = float(ess)
+        print(f"L15 {problem} pilot {network}: ESS {out[f'pilot_ess_L15_{problem}_{network}']:.3f}", flush=True)
+    best = max(networks, key=lambda n: out[f"pilot_ess_L15_{problem}_{n}"])
+    out[f"network_L15_{problem}"] = best
+
+    minutes = args.train_minutes or 120.0
+    model, params, _, settings, steps, rate, curve = train(
+        path, best, args.quick, minutes, train_walkers, jax.random.fold_in(key, 20), args.curve_every, overrides
+    )
+    draw = jax.jit(lambda p, k: sampler(model, p, path, settings)(k, walkers))
+    samples = [draw(params, jax.random.fold_in(key, 100 + j)) for j in range(repeats)]
+    out.update(sample_figures(problem, {"exact": samples}, reference, "L15"))
+    out[f"logz_fe_abs_err_L15_{problem}"] = abs(float(free_energy_log_Z(model, params, path)) - reference)
+    out[f"train_steps_L15_{problem}"] = steps
+    out[f"train_minutes_L15_{problem}"] = steps / rate / 60
+    out[f"ess_curve_L15_{problem}"] = curve
+    if problem == "ising":
+        thousand = jax.jit(lambda p, k: sampler(model, p, path, settings)(k, 1000).log_w)
+        jax.block_until_ready(thousand(params, jax.random.fold_in(key, 400)))
+        out["sample_seconds_L15_1000x100"] = min(
+            timed(thousand, params, jax.random.fold_in(key, 401 + j)) for j in range(3)
+        )
+    print(f"L15 {problem}: " + ", ".join(f"{k}={v:.4g}" for k, v in out.items() if isinstance(v, float)), flush=True)
+    return out
+
+
+def timed(fn, *args) -> float:
+    """Seconds of one call of ``fn(*args)``, waiting for its result."""
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    return time.perf_counter() - start
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run (tiny networks, seconds of training)")
+    parser.add_argument("--lattice", type=int, choices=(8, 15), default=8, help="the L = 8 protocol or the L = 15 runs")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--train-minutes", type=float, default=10.0, help="training budget per network and seed")
+    parser.add_argument("--train-minutes", type=float, default=None,
+                        help="training budget per network and seed (L = 8: 10) or per problem (L = 15: 120)")
+    parser.add_argument("--pilot-minutes", type=float, default=10.0, help="L = 15: each network's pilot training")
     parser.add_argument("--networks", nargs="+", choices=NETWORKS, default=list(NETWORKS))
+    parser.add_argument("--problems", nargs="+", choices=L15_PROBLEMS, default=list(L15_PROBLEMS), help="L = 15 only")
     parser.add_argument("--curve-every", type=int, default=500, help="updates between learning-curve ESS points")
     parser.add_argument("--walkers", type=int, default=None, help="walkers for ESS / log Z (default 2000, quick 256)")
     parser.add_argument("--repeats", type=int, default=None, help="independent sampling runs averaged for log Z")
@@ -209,23 +322,34 @@ def main(argv=None):
     repeats = args.repeats or 2
     train_walkers = 16 if args.quick else 200
     seeds = args.seeds[:1] if args.quick else args.seeds
-    rules = RULES[:1] if args.quick else RULES
-
-    target = ising(L, BETA)
-    path = LatticePath(target)
-    exact = target.exact_log_Z()
-    num_sites = L * L
-    results: dict = {"logz_exact_L8": exact, "walkers": walkers}
 
     def save():
         print(f"  -> {write_results('bench_leaps', results, quick=args.quick, merge=True)}", flush=True)
 
+    if args.lattice == 15:
+        results: dict = {"walkers_L15": walkers}
+        for problem in args.problems:
+            results.update(run_l15(problem, args, seeds[0], walkers, repeats, train_walkers))
+            save()
+        if not args.quick:
+            merged = {**read_results("bench_leaps"), **results}
+            series = {p: (merged.get(f"ess_curve_L15_{p}", []), i) for i, p in enumerate(L15_PROBLEMS)}
+            goals = {f"goal {p} {g}": g for p, g in L15_GOALS.items()}
+            plot_ess_curves(series, goals, f"LEAPS at {L15}x{L15}, the chosen network per problem", CURVE_PLOT_L15)
+        return
+
+    rules = RULES[:1] if args.quick else RULES
+    target = ising(L, BETA)
+    path = LatticePath(target)
+    exact = target.exact_log_Z()
+    num_sites = L * L
+    results = {"logz_exact_L8": exact, "walkers": walkers}
     for seed in seeds:
         key = jax.random.key(seed)
         train_evals = []
         for network in args.networks:
             model, params, buffer, settings, steps, rate, curve = train(
-                path, network, args.quick, args.train_minutes, train_walkers,
+                path, network, args.quick, args.train_minutes or 10.0, train_walkers,
                 jax.random.fold_in(key, list(NETWORKS).index(network)), args.curve_every,
             )
             if curve:

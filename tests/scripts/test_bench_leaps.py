@@ -1,4 +1,6 @@
-"""Run bench_leaps in --quick mode so the script never rots (no figure or timing is asserted)."""
+"""Run bench_leaps in --quick mode so the script never rots (no figure or timing is asserted): the L = 8 protocol,
+and the L = 15 runs on Potts (the problem whose log Z reference is the SMC estimate; Ising differs only in using
+the exact log Z and in timing 1000 walkers)."""
 
 import math
 
@@ -20,3 +22,12 @@ def test_bench_leaps_quick():
     assert results["smc_target_evals_L8_equal_evals"] <= results["leaps_sampling_target_evals_L8"]
     assert results["train_target_evals_L8_conv"] > 0 and results["ess_L8_conv_seeds"] == 1
     assert math.isfinite(results["logz_abs_err_L8_conv"]) and math.isfinite(results["smc_logz_abs_err_L8_equal_evals"])
+
+
+def test_bench_leaps_quick_lattice_15():
+    results = quick_payload("leaps", "--lattice", "15", "--problems", "potts")["results"]
+    names = ("logz_reference_L15_potts", "logz_reference_L15_potts_sd", "pilot_ess_L15_potts_conv", "ess_L15_potts",
+             "logz_abs_err_L15_potts", "logz_fe_abs_err_L15_potts", "train_minutes_L15_potts", "ess_curve_L15_potts")
+    assert set(names) <= set(results)
+    assert results["network_L15_potts"] == "conv" and 0 < results["ess_L15_potts"] <= 1
+    assert results["logz_reference_L15_potts_sd"] > 0 and math.isfinite(results["logz_abs_err_L15_potts"])
