@@ -49,7 +49,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-from benchmark_io import record_seed, write_results
+from benchmark_io import record_seed, timed, write_results
 
 import jaxsamp.targets
 from jaxsamp.core import run
@@ -149,13 +149,6 @@ def matmul_gflop_per_s(rows: int, width: int) -> float:
     jax.block_until_ready(products(a))
     best = min(timed(products, a) for _ in range(5))
     return 20 * 2 * rows * width * width / best / 1e9
-
-
-def timed(fn, *args) -> float:
-    """Seconds of one call of ``fn(*args)``, waiting for its result."""
-    start = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    return time.perf_counter() - start
 
 
 def arithmetic_bound(sampler, params) -> dict:

@@ -52,7 +52,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from benchmark_io import read_results, record_seed, write_results
+from benchmark_io import read_results, record_seed, timed, write_results
 from jaxsamp.core import run
 from jaxsamp.experiments.plots import pyplot
 from jaxsamp.learned import buffer as replay
@@ -295,13 +295,6 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
         )
     print(f"L15 {problem}: " + ", ".join(f"{k}={v:.4g}" for k, v in out.items() if isinstance(v, float)), flush=True)
     return out
-
-
-def timed(fn, *args) -> float:
-    """Seconds of one call of ``fn(*args)``, waiting for its result."""
-    start = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    return time.perf_counter() - start
 
 
 def main(argv=None):

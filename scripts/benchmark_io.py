@@ -12,6 +12,7 @@ import os
 import platform
 import shlex
 import sys
+import time
 from pathlib import Path
 
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
@@ -89,3 +90,12 @@ def record_seed(results: dict, script_name: str, name: str, seed: int, value: fl
     results[name] = float(np.mean(values))
     results[f"{name}_sd"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
     results[f"{name}_seeds"] = len(values)
+
+
+def timed(fn, *args) -> float:
+    """Seconds of one call of ``fn(*args)``, waiting for its (JAX) result."""
+    import jax
+
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    return time.perf_counter() - start
