@@ -20,7 +20,10 @@ Protocol (fixed in this docstring before the first full run; every interpolation
   Jarzynski-type estimate ``log Z_0 + int C + log mean exp(-int R)``), ``_logz_learned_abs_err``
   (``log Z_0 + int C``, no sampling); ``_mmd`` (Gaussian kernel, median bandwidth) to 2000 exact samples;
   ``_max_velocity`` (the maximum of ``|v_t(x_t)|`` over samples and t); ``_train_minutes``;
-  ``_target_evals`` (training plus sampling).
+  ``_target_evals`` (training plus sampling); ``_nonfinite_samples`` (left out of every figure) and
+  ``_diverged_points`` (collocation points of diverged trajectories left out of the loss, summed over
+  training; added with that rule after seed 0's first run, whose gradient-flow many-well run ended in
+  non-finite networks when a non-finite point made 20 batches in a row skip their update).
 * **Tempered SMC side by side at equal target evaluations**: ``jaxsamp.smc.anneal`` along the geometric
   path from the same base ``N(0, I)``, 2000 particles, 5 MALA steps per level (step ``SMC_STEP``),
   resampling at ESS < 0.5, a linear schedule with as many levels as the mean ``_target_evals`` of the
@@ -104,6 +107,11 @@ def build(target_name: str, interp: str, quick: bool):
     return target, BoltzmannCurve(target, BoltzmannCurveSettings(**params), batch)
 
 
+def _diverged_points(state, metrics):
+    """The driver's trace: collocation points of each update left out of the loss (diverged trajectories)."""
+    return metrics["diverged_points"]
+
+
 def train_and_evaluate(target_name: str, interp: str, seed: int, quick: bool):
     """One training run at the target's update budget; the figures and the samples."""
     _, curve = build(target_name, interp, quick)
@@ -113,11 +121,12 @@ def train_and_evaluate(target_name: str, interp: str, seed: int, quick: bool):
     key = jax.random.key(seed)
     state = jax.jit(curve.init)(jax.random.fold_in(key, 0))
     start = time.perf_counter()
-    state, _ = run(
+    state, diverged = run(
         curve.step,
         state,
         jax.random.fold_in(key, 1),
         updates,
+        trace=_diverged_points,
         chunk=100,
         progress=False,
     )
@@ -135,6 +144,7 @@ def train_and_evaluate(target_name: str, interp: str, seed: int, quick: bool):
         "train_minutes": train_minutes,
         "target_evals": int(state.target_evals) + figures["sample_target_evals"],
         "nonfinite_samples": figures["nonfinite_samples"],
+        "diverged_points": int(np.sum(np.asarray(diverged))),
     }
     speeds = (
         np.asarray(out.times),

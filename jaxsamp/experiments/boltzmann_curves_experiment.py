@@ -159,8 +159,15 @@ def run_boltzmann_curves(cfg, target, curve: BoltzmannCurve, run_dir: Path) -> d
             f"{skipped} of the last updates were skipped for a non-finite gradient"
         )
 
+    diverged = int(np.sum(trace["diverged_points"]))
+    if diverged:
+        warnings.append(
+            f"{diverged} collocation trajectories diverged and were left out of the loss"
+        )
+
     metrics = {
         "interpolation": curve.settings.interpolation,
+        "diverged_collocation_points": diverged,
         "train_steps": cfg.run.num_steps,
         "train_seconds_incl_compile": train_seconds,
         "train_target_evals": int(state.target_evals),

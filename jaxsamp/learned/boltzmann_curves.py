@@ -32,7 +32,13 @@ thousands of Adam steps just to move ``C``).
 * ``box``: uniform on ``[-box, box]^d`` (the paper, per its reviews), or
 * ``trajectory``: ``x_t`` of the current flow from ``x_0 ~ rho_0``, by
   ``trajectory_steps`` RK4 steps, detached (Máté & Fleuret's code collocates
-  along detached RK4 trajectories; here each point has its own ``t``).
+  along detached RK4 trajectories; here each point has its own ``t``). A
+  trajectory that diverges (a stiff velocity, such as the gradient flow's
+  ``-s^2 grad f_1`` on a quartic well, overflowing in a few explicit steps)
+  gives a non-finite point; such points are left out of the mean (the
+  ``diverged_points`` metric counts them), because one of them would otherwise
+  make the whole batch's gradient non-finite, and after ``MAX_SKIPPED`` such
+  batches in a row a non-finite update would go through and end the run.
 
 The divergence is exact (``d`` Jacobian-vector products) or Hutchinson's
 estimate with ``num_probes`` Rademacher probes (unbiased, so the loss is
@@ -359,8 +365,14 @@ class BoltzmannCurve:
 
     def loss(
         self, params: CurveParams, x: jax.Array, t: jax.Array, key
-    ) -> tuple[jax.Array, jax.Array]:
-        """``mean R^2`` over the points; returns ``(loss, R)``."""
+    ) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
+        """``mean R^2`` over the finite points (module docstring); returns ``(loss, (R, finite))``.
+
+        Non-finite points are replaced by the origin before the networks see
+        them, so that they add nothing, not ``0 * nan``, to the gradient.
+        """
+        finite = jnp.all(jnp.isfinite(x), axis=-1)
+        x = jnp.where(finite[:, None], x, 0.0)
         if self.settings.divergence == "exact":
             residuals = jax.vmap(lambda a, b: self.residual(params, a, b))(x, t)
         else:
@@ -368,7 +380,9 @@ class BoltzmannCurve:
             residuals = jax.vmap(lambda a, b, k: self.residual(params, a, b, k))(
                 x, t, keys
             )
-        return jnp.mean(residuals**2), residuals
+        residuals = jnp.where(finite, residuals, 0.0)
+        loss = jnp.sum(residuals**2) / jnp.maximum(jnp.sum(finite), 1)
+        return loss, (residuals, finite)
 
     # ---- the trainer ---------------------------------------------------------
 
@@ -403,9 +417,9 @@ class BoltzmannCurve:
         """One Adam update of ``(g, v)`` and of ``C`` on a fresh collocation batch."""
         k_points, k_probes = jax.random.split(key)
         x, t = self.collocation(state.params, k_points)
-        (loss, residuals), grads = jax.value_and_grad(self.loss, has_aux=True)(
-            state.params, x, t, k_probes
-        )
+        (loss, (residuals, finite)), grads = jax.value_and_grad(
+            self.loss, has_aux=True
+        )(state.params, x, t, k_probes)
         trained = (state.params.f, state.params.velocity)
         updates, opt_state = self.optimizer.update(
             (grads.f, grads.velocity), state.opt_state, trained
@@ -421,7 +435,9 @@ class BoltzmannCurve:
         new = CurveTrainState(params, opt_state, rate_opt_state, state.step + 1, evals)
         metrics = {
             "loss": loss,
-            "residual_abs": jnp.mean(jnp.abs(residuals)),
+            "residual_abs": jnp.sum(jnp.abs(residuals))
+            / jnp.maximum(jnp.sum(finite), 1),
+            "diverged_points": jnp.sum(~finite),
             "log_z_learned": self.learned_log_z(params),
             "target_evals": evals,
             "skipped_updates": opt_state.total_notfinite,

@@ -110,3 +110,26 @@ def test_bad_settings_are_clear_errors():
             BoltzmannCurveSettings(),
             batch_size=4,
         )
+
+
+def test_diverged_collocation_points_are_left_out_of_the_loss_and_its_gradient():
+    """A non-finite point (a diverged trajectory) changes neither the loss nor its gradient: both equal those
+    of the finite points alone, and stay finite."""
+    target = jaxsamp.targets.get("gaussian", dim=2)
+    curve = BoltzmannCurve(
+        target, BoltzmannCurveSettings(interpolation="learned", **SMALL), batch_size=4
+    )
+    params = jax.jit(curve.init)(jax.random.key(0)).params
+    x = jax.random.normal(jax.random.key(1), (4, 2))
+    t = jnp.array([0.1, 0.4, 0.6, 0.9])
+    grad_loss = jax.value_and_grad(curve.loss, has_aux=True)
+    (clean, (_, finite)), clean_grad = grad_loss(params, x[:3], t[:3], None)
+    (loss, (residuals, finite)), grad = grad_loss(
+        params, x.at[3, 1].set(jnp.nan), t, None
+    )
+    assert list(np.asarray(finite)) == [True, True, True, False]
+    assert float(residuals[3]) == 0.0
+    np.testing.assert_allclose(float(loss), float(clean), rtol=1e-6)
+    for a, b in zip(jax.tree.leaves(grad), jax.tree.leaves(clean_grad)):
+        assert np.all(np.isfinite(np.asarray(a)))
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-7)
