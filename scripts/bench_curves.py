@@ -29,6 +29,9 @@ Protocol (fixed in this docstring before the first full run; every interpolation
   resampling at ESS < 0.5, a linear schedule with as many levels as the mean ``_target_evals`` of the
   three interpolations of that target and seed allow (one evaluation = the log density with its gradient
   at one state, for both methods): ``smc_{target}_logz_abs_err``, ``smc_{target}_target_evals``.
+* **Importance sampling from the base** ``N(0, I)`` with the curves' 2000 samples (what a curve with
+  ``v = 0`` gives; added after seed 0's first run, to tell a curve that collapsed from one that never
+  moved): ``base_is_{target}_logz_abs_err``, ``base_is_{target}_ess``.
 * **Plots** (``benchmarks/results/``): ``bench_curves_velocity_{target}_seed{k}.png`` (mean and max
   ``|v_t|`` along t for the three interpolations), ``bench_curves_gmm2d_seed{k}.png`` (samples over the
   contours, next to exact samples) and ``bench_curves_exact_velocity.png`` (the exact 1-D speeds of the
@@ -59,7 +62,7 @@ import jax
 import numpy as np
 
 import jaxsamp.targets  # noqa: F401  (registers the targets)
-from jaxsamp.core import run
+from jaxsamp.core import WeightedSamples, run
 from jaxsamp.core.registry import TARGETS
 from jaxsamp.experiments.config import load_config
 from jaxsamp.learned.boltzmann_curves import (
@@ -177,6 +180,19 @@ def smc_at_budget(target_name: str, seed: int, budget: float, quick: bool) -> di
         "logz_abs_err": abs(float(result.samples.log_Z) - float(target.log_Z)),
         "target_evals": int(result.num_target_evals),
         "levels": levels,
+    }
+
+
+def base_importance_sampling(target_name: str, seed: int, quick: bool) -> dict:
+    """Importance sampling from the curves' base ``N(0, I)`` (the ``v = 0`` curve), as many samples as they get."""
+    target, curve = build(target_name, "linear", quick)
+    n = QUICK["num_eval"] if quick else 2000
+    x = jax.random.normal(jax.random.key(2000 + seed), (n, curve.dim))
+    log_w = jax.vmap(target.log_prob)(x) + 0.5 * jax.numpy.sum(x**2, axis=1)
+    weighted = WeightedSamples(x, log_w, curve.interpolation.log_Z0)
+    return {
+        "logz_abs_err": abs(float(weighted.log_Z) - float(target.log_Z)),
+        "ess": float(weighted.ess),
     }
 
 
@@ -350,19 +366,26 @@ def main(argv=None):
                     target,
                     samples,
                 )
-            figures = smc_at_budget(
-                target_name, seed, float(np.mean(evals)), args.quick
-            )
-            for fig, value in figures.items():
-                benchmark_io.record_seed(
-                    results,
-                    "bench_curves",
-                    f"smc_{target_name}_{fig}",
-                    seed,
-                    value,
-                    args.quick,
+            baselines = {
+                "smc": smc_at_budget(
+                    target_name, seed, float(np.mean(evals)), args.quick
+                ),
+                "base_is": base_importance_sampling(target_name, seed, args.quick),
+            }
+            for method, figures in baselines.items():
+                for fig, value in figures.items():
+                    benchmark_io.record_seed(
+                        results,
+                        "bench_curves",
+                        f"{method}_{target_name}_{fig}",
+                        seed,
+                        value,
+                        args.quick,
+                    )
+                print(
+                    f"seed {seed} {method} {target_name}: " + json.dumps(figures),
+                    flush=True,
                 )
-            print(f"seed {seed} smc {target_name}: " + json.dumps(figures), flush=True)
             save()
 
 

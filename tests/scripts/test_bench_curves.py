@@ -22,6 +22,8 @@ def test_bench_curves_quick():
             assert f"{name}_{figure}" in out, figure
         assert out[f"{name}_target_evals"] > 0
     assert out["smc_gmm2d_logz_abs_err"] >= 0 and out["smc_gmm2d_target_evals"] > 0
+    assert out["base_is_gmm2d_logz_abs_err"] >= 0 and 0 < out["base_is_gmm2d_ess"] <= 1
+    assert out["learned_gmm2d_diverged_points"] == 0  # box collocation has no trajectories
     assert (
         out["exact_linear_separation8_peak_rms_speed"]
         > 20 * out["exact_gradient_flow_separation8_peak_rms_speed"]
