@@ -211,9 +211,13 @@ def metropolis_correction(path, num_updates: int, rule: str = "metropolis") -> C
     (Potts) Metropolis updates per step.
     """
     num_categories = discrete.lattice_categories(path.target)
+    local = getattr(path, "site_log_ratios", None)  # one site's ratios from its neighbours: O(1) per update
 
     def correction(key, x, t):
-        kernel = discrete.random_scan(lambda y: path.flip_log_ratios(y, t), rule, num_categories, num_updates)
+        kernel = discrete.random_scan(
+            lambda y: path.flip_log_ratios(y, t), rule, num_categories, num_updates,
+            site_log_ratios=None if local is None else lambda y, site: local(y, t, site),
+        )
         keys = jax.random.split(key, x.shape[0])
         state, _ = jax.vmap(kernel.step)(keys, discrete.DiscreteState(x))
         return state.position

@@ -12,6 +12,11 @@ reads the log-probability change of all single-site moves from ONE call of a
 * categories (Potts, values ``0..q-1``): it has shape ``x.shape + (q,)`` and entry
   ``(i, c)`` is ``log pi(x with x_i = c) - log pi(x)`` (zero at ``c = x_i``).
 
+A random-scan update needs one site's entry only; given a
+``site_log_ratios(x, site)`` function (the lattice targets' method of that name:
+entry ``site`` of ``flip_log_ratios(x)``, for a flat site index) it reads that
+entry from the site's neighbours, O(1) instead of O(N) per update.
+
 Because the kernels take the function and not a target, the same code samples
 any member ``pi_t`` of an annealing path (``lambda x: path.flip_log_ratios(x, t)``),
 which is how AIS/SMC (:mod:`jaxsamp.smc`) and LEAPS use them.
@@ -147,6 +152,7 @@ def random_scan(
     rule: str = "heat_bath",
     num_categories: int | None = None,
     num_updates: int = 1,
+    site_log_ratios: Callable[[jax.Array, jax.Array], jax.Array] | None = None,
 ) -> Kernel:
     """Random-scan single-site kernel: ``num_updates`` times, pick a site uniformly and update it.
 
@@ -161,7 +167,13 @@ def random_scan(
     num_updates : int
         Site updates per step (``x.size`` is one sweep). Each costs one call of
         ``flip_log_ratios``, so a random scan costs O(L^2) per flip on an L x L
-        lattice; :func:`checkerboard` amortises the call over half the lattice.
+        lattice (:func:`checkerboard` amortises the call over half the lattice),
+        unless ``site_log_ratios`` is given.
+    site_log_ratios : callable, optional
+        ``(x, site) -> `` entry ``site`` (a flat index) of ``flip_log_ratios(x)``:
+        shape ``()`` for spins, ``(q,)`` for categories. When given, each update
+        calls it instead of ``flip_log_ratios`` (O(1) per flip for a
+        nearest-neighbour lattice); the chain is the same draw for draw.
 
     Returns
     -------
@@ -178,8 +190,16 @@ def random_scan(
     def update(x, key):
         key_site, key_rule = jax.random.split(key)
         site = jax.random.randint(key_site, (), 0, x.size)
-        r = _log_ratios(flip_log_ratios, x, num_categories)
-        r_site = r.reshape(x.size, *r.shape[x.ndim :])[site]
+        if site_log_ratios is None:
+            r = _log_ratios(flip_log_ratios, x, num_categories)
+            r_site = r.reshape(x.size, *r.shape[x.ndim :])[site]
+        else:
+            r_site = site_log_ratios(x, site)
+            chex.assert_shape(
+                r_site,
+                () if num_categories is None else (num_categories,),
+                custom_message="site_log_ratios(x, site) must have shape () (spins) or (q,) (categories)",
+            )
         x_flat = x.reshape(-1)
         new, changed = propose_sites(key_rule, x_flat[site], r_site, rule, num_categories)
         return x_flat.at[site].set(new).reshape(x.shape), changed

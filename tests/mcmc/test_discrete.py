@@ -84,6 +84,21 @@ def test_random_scan_matches_enumeration(name, params, rule):
     _check_exact(samples, target, get(name, **{**params, "beta": 1.1 * params["beta"]}))
 
 
+@pytest.mark.parametrize("name,params,rule", RANDOM_SCAN_CASES)
+def test_random_scan_with_site_log_ratios_is_the_same_chain(name, params, rule):
+    """Reading one site's ratios from its neighbours changes nothing: the chains are equal draw for draw."""
+    target = get(name, **params)
+    q = discrete.lattice_categories(target)
+    whole = ensemble(discrete.random_scan(target.flip_log_ratios, rule, q, num_updates=50))
+    local = ensemble(
+        discrete.random_scan(target.flip_log_ratios, rule, q, num_updates=50, site_log_ratios=target.site_log_ratios)
+    )
+    x0 = UniformLattice(target).sample(jax.random.key(1), 64)
+    ends = [run(k.step, k.init(x0), jax.random.key(2), 5, progress=False)[0].position for k in (whole, local)]
+    np.testing.assert_array_equal(np.asarray(ends[0]), np.asarray(ends[1]))
+    assert not np.array_equal(np.asarray(ends[0]), np.asarray(x0))
+
+
 CHECKERBOARD_CASES = [
     ("ising", {"L": [2, 4], "beta": 0.3}, "heat_bath"),
     ("ising", {"L": [2, 4], "beta": 0.3}, "metropolis"),
@@ -126,6 +141,11 @@ def test_bad_rule_and_ratio_shape_are_errors():
     kernel = discrete.heat_bath(target.flip_log_ratios, num_categories=None)
     with pytest.raises(AssertionError, match="flip_log_ratios"):
         kernel.step(jax.random.key(0), kernel.init(jnp.zeros((2, 2), jnp.int32)))
+    local = discrete.random_scan(  # wrong q for the site's row
+        target.flip_log_ratios, "heat_bath", num_categories=2, site_log_ratios=target.site_log_ratios
+    )
+    with pytest.raises(AssertionError, match="site_log_ratios"):
+        local.step(jax.random.key(0), local.init(jnp.zeros((2, 2), jnp.int32)))
 
 
 def test_info_counts_and_dtypes():

@@ -253,6 +253,30 @@ def test_potts_flip_log_ratios_match_brute_force(shape, q, seed, beta, J):
     assert np.all(np.take_along_axis(got, x[..., None], axis=-1) == 0)
 
 
+@given(
+    shape=st.sampled_from(SHAPES),
+    q=st.sampled_from([None, 2, 3]),
+    seed=st.integers(0, 2**31 - 1),
+    beta=st.floats(0.0, 2.0),
+    h=st.floats(-1.0, 1.0),
+)
+def test_site_log_ratios_are_flip_log_ratios_entries_bit_for_bit(shape, q, seed, beta, h):
+    """The O(1) one-site ratios equal the whole-lattice ones exactly, sides of 2 (double bonds) included."""
+    rng = np.random.default_rng(seed)
+    if q is None:
+        target, x = Ising(list(shape), beta, -0.7, h), jnp.asarray(rng.choice([-1, 1], size=shape), jnp.int8)
+    else:
+        target, x = Potts(list(shape), beta, q=q, J=1.3), jnp.asarray(rng.integers(0, q, size=shape), jnp.int8)
+    whole = np.asarray(target.flip_log_ratios(x)).reshape(x.size, -1)
+    sites = jnp.arange(x.size)
+    local = np.asarray(jax.jit(jax.vmap(target.site_log_ratios, in_axes=(None, 0)))(x, sites)).reshape(x.size, -1)
+    np.testing.assert_array_equal(local, whole)
+    path = LatticePath(target)
+    np.testing.assert_array_equal(
+        np.asarray(path.site_log_ratios(x, 0.3, 1)).reshape(-1), np.asarray(path.flip_log_ratios(x, 0.3)).reshape(x.size, -1)[1]
+    )
+
+
 def contract_residual(target, x, moves):
     """``flip_log_ratios(x)`` minus the brute ``log_prob(move) - log_prob(x)``, in one compiled call."""
     return jax.jit(
