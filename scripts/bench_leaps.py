@@ -37,8 +37,17 @@ validation keys (300..) used for nothing else, ``pilot_ess_L15_{problem}_{networ
 compiling). One seed (the first of ``--seeds``). Learning curves: ``benchmarks/leaps_ess_curves_L15.png``. Goals
 (issue 16): ESS >= 0.75 (Ising) and >= 0.30 (Potts); the paper on a GPU: 0.67 and 0.20.
 
+**Profile of the L = 15 training step** (``--lattice 15 --profile``; the issue's speed work): for each problem
+and network (untrained, the protocol's settings), the seconds of each piece of an update, best of 3 after
+compiling: ``profile_L15_{problem}_{network}_rate_forward_200`` (the rate network on a rollout's 200 walkers,
+once per rollout step), ``_correction_200`` (their Metropolis updates of one rollout step, one site's
+ratios from its neighbours), ``_correction_200_whole_lattice`` (the same chain with every update computing the
+whole lattice's ratios, as before ``site_log_ratios``), ``_rollout_125`` (a whole training rollout, one call),
+``_loss_grad_256`` (the PINN loss and its gradient on a batch of 256 pairs; one per update). A rollout comes
+every 50 updates.
+
 Usage: ``python scripts/bench_leaps.py [--quick] [--lattice 8|15] [--seeds 0 1 2] [--train-minutes M]
-[--networks conv mlp attention] [--problems ising potts] [--pilot-minutes 10]``
+[--networks conv mlp attention] [--problems ising potts] [--pilot-minutes 10] [--profile]``
 (writes ``benchmarks/results/bench_leaps.json``).
 """
 
@@ -56,12 +65,15 @@ from benchmark_io import read_results, record_seed, timed, write_results
 from jaxsamp.core import run
 from jaxsamp.experiments.plots import pyplot
 from jaxsamp.learned import buffer as replay
+from jaxsamp.learned.leaps import metropolis_correction
+from jaxsamp.learned.leaps import simulate as leaps_simulate
 from jaxsamp.learned.leaps_training import (
     LeapsSettings,
     build_networks,
     curriculum_schedule,
     free_energy_log_Z,
     make_trainer,
+    pinn_loss,
     sampler,
 )
 from jaxsamp.mcmc.discrete import checkerboard, lattice_categories
@@ -297,6 +309,46 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
     return out
 
 
+def best_seconds(fn, *args, calls: int = 3) -> float:
+    """The fastest of ``calls`` timed calls of ``fn(*args)`` after a compiling one."""
+    jax.block_until_ready(fn(*args))
+    return min(timed(fn, *args) for _ in range(calls))
+
+
+def profile_l15(problem: str, network: str, quick: bool, walkers: int) -> dict:
+    """Seconds of each piece of an L = 15 training update (module docstring), for one problem and network."""
+    make_target, overrides = L15_PROBLEMS[problem]
+    path = LatticePath(make_target(5 if quick else L15))
+    settings = settings_for(network, quick, 100, **{**overrides, **(QUICK_L15 if quick else {})})
+    model, params = build_networks(path, settings, jax.random.key(0))
+    x = path.sample_base(jax.random.key(1), walkers)
+    pairs = path.sample_base(jax.random.key(2), settings.loss_batch)
+    t_pairs, t_mid = jax.numpy.linspace(0.0, 1.0, settings.loss_batch), jax.numpy.float32(0.5)
+    rate = jax.jit(lambda p, x: jax.vmap(model.rate_fn(p), in_axes=(0, None))(x, t_mid))
+    loss_grad = jax.jit(jax.value_and_grad(lambda p: pinn_loss(model, p, path, pairs, t_pairs)))
+    local = metropolis_correction(path, settings.mcmc_updates)
+    whole = metropolis_correction(_WholeLatticeRatios(path), settings.mcmc_updates)
+    ts = jax.numpy.linspace(0.0, 1.0, settings.rollout_steps + 1)
+    rollout = jax.jit(lambda k, p: leaps_simulate(
+        k, model.rate_fn(p), path, x, ts, correction=local, weight_point="pre", record=True).x)
+    prefix = f"profile_L15_{problem}_{network}"
+    return {
+        f"{prefix}_rate_forward_{walkers}": best_seconds(rate, params, x),
+        f"{prefix}_correction_{walkers}": best_seconds(jax.jit(lambda k, x: local(k, x, t_mid)), jax.random.key(3), x),
+        f"{prefix}_correction_{walkers}_whole_lattice": best_seconds(
+            jax.jit(lambda k, x: whole(k, x, t_mid)), jax.random.key(3), x),
+        f"{prefix}_rollout_{settings.rollout_steps}": best_seconds(rollout, jax.random.key(4), params, calls=1),
+        f"{prefix}_loss_grad_{settings.loss_batch}": best_seconds(loss_grad, params),
+    }
+
+
+class _WholeLatticeRatios:
+    """A lattice path without ``site_log_ratios``: its random scan computes the whole lattice's ratios per update."""
+
+    def __init__(self, path):
+        self.target, self.flip_log_ratios = path.target, path.flip_log_ratios
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run (tiny networks, seconds of training)")
@@ -310,6 +362,8 @@ def main(argv=None):
     parser.add_argument("--curve-every", type=int, default=500, help="updates between learning-curve ESS points")
     parser.add_argument("--walkers", type=int, default=None, help="walkers for ESS / log Z (default 2000, quick 256)")
     parser.add_argument("--repeats", type=int, default=None, help="independent sampling runs averaged for log Z")
+    parser.add_argument("--profile", action="store_true",
+                        help="L = 15 only: time the pieces of a training update instead of training")
     args = parser.parse_args(argv)
     walkers = args.walkers or (256 if args.quick else 2000)
     repeats = args.repeats or 2
@@ -319,6 +373,15 @@ def main(argv=None):
     def save():
         print(f"  -> {write_results('bench_leaps', results, quick=args.quick, merge=True)}", flush=True)
 
+    if args.profile:
+        results = {}
+        for problem in args.problems:
+            for network in args.networks[:1] if args.quick else args.networks:
+                results.update(profile_l15(problem, network, args.quick, train_walkers))
+                print(", ".join(f"{k}={v:.4g}" for k, v in results.items() if k.startswith(f"profile_L15_{problem}_{network}")),
+                      flush=True)
+                save()
+        return
     if args.lattice == 15:
         results: dict = {"walkers_L15": walkers}
         for problem in args.problems:

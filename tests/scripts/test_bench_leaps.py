@@ -31,3 +31,10 @@ def test_bench_leaps_quick_lattice_15():
     assert set(names) <= set(results)
     assert results["network_L15_potts"] == "conv" and 0 < results["ess_L15_potts"] <= 1
     assert results["logz_reference_L15_potts_sd"] > 0 and math.isfinite(results["logz_abs_err_L15_potts"])
+
+
+def test_bench_leaps_quick_profile():
+    results = quick_payload("leaps", "--lattice", "15", "--profile", "--problems", "potts")["results"]
+    pieces = ("rate_forward_16", "correction_16", "correction_16_whole_lattice", "rollout_10", "loss_grad_32")
+    assert {f"profile_L15_potts_conv_{piece}" for piece in pieces} == set(results)
+    assert all(v > 0 for v in results.values())
