@@ -39,7 +39,7 @@ Protocol (fixed before the first run):
   and KL against trajectories, one panel per loss, every backward policy in each panel (mean over seeds).
 
 Usage: python scripts/bench_gflownet.py [--quick] [--rewards standard hard] [--losses ...] [--policies ...]
-       [--seeds 0 1 2] [--skip-rollout]
+       [--seeds 0 1 2] [--skip-rollout | --rollout-only]
 """
 
 from __future__ import annotations
@@ -171,7 +171,11 @@ def main(argv=None):
     parser.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--skip-rollout", action="store_true", help="do not measure rollout_trajectories_per_s")
+    parser.add_argument("--rollout-only", action="store_true",
+                        help="only measure rollout_trajectories_per_s (a timing: run it alone on the machine)")
     args = parser.parse_args(argv)
+    if args.skip_rollout and args.rollout_only:
+        parser.error("--skip-rollout and --rollout-only exclude each other")
     results: dict = {}
 
     def save():
@@ -182,6 +186,8 @@ def main(argv=None):
         results["rollout_trajectories_per_s"] = rollout_throughput(args.quick)
         print(f"rollout_trajectories_per_s: {results['rollout_trajectories_per_s']:.0f}", flush=True)
         save()
+    if args.rollout_only:
+        return
     rewards = args.rewards[:1] if args.quick else args.rewards
     seeds = args.seeds[:1] if args.quick else args.seeds
     runs = QUICK_RUNS if args.quick else [(loss, policy) for loss in args.losses for policy in args.policies]
