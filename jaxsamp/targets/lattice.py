@@ -212,10 +212,10 @@ class Ising(_Lattice):
         same order as :meth:`flip_log_ratios`, so it equals that entry bit for bit.
         """
         self._check(x, "site_log_ratios")
-        s = x.astype(_float_dtype(x))
-        beta, J, h = (jnp.asarray(v, s.dtype) for v in (self.beta, self.J, self.h))
-        up, down, left, right = _neighbours_of_site(s, site)
-        return -2.0 * beta * s.reshape(-1)[site] * (J * (up + down + left + right) + h)
+        dtype = _float_dtype(x)  # only the five spins read are converted, not the lattice
+        beta, J, h = (jnp.asarray(v, dtype) for v in (self.beta, self.J, self.h))
+        up, down, left, right = (v.astype(dtype) for v in _neighbours_of_site(x, site))
+        return -2.0 * beta * x.reshape(-1)[site].astype(dtype) * (J * (up + down + left + right) + h)
 
     def exact_log_Z(self) -> float:
         """Exact ``log Z`` in float64.
