@@ -323,6 +323,19 @@ def main(argv=None):
             flush=True,
         )
 
+    def record(method: str, target_name: str, seed: int, figures: dict) -> None:
+        """Record one run's figures as ``{method}_{target}_{figure}`` for ``seed``, and print them."""
+        for fig, value in figures.items():
+            benchmark_io.record_seed(
+                results,
+                "bench_curves",
+                f"{method}_{target_name}_{fig}",
+                seed,
+                value,
+                args.quick,
+            )
+        print(f"seed {seed} {method} {target_name}: " + json.dumps(figures), flush=True)
+
     results.update(
         exact_velocity_figure(
             benchmark_io.RESULTS_DIR / f"bench_curves_exact_velocity{suffix}.png",
@@ -338,19 +351,7 @@ def main(argv=None):
                     target_name, interp, seed, args.quick
                 )
                 evals.append(row["target_evals"])
-                for fig, value in row.items():
-                    benchmark_io.record_seed(
-                        results,
-                        "bench_curves",
-                        f"{interp}_{target_name}_{fig}",
-                        seed,
-                        value,
-                        args.quick,
-                    )
-                print(
-                    f"seed {seed} {interp} {target_name}: " + json.dumps(row),
-                    flush=True,
-                )
+                record(interp, target_name, seed, row)
                 save()
             velocity_figure(
                 benchmark_io.RESULTS_DIR
@@ -373,19 +374,7 @@ def main(argv=None):
                 "base_is": base_importance_sampling(target_name, seed, args.quick),
             }
             for method, figures in baselines.items():
-                for fig, value in figures.items():
-                    benchmark_io.record_seed(
-                        results,
-                        "bench_curves",
-                        f"{method}_{target_name}_{fig}",
-                        seed,
-                        value,
-                        args.quick,
-                    )
-                print(
-                    f"seed {seed} {method} {target_name}: " + json.dumps(figures),
-                    flush=True,
-                )
+                record(method, target_name, seed, figures)
             save()
 
 
