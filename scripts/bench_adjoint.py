@@ -49,7 +49,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-from benchmark_io import record_seed, timed, write_results
+from benchmark_io import best_seconds, record_seed, timed, write_results
 
 import jaxsamp.targets
 from jaxsamp.core import run
@@ -146,8 +146,7 @@ def matmul_gflop_per_s(rows: int, width: int) -> float:
     def products(a):
         return jax.lax.fori_loop(0, 20, lambda _, x: jnp.tanh(x @ w), a)  # tanh keeps the values bounded
 
-    jax.block_until_ready(products(a))
-    best = min(timed(products, a) for _ in range(5))
+    best = best_seconds(products, a, calls=5)
     return 20 * 2 * rows * width * width / best / 1e9
 
 

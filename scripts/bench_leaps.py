@@ -61,7 +61,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from benchmark_io import read_results, record_seed, timed, write_results
+from benchmark_io import best_seconds, read_results, record_seed, timed, write_results
 from jaxsamp.core import run
 from jaxsamp.experiments.plots import pyplot
 from jaxsamp.learned import buffer as replay
@@ -307,12 +307,6 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
         )
     print(f"L15 {problem}: " + ", ".join(f"{k}={v:.4g}" for k, v in out.items() if isinstance(v, float)), flush=True)
     return out
-
-
-def best_seconds(fn, *args, calls: int = 3) -> float:
-    """The fastest of ``calls`` timed calls of ``fn(*args)`` after a compiling one."""
-    jax.block_until_ready(fn(*args))
-    return min(timed(fn, *args) for _ in range(calls))
 
 
 def profile_l15(problem: str, network: str, quick: bool, walkers: int) -> dict:
