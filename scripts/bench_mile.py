@@ -123,7 +123,7 @@ def main(argv=None) -> None:
                     metrics["bde_seconds"] / metrics["mile_seconds"],
                     args.quick,
                 )
-                if seed == seeds[0]:
+                if seed == 0:
                     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
                     shutil.copy(run_dir / "lppd_vs_time.png", RESULTS_DIR / f"{name}_{dataset}{suffix}.png")
                 write_results(name, results, quick=args.quick, merge=True)
