@@ -91,7 +91,7 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
     (:func:`~jaxsamp.learned.evaluation.evaluate_path_sampler`: ``elbo``,
     ``log_Z_reverse``, ``ess``, and with a reference ``eubo``, ``log_Z_forward``,
     their errors against a known ``log Z``, and ``emc`` for mixtures), plus
-    ``energy_w2``, ``w2`` (geometric for particles) and ``nonfinite_samples``;
+    ``energy_w2``, ``w2`` (geometric for particles; NaN with fewer than two finite samples) and ``nonfinite_samples``;
     with ``run_dir`` also writes ``samples.npz`` and the histogram PNGs.
     """
     target = sampler.target
@@ -108,7 +108,9 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
     metrics["nonfinite_samples"] = int((~finite).sum())
     metrics["warnings"] = health.sample_warnings(int((~finite).sum()), num_samples)
     ref_energies = None if ref is None else np.asarray(energy_fn(jnp.asarray(ref)))
-    if ref is not None and finite.sum() >= 2:
+    if ref is not None and finite.sum() < 2:  # W2 needs two finite samples; nonfinite_samples says why it is NaN
+        metrics["energy_w2"] = metrics["w2"] = float("nan")
+    elif ref is not None:
         metrics["energy_w2"] = discrepancies.wasserstein2_1d(energies[finite], ref_energies)
         if particles:
             metrics["w2"] = geometric_w2(x[finite], ref, sampler.space.n_particles, sampler.space.spatial_dim)

@@ -123,7 +123,7 @@ class GeometricNoiseSchedule(NamedTuple):
 
     def nu(self, t):
         """Base variance ``nu_t`` of ``X_t`` given ``X_0 = 0``."""
-        return self.sigma_max**2 * -jnp.expm1(-2.0 * t * self.log_ratio)
+        return self.nu_increment(0.0, t)
 
     @property
     def nu1(self) -> float:
