@@ -66,6 +66,20 @@ def test_every_system_is_shipped():
     assert {"dw4", "lj13", "lj55"} <= asbs
 
 
+PAPER_SIZED = [name for name in SHIPPED if not name.endswith("_cpu.yaml")]
+
+
+@pytest.mark.parametrize("name", PAPER_SIZED)
+def test_paper_sized_buffers_hold_the_reference_samples(name):
+    """The reference's FIFO buffers keep the last 10 000 samples (its ``duplicates`` is no copy count)."""
+    cfg = load_config(CONFIGS / name)
+    held = cfg.sampler.params["buffer_epochs"] * cfg.run.num_chains
+    assert abs(held - 10_000) < cfg.run.num_chains, held
+    cpu = CONFIGS / name.replace(".yaml", "_cpu.yaml")
+    if cpu.exists():  # the CPU variant keeps the same staleness in rollouts
+        assert load_config(cpu).sampler.params["buffer_epochs"] == cfg.sampler.params["buffer_epochs"]
+
+
 # One run per distinct code path (a flat target with an MLP; EGNN particles; ASBS, whose shipped configs all
 # use the harmonic prior); the other shipped configs are checked without training (they differ in sizes).
 RUN = ["adjoint_gmm.yaml", "adjoint_lj13.yaml", "asbs_lj13.yaml"]
