@@ -35,7 +35,9 @@ Papers (3 seeds, GPU, full budgets): Adjoint Sampling DW-4 0.62 / 0.55, LJ-13 1.
 DW-4 0.43 / 0.20, LJ-13 1.59 / 1.99 (geometric W2 / energy W2).
 
 Usage: python scripts/bench_adjoint.py [--quick] [--methods as asbs as_reference] [--systems dw4 lj13] [--seeds 0 1 2]
-       [--no-speed] [--speed-only]
+       [--no-speed] [--speed-only] [--keep DIR]
+``--keep DIR`` also writes each run's trained state (a driver checkpoint), evaluation samples and histograms
+to ``DIR/<method>_<system>_seed<k>/``, for inspecting a figure after the run.
 Writes benchmarks/results/bench_adjoint.json (``--quick``: bench_adjoint_quick.json), merging.
 """
 
@@ -52,7 +54,7 @@ import numpy as np
 from benchmark_io import best_seconds, record_seed, timed, write_results
 
 import jaxsamp.targets
-from jaxsamp.core import run
+from jaxsamp.core import checkpoint, run
 from jaxsamp.core.registry import validate_dataclass
 from jaxsamp.diagnostics import discrepancies
 from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
@@ -178,6 +180,7 @@ def main(argv=None):
     parser.add_argument("--seeds", nargs="+", type=int, help="override the protocol's seeds (DW-4 0 1 2, LJ-13 0)")
     parser.add_argument("--no-speed", action="store_true", help="skip the paper-config epoch timing")
     parser.add_argument("--speed-only", action="store_true", help="only the paper-config epoch timing")
+    parser.add_argument("--keep", type=Path, help="write each run's trained state, samples and histograms here")
     args = parser.parse_args(argv)
 
     results: dict = {}
@@ -202,7 +205,11 @@ def main(argv=None):
                 name = f"{method}_{system}"
                 state, done, took = train(sampler, run_seed, epochs, MINUTES[system],
                                           1 if args.quick else 10, f"{name} seed {seed}")
-                metrics = evaluate(sampler, state.ema_params, jax.random.key(run_seed + 1), n_eval)
+                run_dir = None
+                if args.keep is not None:
+                    run_dir = args.keep / f"{name}_seed{seed}"
+                    checkpoint.save(run_dir / "checkpoint", done, state, None, [])
+                metrics = evaluate(sampler, state.ema_params, jax.random.key(run_seed + 1), n_eval, run_dir, name)
                 figures = {"w2": metrics["w2"], "energy_w2": metrics["energy_w2"], "ess": metrics["ess"],
                            "nonfinite": metrics["nonfinite_samples"], "energy_evals": int(state.energy_evals),
                            "train_minutes": took, "epochs": done, "log_Z_reverse": metrics["log_Z_reverse"]}

@@ -12,13 +12,17 @@ FIGURES = [
 ] + ["epoch_seconds_dw4_paper_config", "rollout_seconds_dw4_paper_config", "dw4_w2_floor", "lj13_energy_w2_floor"]
 
 
-def test_quick_benchmark_writes_its_figures():
-    results = run_quick("adjoint")
+def test_quick_benchmark_writes_its_figures(tmp_path):
+    results = run_quick("adjoint", "--keep", str(tmp_path))
     for name in FIGURES:
         assert name in results and results[name] == results[name], name  # present and not NaN
     assert results["as_dw4_energy_evals"] == 3 * 32  # 3 epochs x 32 rollout paths, one gradient each
     assert results["asbs_lj13_energy_evals"] == 2 * 32  # 2 adjoint epochs and 1 corrector epoch (no energy calls)
     assert results["as_dw4_w2"] > 0 and results["asbs_lj13_energy_w2"] > 0 and results["as_dw4_w2_seeds"] == 1
+    for run in ("as_dw4_seed0", "asbs_lj13_seed0"):  # --keep: the trained state, samples and histograms of each run
+        kept = tmp_path / run
+        assert (kept / "samples.npz").is_file() and (kept / "energy_histogram.png").is_file(), run
+        assert [p.name for p in (kept / "checkpoint").iterdir()] == ["step_0000000003"]  # after the 3 quick epochs
 
 
 def test_the_reference_baseline_uses_the_pre_fix_rules_on_the_same_config(monkeypatch):
