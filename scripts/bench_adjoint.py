@@ -35,9 +35,13 @@ Papers (3 seeds, GPU, full budgets): Adjoint Sampling DW-4 0.62 / 0.55, LJ-13 1.
 DW-4 0.43 / 0.20, LJ-13 1.59 / 1.99 (geometric W2 / energy W2).
 
 Usage: python scripts/bench_adjoint.py [--quick] [--methods as asbs as_reference] [--systems dw4 lj13] [--seeds 0 1 2]
-       [--no-speed] [--speed-only] [--keep DIR]
+       [--no-speed] [--speed-only] [--keep DIR] [--curve-every EPOCHS]
 ``--keep DIR`` also writes each run's trained state (a driver checkpoint), evaluation samples and histograms
-to ``DIR/<method>_<system>_seed<k>/``, for inspecting a figure after the run.
+to ``DIR/<method>_<system>_seed<k>/``, for inspecting a figure after the run. ``--curve-every EPOCHS`` records
+each run's learning curve as ``{method}_{system}_curve_seed{k}``: every EPOCHS epochs, geometric and energy W2
+and the median energy of 500 samples of the network and of its average against 500 test samples (the
+evaluations' time is left out of the training minutes and the cap; training is unchanged), and each epoch's
+mean rollout energy.
 Writes benchmarks/results/bench_adjoint.json (``--quick``: bench_adjoint_quick.json), merging.
 """
 
@@ -58,7 +62,7 @@ from jaxsamp.core import checkpoint, run
 from jaxsamp.core.registry import validate_dataclass
 from jaxsamp.diagnostics import discrepancies
 from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
-from jaxsamp.experiments.adjoint_experiment import SAMPLERS, evaluate
+from jaxsamp.experiments.adjoint_experiment import SAMPLERS, draw_samples, evaluate, reference_samples
 from jaxsamp.experiments.config import load_config
 from jaxsamp.learned.adjoint import adjoint_matching_loss, energy_gradients
 
@@ -70,6 +74,7 @@ MINUTES = {"dw4": 30.0, "lj13": 90.0}
 SEEDS = {"dw4": (0, 1, 2), "lj13": (0,)}
 QUICK = dict(hidden=8, num_layers=1, nfe=10, steps_per_epoch=5, train_batch_size=32)
 QUICK_ASBS = dict(adjoint_epochs=2, corrector_epochs=1)
+CURVE_SAMPLES = 500
 QUICK_RUNS = {("as", "dw4"), ("asbs", "lj13")}  # quick: each method and each system once, in two runs
 
 
@@ -85,19 +90,52 @@ def build(config: str, quick: bool, seed: int = 0, overrides: dict | None = None
     return sampler_class(target, settings, cfg.run.num_chains), cfg.run.num_steps, cfg.run.num_eval_samples, cfg.seed + seed
 
 
-def train(sampler, seed: int, epochs: int, minutes: float, block: int, name: str):
-    """Train in driver calls of ``block`` epochs until ``epochs`` or ``minutes`` have passed; state, epochs, minutes."""
+def train(sampler, seed: int, epochs: int, minutes: float, block: int, name: str, curve_every: int = 0,
+          curve_samples: int = CURVE_SAMPLES):
+    """Train in driver calls of ``block`` epochs until ``epochs`` or ``minutes`` have passed.
+
+    Returns the state, the epochs done, the training minutes (the learning curve's evaluations excluded) and
+    the learning curve: with ``curve_every`` a multiple of ``block``, every ``curve_every`` epochs
+    :func:`curve_point` of the network and of its average on ``curve_samples`` samples, and each epoch's mean
+    rollout energy.
+    """
     k_init, k_train = jax.random.split(jax.random.key(seed))
     state = sampler.init(k_init)
+    curve, energy_mean, evaluating = [], [], 0.0
     start, done = time.perf_counter(), 0
-    while done < epochs and time.perf_counter() - start < 60 * minutes:
+    while done < epochs and time.perf_counter() - start - evaluating < 60 * minutes:
         n = min(block, epochs - done)
-        state, _ = run(sampler.step, state, jax.random.fold_in(k_train, done), n, chunk=n, progress=False)
-        jax.block_until_ready(state)
+        state, trace = run(sampler.step, state, jax.random.fold_in(k_train, done), n, chunk=n, progress=False,
+                           trace=lambda s, m: m["energy_mean"])
+        energy_mean.extend(np.asarray(trace).tolist())
         done += n
-        print(f"{name}: epoch {done}/{epochs}, {(time.perf_counter() - start) / 60:.1f} min, "
+        print(f"{name}: epoch {done}/{epochs}, {(time.perf_counter() - start - evaluating) / 60:.1f} min, "
               f"{int(state.energy_evals)} energy evaluations", flush=True)
-    return state, done, (time.perf_counter() - start) / 60
+        if curve_every and done % curve_every == 0:
+            tic = time.perf_counter()
+            curve.append({"epoch": done, **curve_point(sampler, state, jax.random.key(seed + done), curve_samples)})
+            evaluating += time.perf_counter() - tic
+            print(f"{name}: curve {curve[-1]}", flush=True)
+    took = (time.perf_counter() - start - evaluating) / 60
+    return state, done, took, {"points": curve, "rollout_energy_mean": energy_mean} if curve_every else None
+
+
+def curve_point(sampler, state, key, n: int = CURVE_SAMPLES) -> dict:
+    """Geometric W2, energy W2 and median energy of ``n`` samples of the network and of its average (``ema_``)
+    against ``n`` test samples: a learning-curve point, noisier than the final evaluation's 2000."""
+    target = sampler.target
+    ref = reference_samples(target, jax.random.fold_in(key, 1), n)
+    energy = jax.jit(jax.vmap(lambda z: -target.log_prob(z)))
+    ref_energy = np.asarray(energy(jnp.asarray(ref)))
+    point = {}
+    for prefix, params in (("", state.params), ("ema_", state.ema_params)):
+        x, _ = draw_samples(sampler, params, key, n)
+        e = np.asarray(energy(jnp.asarray(x)))
+        finite = np.isfinite(e) & np.all(np.isfinite(x), axis=1)
+        point[f"{prefix}w2"] = geometric_w2(x[finite], ref, target.n_particles, target.spatial_dim)
+        point[f"{prefix}energy_w2"] = discrepancies.wasserstein2_1d(e[finite], ref_energy)
+        point[f"{prefix}energy_median"] = float(np.median(e))
+    return point
 
 
 def noise_floor(target, n: int) -> dict:
@@ -181,6 +219,9 @@ def main(argv=None):
     parser.add_argument("--no-speed", action="store_true", help="skip the paper-config epoch timing")
     parser.add_argument("--speed-only", action="store_true", help="only the paper-config epoch timing")
     parser.add_argument("--keep", type=Path, help="write each run's trained state, samples and histograms here")
+    parser.add_argument("--curve-every", type=int, default=0, metavar="EPOCHS",
+                        help="record a learning curve: every EPOCHS (a multiple of 10) epochs, the W2 figures of "
+                             f"{CURVE_SAMPLES} samples of the network and of its average (not counted in the minutes)")
     args = parser.parse_args(argv)
 
     results: dict = {}
@@ -203,8 +244,8 @@ def main(argv=None):
                 sampler, epochs, n_eval, run_seed = build(CONFIG[method].format(system), args.quick, seed,
                                                           REFERENCE_RULES if method == "as_reference" else None)
                 name = f"{method}_{system}"
-                state, done, took = train(sampler, run_seed, epochs, MINUTES[system],
-                                          1 if args.quick else 10, f"{name} seed {seed}")
+                state, done, took, curve = train(sampler, run_seed, epochs, MINUTES[system], 1 if args.quick else 10,
+                                                 f"{name} seed {seed}", args.curve_every, min(CURVE_SAMPLES, n_eval))
                 run_dir = None
                 if args.keep is not None:
                     run_dir = args.keep / f"{name}_seed{seed}"
@@ -215,6 +256,8 @@ def main(argv=None):
                            "train_minutes": took, "epochs": done, "log_Z_reverse": metrics["log_Z_reverse"]}
                 for fig, value in figures.items():
                     record_seed(results, "bench_adjoint", f"{name}_{fig}", seed, value, args.quick)
+                if curve is not None:
+                    results[f"{name}_curve_seed{seed}"] = curve
                 print(f"{name} seed {seed}: " + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
                 save()
         results.update({f"{system}_{k}": v for k, v in noise_floor(sampler.target, n_eval).items()})

@@ -13,13 +13,16 @@ FIGURES = [
 
 
 def test_quick_benchmark_writes_its_figures(tmp_path):
-    results = run_quick("adjoint", "--keep", str(tmp_path))
+    results = run_quick("adjoint", "--keep", str(tmp_path), "--curve-every", "3")
     for name in FIGURES:
         assert name in results and results[name] == results[name], name  # present and not NaN
     assert results["as_dw4_energy_evals"] == 3 * 32  # 3 epochs x 32 rollout paths, one gradient each
     assert results["asbs_lj13_energy_evals"] == 2 * 32  # 2 adjoint epochs and 1 corrector epoch (no energy calls)
     assert results["as_dw4_w2"] > 0 and results["asbs_lj13_energy_w2"] > 0 and results["as_dw4_w2_seeds"] == 1
-    for run in ("as_dw4_seed0", "asbs_lj13_seed0"):  # --keep: the trained state, samples and histograms of each run
+    for run in ("as_dw4_seed0", "asbs_lj13_seed0"):
+        curve = results[run.replace("_seed", "_curve_seed")]  # --curve-every 3: one point, after the 3 quick epochs
+        assert [p["epoch"] for p in curve["points"]] == [3] and len(curve["rollout_energy_mean"]) == 3, run
+        assert {"w2", "ema_w2", "energy_w2", "ema_energy_median"} <= set(curve["points"][0]), run  # --keep: the trained state, samples and histograms of each run
         kept = tmp_path / run
         assert (kept / "samples.npz").is_file() and (kept / "energy_histogram.png").is_file(), run
         assert [p.name for p in (kept / "checkpoint").iterdir()] == ["step_0000000003"]  # after the 3 quick epochs
