@@ -111,7 +111,7 @@ def train(sampler, seed: int, epochs: int, minutes: float, block: int, name: str
         done += n
         print(f"{name}: epoch {done}/{epochs}, {(time.perf_counter() - start - evaluating) / 60:.1f} min, "
               f"{int(state.energy_evals)} energy evaluations", flush=True)
-        if curve_every and done % curve_every == 0:
+        if curve_every and done % curve_every == 0:  # main() checks that curve_every is a multiple of block
             tic = time.perf_counter()
             curve.append({"epoch": done, **curve_point(sampler, state, jax.random.key(seed + done), curve_samples)})
             evaluating += time.perf_counter() - tic
@@ -134,7 +134,7 @@ def curve_point(sampler, state, key, n: int = CURVE_SAMPLES) -> dict:
         finite = np.isfinite(e) & np.all(np.isfinite(x), axis=1)
         point[f"{prefix}w2"] = geometric_w2(x[finite], ref, target.n_particles, target.spatial_dim)
         point[f"{prefix}energy_w2"] = discrepancies.wasserstein2_1d(e[finite], ref_energy)
-        point[f"{prefix}energy_median"] = float(np.median(e))
+        point[f"{prefix}energy_median"] = float(np.median(e[finite]))
     return point
 
 
@@ -223,6 +223,9 @@ def main(argv=None):
                         help="record a learning curve: every EPOCHS (a multiple of 10) epochs, the W2 figures of "
                              f"{CURVE_SAMPLES} samples of the network and of its average (not counted in the minutes)")
     args = parser.parse_args(argv)
+    block = 1 if args.quick else 10
+    if args.curve_every < 0 or args.curve_every % block:
+        parser.error(f"--curve-every must be a multiple of the {block} epochs trained between checks (0: no curve)")
 
     results: dict = {}
 
@@ -244,7 +247,7 @@ def main(argv=None):
                 sampler, epochs, n_eval, run_seed = build(CONFIG[method].format(system), args.quick, seed,
                                                           REFERENCE_RULES if method == "as_reference" else None)
                 name = f"{method}_{system}"
-                state, done, took, curve = train(sampler, run_seed, epochs, MINUTES[system], 1 if args.quick else 10,
+                state, done, took, curve = train(sampler, run_seed, epochs, MINUTES[system], block,
                                                  f"{name} seed {seed}", args.curve_every, min(CURVE_SAMPLES, n_eval))
                 run_dir = None
                 if args.keep is not None:

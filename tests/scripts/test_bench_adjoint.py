@@ -3,6 +3,8 @@
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from _quick_bench import run_quick
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,3 +41,12 @@ def test_the_reference_baseline_uses_the_pre_fix_rules_on_the_same_config(monkey
     assert reference.settings.buffer_epochs * reference.batch_size == 9984  # the reference's 10 000 samples
     restored = {k: getattr(fixed.settings, k) for k in bench_adjoint.REFERENCE_RULES}
     assert dataclasses.replace(reference.settings, **restored) == fixed.settings  # nothing else differs
+
+
+def test_a_learning_curve_between_checks_is_a_clear_error(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    import bench_adjoint
+
+    with pytest.raises(SystemExit):
+        bench_adjoint.main(["--curve-every", "15", "--no-speed"])  # training stops to check every 10 epochs
+    assert "--curve-every must be a multiple of the 10 epochs" in capsys.readouterr().err
