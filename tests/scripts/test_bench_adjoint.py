@@ -50,3 +50,18 @@ def test_a_learning_curve_between_checks_is_a_clear_error(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         bench_adjoint.main(["--curve-every", "15", "--no-speed"])  # training stops to check every 10 epochs
     assert "--curve-every must be a multiple of the 10 epochs" in capsys.readouterr().err
+
+
+def test_training_blocks_reuse_one_compiled_chunk(monkeypatch):
+    """Every block of epochs runs the same compiled chunk (a fresh trace function per block recompiled each one,
+    which slowed a 1000-epoch LJ-13 run and exhausted its memory for compiled code after 700 epochs)."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    import bench_adjoint
+
+    from jaxsamp.core.driver import _scan_chunk
+
+    sampler, *_ = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=True)
+    bench_adjoint.train(sampler, 0, 1, 10.0, 1, "warm-up")
+    compiled = _scan_chunk._cache_size()
+    _, done, _, curve = bench_adjoint.train(sampler, 0, 3, 10.0, 1, "three blocks", curve_every=0)
+    assert done == 3 and curve is None and _scan_chunk._cache_size() == compiled
