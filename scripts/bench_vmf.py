@@ -44,7 +44,7 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-from benchmark_io import write_results
+from benchmark_io import RESULTS_DIR, write_results
 
 from jaxsamp.experiments.vmf_experiment import VmfExplorationSettings, action_embeddings
 from jaxsamp.learned.inverted_file_index import build_ivf_index, ivf_argmax
@@ -169,7 +169,8 @@ def selection_plot(quick: bool) -> dict:
     cfg = load_config(root / "configs" / "vmf_exploration_uniform.yaml", [*overrides, "run.out_dir=" + str(root / "runs")])
     run_dir, metrics = run_experiment(cfg, verbose=False)
     suffix = "_quick" if quick else ""
-    shutil.copy(run_dir / "selection_probabilities.png", root / "benchmarks" / "results" / f"bench_vmf_selection_uniform{suffix}.png")
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    shutil.copy(run_dir / "selection_probabilities.png", RESULTS_DIR / f"bench_vmf_selection_uniform{suffix}.png")
     return {f"uniform_d4_{k}": v for k, v in metrics.items() if k.startswith("max_rel_dev")}
 
 

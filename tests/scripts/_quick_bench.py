@@ -7,6 +7,10 @@ imports are then loaded once per test worker instead of once per script, which w
 Whatever process-wide state a script could change is put back afterwards (working directory,
 ``sys.argv``, ``sys.path``, environment variables, warning filters) and JAX's x64 switch is checked
 to be unchanged, so that no setting leaks into the tests run after it.
+
+Each run writes its JSON and plots into the calling test's own directory (``benchmark_io.RESULTS_DIR``
+pointed there for the run), never into ``benchmarks/results/``: two tests of one script run at once by
+two xdist workers would otherwise merge into, and read back, the same ``bench_<name>_quick.json``.
 """
 
 import json
@@ -22,20 +26,23 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def quick_payload(name: str, *args: str) -> dict:
-    """Run ``scripts/bench_{name}.py --quick *args`` in this process (a stale result file removed first).
+def quick_payload(name: str, *args: str, results_dir: Path) -> dict:
+    """Run ``scripts/bench_{name}.py --quick *args`` in this process, writing into ``results_dir``.
 
-    Returns the whole JSON payload it wrote (``command``, ``results``, ...); the command it records
-    is the script's command line.
+    ``results_dir`` is the test's own (``tmp_path``), so nothing earlier is merged in. Returns the
+    whole JSON payload it wrote (``command``, ``results``, ...); the command it records is the
+    script's command line.
     """
-    result = ROOT / f"benchmarks/results/bench_{name}_quick.json"
-    result.unlink(missing_ok=True)
+    result = results_dir / f"bench_{name}_quick.json"
     script = f"scripts/bench_{name}.py"
     environ, x64 = dict(os.environ), jax.config.jax_enable_x64
     try:
         with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
             mp.chdir(ROOT)
             mp.syspath_prepend(str(ROOT / "scripts"))
+            import benchmark_io
+
+            mp.setattr(benchmark_io, "RESULTS_DIR", results_dir)
             mp.setattr(sys, "argv", [script, "--quick", *args])
             runpy.run_path(str(ROOT / script), run_name="__main__")
     finally:
@@ -50,6 +57,6 @@ def quick_payload(name: str, *args: str) -> dict:
     return payload
 
 
-def run_quick(name: str, *args: str) -> dict:
-    """Run ``scripts/bench_{name}.py --quick *args`` in this process; return the ``results`` it wrote."""
-    return quick_payload(name, *args)["results"]
+def run_quick(name: str, *args: str, results_dir: Path) -> dict:
+    """Run ``scripts/bench_{name}.py --quick *args`` into ``results_dir``; return the ``results`` it wrote."""
+    return quick_payload(name, *args, results_dir=results_dir)["results"]

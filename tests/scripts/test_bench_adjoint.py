@@ -15,7 +15,7 @@ FIGURES = [
 
 
 def test_quick_benchmark_writes_its_figures(tmp_path):
-    results = run_quick("adjoint", "--keep", str(tmp_path), "--curve-every", "3")
+    results = run_quick("adjoint", "--keep", str(tmp_path), "--curve-every", "3", results_dir=tmp_path)
     for name in FIGURES:
         assert name in results and results[name] == results[name], name  # present and not NaN
     assert results["as_dw4_energy_evals"] == 3 * 32  # 3 epochs x 32 rollout paths, one gradient each

@@ -12,7 +12,7 @@ CONTINUOUS_FIGURES = {
 
 
 def test_bench_classical_quick(tmp_path):
-    out = quick_payload("classical", "--plots", str(tmp_path))
+    out = quick_payload("classical", "--plots", str(tmp_path), results_dir=tmp_path)
     assert out["command"].startswith("python scripts/bench_classical.py")
     assert CONTINUOUS_FIGURES <= set(out["results"])
     assert all(v == v for v in out["results"].values())  # no NaN

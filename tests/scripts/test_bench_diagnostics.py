@@ -13,8 +13,8 @@ POSITIVE = [
 ]
 
 
-def test_quick_benchmark_writes_its_figures():
-    payload = quick_payload("diagnostics")
+def test_quick_benchmark_writes_its_figures(tmp_path):
+    payload = quick_payload("diagnostics", results_dir=tmp_path)
     assert payload["command"].startswith("python scripts/bench_diagnostics.py")
     results = payload["results"]
     for name in RATES:

@@ -12,8 +12,8 @@ FIGURES = {
 } | {"smc_logz_abs_err_L8_equal_evals", "smc_logz_abs_err_L8_total_evals", "buffer_bytes_per_state"}
 
 
-def test_bench_leaps_quick():
-    out = quick_payload("leaps")
+def test_bench_leaps_quick(tmp_path):
+    out = quick_payload("leaps", results_dir=tmp_path)
     results = out["results"]
     assert FIGURES <= set(results)
     assert out["command"].startswith("python scripts/bench_leaps.py")
@@ -24,8 +24,8 @@ def test_bench_leaps_quick():
     assert math.isfinite(results["logz_abs_err_L8_conv"]) and math.isfinite(results["smc_logz_abs_err_L8_equal_evals"])
 
 
-def test_bench_leaps_quick_lattice_15():
-    results = quick_payload("leaps", "--lattice", "15", "--problems", "potts")["results"]
+def test_bench_leaps_quick_lattice_15(tmp_path):
+    results = quick_payload("leaps", "--lattice", "15", "--problems", "potts", results_dir=tmp_path)["results"]
     names = ("logz_reference_L15_potts", "logz_reference_L15_potts_sd", "pilot_ess_L15_potts_conv", "ess_L15_potts",
              "logz_abs_err_L15_potts", "logz_fe_abs_err_L15_potts", "train_minutes_L15_potts", "ess_curve_L15_potts")
     assert set(names) <= set(results)
@@ -33,8 +33,8 @@ def test_bench_leaps_quick_lattice_15():
     assert results["logz_reference_L15_potts_sd"] > 0 and math.isfinite(results["logz_abs_err_L15_potts"])
 
 
-def test_bench_leaps_quick_profile():
-    results = quick_payload("leaps", "--lattice", "15", "--profile", "--problems", "potts")["results"]
+def test_bench_leaps_quick_profile(tmp_path):
+    results = quick_payload("leaps", "--lattice", "15", "--profile", "--problems", "potts", results_dir=tmp_path)["results"]
     pieces = ("rate_forward_16", "correction_16", "correction_16_whole_lattice", "rollout_10", "loss_grad_32")
     assert {f"profile_L15_potts_conv_{piece}" for piece in pieces} == set(results)
     assert all(v > 0 for v in results.values())

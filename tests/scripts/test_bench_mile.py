@@ -5,19 +5,16 @@ the LPPD-against-time plot for existence.
 """
 
 import math
-from pathlib import Path
 
 from _quick_bench import run_quick
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def test_bench_mile_quick():
-    out = run_quick("mile")
+def test_bench_mile_quick(tmp_path):
+    out = run_quick("mile", results_dir=tmp_path)
     for method in ("de", "mile", "bde"):
         assert math.isfinite(out[f"{method}_yacht_lppd"]) and out[f"{method}_yacht_lppd_seeds"] == 1
         assert out[f"{method}_yacht_rmse"] > 0 and 0.0 <= out[f"{method}_yacht_coverage90"] <= 1.0
         assert out[f"{method}_yacht_seconds"] > 0 and out[f"{method}_yacht_grad_evals"] > 0
     assert out["mile_yacht_grad_evals"] == 4 * (1 + 2 * 200 + 2 * 20 * 2)  # 4 members: init, tuning, sampling
     assert out["mile_yacht_speedup_vs_bde"] > 0
-    assert (ROOT / "benchmarks/results/bench_mile_yacht_quick.png").stat().st_size > 0
+    assert (tmp_path / "bench_mile_yacht_quick.png").stat().st_size > 0

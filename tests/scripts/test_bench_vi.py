@@ -3,8 +3,8 @@
 from _quick_bench import run_quick
 
 
-def test_bench_vi_quick():
-    out = run_quick("vi")
+def test_bench_vi_quick(tmp_path):
+    out = run_quick("vi", results_dir=tmp_path)
     # the quick run exercises each group with one or two methods (scripts/bench_vi.py QUICK_METHODS)
     assert out["softcvi_linreg_kl"] > 0 and out["softcvi_linreg_kl_seeds"] == 1
     assert 0 <= out["elbo_eight_schools_coverage50"] <= out["elbo_eight_schools_coverage90"] <= 1
