@@ -37,15 +37,50 @@ from jaxsamp.learned.evaluation import evaluate_path_sampler
 EVAL_BATCH = 1000
 
 
-def draw_samples(sampler: AdjointSampling, params, key, n: int):
-    """``n`` samples with path log-weights, simulated in batches of at most ``EVAL_BATCH``."""
-    sample = jax.jit(sampler.sample, static_argnums=2)
-    xs, log_ws = [], []
-    for i, start in enumerate(range(0, n, EVAL_BATCH)):
-        ws = sample(params, jax.random.fold_in(key, i), min(EVAL_BATCH, n - start))
-        xs.append(np.asarray(ws.x))
-        log_ws.append(np.asarray(ws.log_w))
-    return np.concatenate(xs), np.concatenate(log_ws)
+class SampleScorer:
+    """Draws of one sampler and their figures against a reference, compiled once for all of a run's draws.
+
+    ``sampler.sample`` (``num_samples`` static) and the batched energy ``-log_prob`` are jitted here, once:
+    a fresh ``jax.jit`` per draw would compile both again at every call, which a learning curve of many
+    points pays for each point.
+    """
+
+    def __init__(self, sampler: AdjointSampling):
+        self.space = sampler.space
+        self._sample = jax.jit(sampler.sample, static_argnums=2)
+        self._energy = jax.jit(jax.vmap(lambda z: -sampler.target.log_prob(z)))
+
+    def draw(self, params, key, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` samples with path log-weights, simulated in batches of at most ``EVAL_BATCH``."""
+        xs, log_ws = [], []
+        for i, start in enumerate(range(0, n, EVAL_BATCH)):
+            ws = self._sample(params, jax.random.fold_in(key, i), min(EVAL_BATCH, n - start))
+            xs.append(np.asarray(ws.x))
+            log_ws.append(np.asarray(ws.log_w))
+        return np.concatenate(xs), np.concatenate(log_ws)
+
+    def energy(self, x: np.ndarray) -> np.ndarray:
+        """Energies ``-log_prob`` of the rows of ``x``."""
+        return np.asarray(self._energy(jnp.asarray(x)))
+
+    def score(self, x: np.ndarray, log_w: np.ndarray, ref: np.ndarray | None, ref_energies: np.ndarray | None
+              ) -> tuple[np.ndarray, np.ndarray, dict]:
+        """Energies, the finite mask (state, weight and energy finite) and ``energy_w2`` and ``w2`` of the finite samples.
+
+        ``w2`` is geometric (rotations, reflections and permutations factored out) for particle systems, plain
+        otherwise; both are NaN with fewer than two finite samples, and absent without a reference.
+        """
+        energies = self.energy(x)
+        finite = np.all(np.isfinite(x), axis=1) & np.isfinite(log_w) & np.isfinite(energies)
+        if ref is None:
+            return energies, finite, {}
+        if finite.sum() < 2:
+            return energies, finite, {"energy_w2": float("nan"), "w2": float("nan")}
+        if self.space.centred:
+            w2 = geometric_w2(x[finite], ref, self.space.n_particles, self.space.spatial_dim)
+        else:
+            w2 = discrepancies.wasserstein2(x[finite], ref)
+        return energies, finite, {"energy_w2": discrepancies.wasserstein2_1d(energies[finite], ref_energies), "w2": w2}
 
 
 def reference_samples(target, key, n: int) -> np.ndarray | None:
@@ -96,26 +131,18 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
     """
     target = sampler.target
     k_sample, k_ref, k_eval = jax.random.split(key, 3)
-    x, log_w = draw_samples(sampler, params, k_sample, num_samples)
-    energy_fn = jax.jit(jax.vmap(lambda z: -target.log_prob(z)))
-    energies = np.asarray(energy_fn(jnp.asarray(x)))
-    finite = np.all(np.isfinite(x), axis=1) & np.isfinite(log_w) & np.isfinite(energies)
+    scorer = SampleScorer(sampler)
+    x, log_w = scorer.draw(params, k_sample, num_samples)
     ref = reference_samples(target, k_ref, num_samples)
     particles = sampler.space.centred
     metrics = evaluate_path_sampler(
         sampler, params, k_eval, num_samples, reference=ref, forward=WeightedSamples(x, log_w), sinkhorn=not particles
     )
+    ref_energies = None if ref is None else scorer.energy(ref)
+    energies, finite, figures = scorer.score(x, log_w, ref, ref_energies)
+    metrics.update(figures)
     metrics["nonfinite_samples"] = int((~finite).sum())
     metrics["warnings"] = health.sample_warnings(int((~finite).sum()), num_samples)
-    ref_energies = None if ref is None else np.asarray(energy_fn(jnp.asarray(ref)))
-    if ref is not None and finite.sum() < 2:  # W2 needs two finite samples; nonfinite_samples says why it is NaN
-        metrics["energy_w2"] = metrics["w2"] = float("nan")
-    elif ref is not None:
-        metrics["energy_w2"] = discrepancies.wasserstein2_1d(energies[finite], ref_energies)
-        if particles:
-            metrics["w2"] = geometric_w2(x[finite], ref, sampler.space.n_particles, sampler.space.spatial_dim)
-        else:
-            metrics["w2"] = discrepancies.wasserstein2(x[finite], ref)
     if run_dir is not None:
         arrays = {"samples": x, "log_w": log_w, "energies": energies}
         if ref is not None:

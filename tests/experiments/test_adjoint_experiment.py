@@ -102,3 +102,28 @@ def test_shipped_config_trains_and_samples_through_the_driver(name, tmp_path):
     assert ("final_corrector_loss" in metrics) == asbs
     assert (run_dir / "energy_histogram.png").is_file()
     assert all(np.isfinite(metrics[k]) for k in ("log_Z_reverse", "ess", "energy_w2") if metrics.get(k) is not None)
+
+
+def test_a_scorer_compiles_its_sampler_and_energy_once_for_every_draw(caplog):
+    """A learning curve draws and scores many times: only the first draw and score of a size may compile."""
+    import jax
+
+    import jaxsamp.targets
+    from jaxsamp.experiments.adjoint_experiment import SampleScorer
+    from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
+
+    target = jaxsamp.targets.get("gaussian", dim=2, scale=0.7)
+    sampler = AdjointSampling(target, AdjointSettings(network="mlp", hidden=8, num_layers=1, nfe=5), batch_size=8)
+    scorer = SampleScorer(sampler)
+    params = sampler.init(jax.random.key(0)).params
+    ref = np.asarray(target.sample(jax.random.key(1), 16))
+
+    def draw_and_score(seed):
+        x, log_w = scorer.draw(params, jax.random.key(seed), 16)
+        return scorer.score(x, log_w, ref, scorer.energy(ref))
+
+    draw_and_score(2)
+    with jax.log_compiles(), caplog.at_level("WARNING"):
+        energies, finite, figures = draw_and_score(3)
+    assert not [r for r in caplog.records if "Compiling" in r.getMessage()]
+    assert finite.all() and energies.shape == (16,) and figures["w2"] > 0 and figures["energy_w2"] > 0

@@ -65,3 +65,14 @@ def test_training_blocks_reuse_one_compiled_chunk(monkeypatch):
     compiled = _scan_chunk._cache_size()
     _, done, _, curve = bench_adjoint.train(sampler, 0, 3, 10.0, 1, "three blocks", curve_every=0)
     assert done == 3 and curve is None and _scan_chunk._cache_size() == compiled
+
+
+def test_until_cap_trains_past_the_config_epochs_until_the_clock_ends_it(monkeypatch):
+    """``--until-cap``: no epoch limit, the cap alone ends training (a 1-second cap on blocks of one epoch)."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    import bench_adjoint
+
+    sampler, epochs, *_ = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=True)
+    bench_adjoint.train(sampler, 0, 1, 10.0, 1, "warm-up")  # compile first, so the cap times epochs only
+    _, done, took, _ = bench_adjoint.train(sampler, 0, None, 1 / 60, 1, "until the cap")
+    assert done > epochs and took >= 1 / 60
