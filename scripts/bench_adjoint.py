@@ -15,7 +15,7 @@ Protocol (fixed before the first run):
   comes first: DW-4 30 minutes per run and seeds 0, 1, 2; LJ-13 90 minutes and seed 0 only (the
   paper reports 3 seeds of GPU runs). ``--until-cap`` lifts the config's epoch count, so the cap
   alone ends each run (the issue's whole budget; the LJ-13 runs used 39-44 of their 90 minutes for
-  1000 epochs, still improving); its figures are ``{method}_{system}_until_cap_{metric}``, beside
+  1000 epochs); its figures are ``{method}_{system}_until_cap_{metric}``, beside
   the config-epoch ones.
 * **Evaluation** (iDEM / Adjoint Sampling protocol): 2000 samples of the averaged network against
   2000 random samples of the test split: geometric W2 (``w2``, the headline) and energy W2, ESS of
