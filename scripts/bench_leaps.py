@@ -34,8 +34,16 @@ validation keys (300..) used for nothing else, ``pilot_ess_L15_{problem}_{networ
 ``--train-minutes`` (120) and is scored on the evaluation keys (100..): ``ess_L15_{problem}``,
 ``logz_abs_err_L15_{problem}`` (exact weights), ``logz_fe_abs_err_L15_{problem}``, ``train_minutes_L15_{problem}``,
 ``network_L15_{problem}``, and for Ising ``sample_seconds_L15_1000x100`` (1000 walkers x 100 steps, best of 3 after
-compiling). One seed (the first of ``--seeds``). Learning curves: ``benchmarks/leaps_ess_curves_L15.png``. Goals
+compiling). One seed (the first of ``--seeds``). Learning curves: ``benchmarks/leaps_ess_curves_L15.png`` (Potts
+with ``--curve-every 1000``: its points, 500 walkers x 300 steps, cost 0.5-3.5 minutes each, off the clock). Goals
 (issue 16): ESS >= 0.75 (Ising) and >= 0.30 (Potts); the paper on a GPU: 0.67 and 0.20.
+A problem takes hours alone, so it goes on where it stopped: each finished stage (the log Z reference, each
+pilot, the final run) is recorded in the results file with its settings (``stages_L15_{problem}``) and is not run
+again (``--fresh`` starts over; other settings are refused), and the final training is checkpointed every
+``--checkpoint-minutes`` (10) of training under ``benchmarks/results/checkpoints/`` (not committed), its clock
+counting only the training seconds not yet spent. A stage killed before its end starts over, except the final
+training while its checkpoints are on the machine. ``--pilots-only`` stops before the final training, so that the
+final stage (120 training minutes, the curve points and the evaluation) can have a session of its own.
 
 **Profile of the L = 15 training step** (``--lattice 15 --profile``; the issue's speed work): for each problem
 and network (untrained, the protocol's settings), the seconds of each piece of an update, best of 3 after
@@ -47,7 +55,8 @@ whole lattice's ratios, as before ``site_log_ratios``), ``_rollout_125`` (a whol
 every 50 updates.
 
 Usage: ``python scripts/bench_leaps.py [--quick] [--lattice 8|15] [--seeds 0 1 2] [--train-minutes M]
-[--networks conv mlp attention] [--problems ising potts] [--pilot-minutes 10] [--profile]``
+[--networks conv mlp attention] [--problems ising potts] [--pilot-minutes 10] [--fresh]
+[--pilots-only] [--checkpoint-minutes 10] [--profile]``
 (writes ``benchmarks/results/bench_leaps.json``).
 """
 
@@ -55,13 +64,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
+import shutil
 import time
 from pathlib import Path
 
 import jax
 import numpy as np
 
-from benchmark_io import best_seconds, read_results, record_seed, timed, write_results
+from benchmark_io import best_seconds, read_results, record_seed, results_path, timed, write_results
+from jaxsamp.core import checkpoint as ckpt
 from jaxsamp.core import run
 from jaxsamp.experiments.plots import pyplot
 from jaxsamp.learned import buffer as replay
@@ -137,41 +149,84 @@ def settings_for(network: str, quick: bool, curriculum_steps: int, **problem) ->
     })
 
 
-def train(path, network: str, quick: bool, minutes: float, walkers: int, key, curve_every: int, problem=None):
-    """Train one network for about ``minutes`` (``problem``: settings replaced for an L = 15 problem).
+def planned_updates(path, network: str, walkers: int, key, minutes: float, problem, checkpoint: Path | None) -> int:
+    """Updates that fit ``minutes``, from a timed probe of the steady-state trainer (or the plan a checkpoint kept).
+
+    The probe runs ``rollout_every`` updates of full-length rollouts, one rollout among
+    them, as in steady-state training. With ``checkpoint``, the plan is written to
+    ``checkpoint/plan.json`` and read back on a resumed run, whose curriculum must match.
+    """
+    plan = checkpoint / "plan.json" if checkpoint is not None else None
+    if plan is not None and plan.exists():
+        return int(json.loads(plan.read_text())["planned"])
+    steady = dataclasses.replace(settings_for(network, False, 0, **(problem or {})), buffer_rollouts=1, warm_up=0)
+    probe, _ = make_trainer(path, steady, walkers)
+    state = jax.jit(probe.init)(key)
+    n_probe = steady.rollout_every
+    run(probe.step, state, key, n_probe, progress=False, chunk=n_probe)  # compile
+    start = time.perf_counter()
+    jax.block_until_ready(run(probe.step, state, jax.random.fold_in(key, 1), n_probe, progress=False, chunk=n_probe)[0])
+    planned = max(300, int(n_probe / (time.perf_counter() - start) * minutes * 60))
+    if plan is not None:
+        plan.parent.mkdir(parents=True, exist_ok=True)
+        plan.write_text(json.dumps({"planned": planned}))
+    return planned
+
+
+def train(path, network: str, quick: bool, minutes: float, walkers: int, key, curve_every: int, problem=None,
+          checkpoint: Path | None = None, checkpoint_seconds: float = 600.0):
+    """Train one network for about ``minutes`` of training time (``problem``: settings replaced for an L = 15 problem).
 
     Returns (model, params, buffer, settings, steps, steps_per_s, curve). The number
-    of updates comes from a timed probe of the same trainer. Every ``curve_every``
+    of updates the curriculum is planned for comes from :func:`planned_updates`.
+    Training runs in chunks of 50 updates until ``minutes`` of training time are
+    spent (by at most one chunk) or twice the plan is done. Every ``curve_every``
     updates the ESS of 500 walkers is recorded in ``curve`` as ``[updates, ess]``
-    (off the training clock). ``--quick`` trains only the conv network, for a few
-    updates, returns the other two untrained, and records no curve.
+    (off the training clock).
+
+    With ``checkpoint`` (a folder), the state, the training seconds spent and the
+    curve are saved every ``checkpoint_seconds`` of training (off the clock) and at
+    the end; a call with the same folder resumes from the newest valid checkpoint
+    and spends only the rest of the budget, so a killed run loses at most
+    ``checkpoint_seconds``. A chunk's key is ``fold_in(key, updates before it)`` either way.
+
+    ``--quick`` plans 12 updates in chunks of 4 (a checkpoint after each), trains
+    only the conv network, returns the other two untrained, and records no curve.
     """
     if quick:
         settings = settings_for(network, quick, 10, **(problem or {}))
         if network != "conv":
             model, params = build_networks(path, settings, key)
             return model, params, None, settings, 0, float("nan"), []
-        trainer, model = make_trainer(path, settings, walkers)
-        start = time.perf_counter()
-        state, _ = run(trainer.step, jax.jit(trainer.init)(key), key, 12, progress=False, chunk=12)
-        jax.block_until_ready(state)
-        return model, state.params, state.buffer, settings, 12, 12 / (time.perf_counter() - start), []
-    # steady-state rate: full-length rollouts every `rollout_every` updates
-    steady = dataclasses.replace(settings_for(network, quick, 0, **(problem or {})), buffer_rollouts=1, warm_up=0)
-    probe, _ = make_trainer(path, steady, walkers)
-    state = jax.jit(probe.init)(key)
-    n_probe = steady.rollout_every  # one rollout per rollout_every updates, as in steady-state training
-    run(probe.step, state, key, n_probe, progress=False, chunk=n_probe)  # compile
-    start = time.perf_counter()
-    jax.block_until_ready(run(probe.step, state, jax.random.fold_in(key, 1), n_probe, progress=False, chunk=n_probe)[0])
-    planned = max(300, int(n_probe / (time.perf_counter() - start) * minutes * 60))
-    settings = settings_for(network, quick, planned // 3, **(problem or {}))
+        planned, chunk, budget, limit, checkpoint_seconds = 12, 4, float("inf"), 12, 0.0
+    else:
+        planned = planned_updates(path, network, walkers, key, minutes, problem, checkpoint)
+        chunk, budget, limit = 50, minutes * 60, 2 * planned  # small chunks: the budget is overrun by at most one
+        settings = settings_for(network, quick, planned // 3, **(problem or {}))
     trainer, model = make_trainer(path, settings, walkers)
     state = jax.jit(trainer.init)(key)
     ess_of = jax.jit(lambda p, k: sampler(model, p, path, settings)(k, CURVE_WALKERS).ess)
-    # train in chunks until the budget is spent (the curriculum is planned for `planned` updates)
-    chunk, steps, trained, curve = 50, 0, 0.0, []  # small chunks: the budget is overrun by at most one
-    while trained < minutes * 60 and steps < 2 * planned:
+    steps, trained, curve = 0, 0.0, []
+    identity = f"bench_leaps train {network} planned {planned}"
+    key_data = [int(v) for v in np.asarray(jax.random.key_data(key)).ravel()]
+    if checkpoint is not None and (found := ckpt.latest_valid(checkpoint)) is not None:
+        folder, manifest = found
+        if manifest["fingerprint"] != identity or manifest["key_data"] != key_data:
+            raise SystemExit(f"{folder} was written by another training run ({manifest['fingerprint']}, not "
+                             f"{identity}, or another key): pass --fresh to start over")
+        steps = manifest["step"]
+        template = {"trained": np.zeros(()), "curve": np.zeros((steps // curve_every, 2))}
+        state, book = ckpt.restore(folder, manifest, state, template)
+        trained, curve = float(book["trained"]), np.asarray(book["curve"]).tolist()
+        print(f"leaps {network}: resumed from {folder} at {steps} updates, {trained:.0f} s", flush=True)
+
+    def save():
+        book = {"trained": np.float64(trained), "curve": np.asarray(curve, np.float64).reshape(-1, 2)}
+        ckpt.save(checkpoint, steps, state, book, key_data, identity, identity)
+        ckpt.prune(checkpoint, 2)
+
+    saved_at = trained
+    while trained < budget and steps < limit:
         start = time.perf_counter()
         state, _ = run(trainer.step, state, jax.random.fold_in(key, steps), chunk, progress=False, chunk=chunk)
         jax.block_until_ready(state)
@@ -182,6 +237,11 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
             curve.append([steps, float(ess_of(state.params, jax.random.fold_in(key, 10_000 + steps)))])
             line += f", ESS {curve[-1][1]:.3f} ({CURVE_WALKERS} walkers)"
         print(line, flush=True)
+        if checkpoint is not None and trained - saved_at >= checkpoint_seconds:
+            save()
+            saved_at = trained
+    if checkpoint is not None and saved_at != trained:
+        save()
     return model, state.params, state.buffer, settings, steps, steps / trained, curve
 
 
@@ -259,52 +319,100 @@ def smc_error(path, key, walkers: int, evals: float, repeats: int, exact: float)
     return float(np.mean(np.abs(estimates - exact))), levels, spent
 
 
-def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_walkers: int) -> dict:
-    """The L = 15 protocol for one problem (module docstring): pilot per network, the best trained in full, scored."""
+class Stages:
+    """The stages of an L = 15 problem already finished, recorded in the results file beside their figures.
+
+    ``stages_L15_{problem}`` holds the run's settings and, for each finished stage (the log Z
+    reference, each pilot, the final run), the names of its figures. A stage whose record and
+    figures are in the results file is not run again, so a problem can be finished over several
+    sessions from the committed results; a record made with other settings is refused unless
+    ``fresh``, which starts the problem over.
+    """
+
+    def __init__(self, problem: str, settings: dict, recorded: dict, fresh: bool, save):
+        self.name, self.recorded, self.save = f"stages_L15_{problem}", recorded, save
+        kept = {} if fresh else recorded.get(self.name, {})
+        if kept and kept["settings"] != settings:
+            changed = sorted(k for k in settings.keys() | kept["settings"].keys()
+                             if settings.get(k) != kept["settings"].get(k))
+            raise SystemExit(f"the results file holds {problem} stages run with other settings ({', '.join(changed)}): "
+                             "pass --fresh to start this problem over")
+        self.record = {**kept, "settings": settings}
+
+    def stage(self, name: str, compute) -> dict:
+        """The figures of stage ``name``: the recorded ones, or ``compute()``'s, recorded at once."""
+        names = self.record.get(name)
+        if names is not None and all(n in self.recorded for n in names):
+            print(f"{self.name} {name}: finished in an earlier run, figures from the results file", flush=True)
+            return {n: self.recorded[n] for n in names}
+        figures = compute()
+        self.record[name] = sorted(figures)
+        self.save({**figures, self.name: self.record})
+        return figures
+
+
+def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_walkers: int, stages: Stages,
+            checkpoints: Path) -> dict:
+    """The L = 15 protocol for one problem (module docstring): pilot per network, the best trained in full, scored.
+
+    Each stage is recorded by ``stages`` as it finishes, and the final training is checkpointed in
+    ``checkpoints``, so a killed run started again goes on where it stopped.
+    """
     make_target, settings = L15_PROBLEMS[problem]
     size = 5 if args.quick else L15
     target = make_target(size)
     path = LatticePath(target)
     overrides = {**settings, **(QUICK_L15 if args.quick else {})}
     key = jax.random.fold_in(jax.random.key(seed), 1000 + list(L15_PROBLEMS).index(problem))
-    out = {}
-    if problem == "ising":
-        reference = target.exact_log_Z()
-    else:
+
+    def reference() -> dict:
+        if problem == "ising":
+            return {f"logz_reference_L15_{problem}": float(target.exact_log_Z())}
         sizes = {"walkers": 64, "levels": 20, "repeats": 2} if args.quick else POTTS_REFERENCE
         estimates, spent = smc_log_z(path, jax.random.fold_in(key, 500), **sizes)
-        reference = float(estimates.mean())
-        out.update({f"logz_reference_L15_{problem}_sd": float(estimates.std(ddof=1)),
-                    f"logz_reference_L15_{problem}_target_evals": spent})
-    out[f"logz_reference_L15_{problem}"] = reference
+        return {f"logz_reference_L15_{problem}": float(estimates.mean()),
+                f"logz_reference_L15_{problem}_sd": float(estimates.std(ddof=1)),
+                f"logz_reference_L15_{problem}_target_evals": spent}
+
+    out = dict(stages.stage("reference", reference))
+    log_z_ref = out[f"logz_reference_L15_{problem}"]
+
+    def pilot(i: int, network: str) -> dict:  # validation keys 300.. score it, and nothing else uses them
+        model, params, _, pilot_settings, *_ = train(path, network, args.quick, args.pilot_minutes, train_walkers,
+                                                     jax.random.fold_in(key, 10 + i), 10**9, overrides)
+        ess = float(sampler(model, params, path, pilot_settings)(jax.random.fold_in(key, 300 + i), CURVE_WALKERS).ess)
+        print(f"L15 {problem} pilot {network}: ESS {ess:.3f}", flush=True)
+        return {f"pilot_ess_L15_{problem}_{network}": ess}
 
     networks = ["conv"] if args.quick else args.networks
-    for i, network in enumerate(networks):  # the pilot: validation keys 300.. score it, and nothing else uses them
-        pilot = train(path, network, args.quick, args.pilot_minutes, train_walkers, jax.random.fold_in(key, 10 + i),
-                      10**9, overrides)
-        ess = sampler(pilot[0], pilot[1], path, pilot[3])(jax.random.fold_in(key, 300 + i), CURVE_WALKERS).ess
-        out[f"pilot_ess_L15_{problem}_{network}"] = float(ess)
-        print(f"L15 {problem} pilot {network}: ESS {out[f'pilot_ess_L15_{problem}_{network}']:.3f}", flush=True)
+    for i, network in enumerate(networks):
+        out.update(stages.stage(f"pilot_{network}", lambda i=i, network=network: pilot(i, network)))
+    if args.pilots_only:
+        return out
     best = max(networks, key=lambda n: out[f"pilot_ess_L15_{problem}_{n}"])
-    out[f"network_L15_{problem}"] = best
 
-    minutes = args.train_minutes or 120.0
-    model, params, _, settings, steps, rate, curve = train(
-        path, best, args.quick, minutes, train_walkers, jax.random.fold_in(key, 20), args.curve_every, overrides
-    )
-    draw = jax.jit(lambda p, k: sampler(model, p, path, settings)(k, walkers))
-    samples = [draw(params, jax.random.fold_in(key, 100 + j)) for j in range(repeats)]
-    out.update(sample_figures(problem, {"exact": samples}, reference, "L15"))
-    out[f"logz_fe_abs_err_L15_{problem}"] = abs(float(free_energy_log_Z(model, params, path)) - reference)
-    out[f"train_steps_L15_{problem}"] = steps
-    out[f"train_minutes_L15_{problem}"] = steps / rate / 60
-    out[f"ess_curve_L15_{problem}"] = curve
-    if problem == "ising":
-        thousand = jax.jit(lambda p, k: sampler(model, p, path, settings)(k, 1000).log_w)
-        jax.block_until_ready(thousand(params, jax.random.fold_in(key, 400)))
-        out["sample_seconds_L15_1000x100"] = min(
-            timed(thousand, params, jax.random.fold_in(key, 401 + j)) for j in range(3)
-        )
+    def final() -> dict:
+        model, params, _, final_settings, steps, rate, curve = train(
+            path, best, args.quick, args.train_minutes or 120.0, train_walkers, jax.random.fold_in(key, 20),
+            args.curve_every, overrides, checkpoints / f"final_{best}", args.checkpoint_minutes * 60)
+        draw = jax.jit(lambda p, k: sampler(model, p, path, final_settings)(k, walkers))
+        samples = [draw(params, jax.random.fold_in(key, 100 + j)) for j in range(repeats)]
+        figures = sample_figures(problem, {"exact": samples}, log_z_ref, "L15")
+        figures.update({
+            f"network_L15_{problem}": best,
+            f"logz_fe_abs_err_L15_{problem}": abs(float(free_energy_log_Z(model, params, path)) - log_z_ref),
+            f"train_steps_L15_{problem}": steps,
+            f"train_minutes_L15_{problem}": steps / rate / 60,
+            f"ess_curve_L15_{problem}": curve,
+        })
+        if problem == "ising":
+            thousand = jax.jit(lambda p, k: sampler(model, p, path, final_settings)(k, 1000).log_w)
+            jax.block_until_ready(thousand(params, jax.random.fold_in(key, 400)))
+            figures["sample_seconds_L15_1000x100"] = min(
+                timed(thousand, params, jax.random.fold_in(key, 401 + j)) for j in range(3))
+        return figures
+
+    out.update(stages.stage("final", final))
     print(f"L15 {problem}: " + ", ".join(f"{k}={v:.4g}" for k, v in out.items() if isinstance(v, float)), flush=True)
     return out
 
@@ -351,6 +459,12 @@ def main(argv=None):
     parser.add_argument("--train-minutes", type=float, default=None,
                         help="training budget per network and seed (L = 8: 10) or per problem (L = 15: 120)")
     parser.add_argument("--pilot-minutes", type=float, default=10.0, help="L = 15: each network's pilot training")
+    parser.add_argument("--fresh", action="store_true",
+                        help="L = 15: start the problems over instead of going on from their recorded stages")
+    parser.add_argument("--pilots-only", action="store_true",
+                        help="L = 15: record the reference and the pilots, and stop before the final training")
+    parser.add_argument("--checkpoint-minutes", type=float, default=10.0,
+                        help="L = 15: training minutes between checkpoints of the final training")
     parser.add_argument("--networks", nargs="+", choices=NETWORKS, default=list(NETWORKS))
     parser.add_argument("--problems", nargs="+", choices=L15_PROBLEMS, default=list(L15_PROBLEMS), help="L = 15 only")
     parser.add_argument("--curve-every", type=int, default=500, help="updates between learning-curve ESS points")
@@ -378,8 +492,21 @@ def main(argv=None):
         return
     if args.lattice == 15:
         results: dict = {"walkers_L15": walkers}
+        settings = {"seed": seeds[0], "walkers": walkers, "repeats": repeats, "networks": args.networks,
+                    "train_minutes": args.train_minutes, "pilot_minutes": args.pilot_minutes,
+                    "curve_every": args.curve_every}
+        recorded = read_results("bench_leaps", args.quick)
+
+        def record(figures: dict) -> None:
+            results.update(figures)
+            save()
+
         for problem in args.problems:
-            results.update(run_l15(problem, args, seeds[0], walkers, repeats, train_walkers))
+            checkpoints = results_path("bench_leaps", args.quick).parent / "checkpoints" / f"bench_leaps_L15_{problem}"
+            if args.fresh:
+                shutil.rmtree(checkpoints, ignore_errors=True)
+            stages = Stages(problem, settings, recorded, args.fresh, record)
+            results.update(run_l15(problem, args, seeds[0], walkers, repeats, train_walkers, stages, checkpoints))
             save()
         if not args.quick:
             merged = {**read_results("bench_leaps"), **results}

@@ -1,8 +1,12 @@
 """Run bench_leaps in --quick mode so the script never rots (no figure or timing is asserted): the L = 8 protocol,
 and the L = 15 runs on Potts (the problem whose log Z reference is the SMC estimate; Ising differs only in using
-the exact log Z and in timing 1000 walkers)."""
+the exact log Z and in timing 1000 walkers), which must also go on after a kill."""
 
+import json
 import math
+import shutil
+
+import pytest
 
 from _quick_bench import quick_payload
 
@@ -24,13 +28,37 @@ def test_bench_leaps_quick(tmp_path):
     assert math.isfinite(results["logz_abs_err_L8_conv"]) and math.isfinite(results["smc_logz_abs_err_L8_equal_evals"])
 
 
-def test_bench_leaps_quick_lattice_15(tmp_path):
-    results = quick_payload("leaps", "--lattice", "15", "--problems", "potts", results_dir=tmp_path)["results"]
+def test_bench_leaps_quick_lattice_15_goes_on_after_a_kill(tmp_path):
+    """The L = 15 run on Potts; then, as if killed in the final training after its checkpoint at 8 of 12 updates,
+    the same command goes on: recorded stages are read back from the results file (a pilot's figure, marked, comes
+    back as recorded), the training resumes from the checkpoint and ends where the whole run did, bit for bit.
+    Other settings are refused, and ``--fresh`` runs every stage again."""
+    args = ("--lattice", "15", "--problems", "potts")
+    first = quick_payload("leaps", *args, results_dir=tmp_path)["results"]
     names = ("logz_reference_L15_potts", "logz_reference_L15_potts_sd", "pilot_ess_L15_potts_conv", "ess_L15_potts",
              "logz_abs_err_L15_potts", "logz_fe_abs_err_L15_potts", "train_minutes_L15_potts", "ess_curve_L15_potts")
-    assert set(names) <= set(results)
-    assert results["network_L15_potts"] == "conv" and 0 < results["ess_L15_potts"] <= 1
-    assert results["logz_reference_L15_potts_sd"] > 0 and math.isfinite(results["logz_abs_err_L15_potts"])
+    assert set(names) <= set(first)
+    assert first["network_L15_potts"] == "conv" and 0 < first["ess_L15_potts"] <= 1
+    assert first["logz_reference_L15_potts_sd"] > 0 and math.isfinite(first["logz_abs_err_L15_potts"])
+    assert set(first["stages_L15_potts"]) == {"settings", "reference", "pilot_conv", "final"}
+
+    file = tmp_path / "bench_leaps_quick.json"
+    payload = json.loads(file.read_text())
+    del payload["results"]["stages_L15_potts"]["final"]
+    payload["results"]["pilot_ess_L15_potts_conv"] = 0.5
+    file.write_text(json.dumps(payload))
+    checkpoints = sorted((tmp_path / "checkpoints" / "bench_leaps_L15_potts" / "final_conv").glob("step_*"))
+    assert [c.name for c in checkpoints] == ["step_0000000008", "step_0000000012"]
+    shutil.rmtree(checkpoints[-1])
+
+    second = quick_payload("leaps", *args, results_dir=tmp_path)["results"]
+    assert second["pilot_ess_L15_potts_conv"] == 0.5
+    differ = {"pilot_ess_L15_potts_conv", "train_minutes_L15_potts"}  # the marked figure, and a timing
+    assert {k: v for k, v in second.items() if k not in differ} == {k: v for k, v in first.items() if k not in differ}
+    with pytest.raises(SystemExit, match=r"other settings \(pilot_minutes\)"):
+        quick_payload("leaps", *args, "--pilot-minutes", "5", results_dir=tmp_path)
+    third = quick_payload("leaps", *args, "--fresh", results_dir=tmp_path)["results"]
+    assert third["pilot_ess_L15_potts_conv"] == first["pilot_ess_L15_potts_conv"]
 
 
 def test_bench_leaps_quick_profile(tmp_path):
