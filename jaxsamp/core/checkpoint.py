@@ -200,6 +200,50 @@ def latest_valid(directory) -> tuple[Path, dict] | None:
     return None
 
 
+def resume_point(directory, key_data: list[int], fingerprint: str, run: str,
+                 max_step: int | None = None) -> tuple[Path, dict] | None:
+    """The newest valid checkpoint in ``directory`` that this run may resume from, or None when there is none.
+
+    Parameters
+    ----------
+    directory : path
+        The run's checkpoint folder.
+    key_data : list of int
+        The data of the run's PRNG key, as :func:`save` stores it.
+    fingerprint : str
+        What identifies the run's settings, as :func:`save` stores it.
+    run : str
+        The run's name, for the error message.
+    max_step : int, optional
+        The run's last step; a checkpoint past it is refused.
+
+    Raises
+    ------
+    CheckpointError
+        The checkpoint was written with another PRNG key or another fingerprint,
+        or is past ``max_step``.
+    """
+    found = latest_valid(directory)
+    if found is None:
+        return None
+    folder, manifest = found
+    if manifest["key_data"] != key_data:
+        raise CheckpointError(
+            f"checkpoint {folder} was written with a different PRNG key",
+            "resume with the key of the original run, or use another checkpoint folder",
+        )
+    if manifest.get("fingerprint") != fingerprint:
+        raise CheckpointError(
+            f"checkpoint {folder} belongs to a run with other settings: it was written by run "
+            f"{manifest.get('run')!r} (fingerprint {str(manifest.get('fingerprint'))[:12]}), this is run "
+            f"{run!r} (fingerprint {str(fingerprint)[:12]})",
+            "use a new checkpoint folder for new settings",
+        )
+    if max_step is not None and manifest["step"] > max_step:
+        raise CheckpointError(f"checkpoint {folder} is at step {manifest['step']} > num_steps={max_step}")
+    return found
+
+
 def restore(folder: Path, manifest: dict, state_template: Any, trace_template: Any):
     """Load ``(state, trace)`` from a verified checkpoint, shaped like the templates."""
     import orbax.checkpoint as ocp

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsamp.core import checkpoint as ckpt
-from jaxsamp.core.errors import CheckpointError, InputError
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.validation import check_int
 
 
@@ -195,23 +195,9 @@ def run(
 
     start, parts = 0, []
     if checkpoint is not None:
-        found = ckpt.latest_valid(checkpoint)
+        found = ckpt.resume_point(checkpoint, key_data, fingerprint, desc, max_step=num_steps)
         if found is not None:
             folder, manifest = found
-            if manifest["key_data"] != key_data:
-                raise CheckpointError(
-                    f"checkpoint {folder} was written with a different PRNG key",
-                    "resume with the key of the original run, or use another checkpoint folder",
-                )
-            if manifest.get("fingerprint") != fingerprint:
-                raise CheckpointError(
-                    f"checkpoint {folder} belongs to a run with other settings: it was written by run "
-                    f"{manifest.get('run')!r} (fingerprint {str(manifest.get('fingerprint'))[:12]}), this is run "
-                    f"{desc!r} (fingerprint {str(fingerprint)[:12]})",
-                    "use a new checkpoint folder for new settings",
-                )
-            if manifest["step"] > num_steps:
-                raise CheckpointError(f"checkpoint {folder} is at step {manifest['step']} > num_steps={num_steps}")
             trace_template = None
             if trace is not None:
                 n_done = manifest["step"]
