@@ -35,11 +35,11 @@ validation keys (300..) used for nothing else, ``pilot_ess_L15_{problem}_{networ
 ``logz_abs_err_L15_{problem}`` (exact weights), ``logz_fe_abs_err_L15_{problem}``, ``train_minutes_L15_{problem}``,
 ``network_L15_{problem}``, and for Ising ``sample_seconds_L15_1000x100`` (1000 walkers x 100 steps, best of 3 after
 compiling). One seed (the first of ``--seeds``). Learning curves: ``benchmarks/leaps_ess_curves_L15.png`` (Potts
-with ``--curve-every 1000``: its points, 500 walkers x 300 steps, cost 0.5-3.5 minutes each, off the clock). Goals
+with ``--curve-every 2000``: its points, 500 walkers x 300 steps, cost 0.25-1.5 minutes each, off the clock). Goals
 (issue 16): ESS >= 0.75 (Ising) and >= 0.30 (Potts); the paper on a GPU: 0.67 and 0.20.
 A problem takes hours alone, so it goes on where it stopped: each finished stage (the log Z reference, each
 pilot, the final run) is recorded in the results file with its settings (``stages_L15_{problem}``) and is not run
-again (``--fresh`` starts over; other settings are refused), and the final training is checkpointed every
+again (``--fresh`` starts over; a setting a recorded stage depends on cannot change, see ``STAGE_SETTINGS``), and the final training is checkpointed every
 ``--checkpoint-minutes`` (10) of training under ``benchmarks/results/checkpoints/`` (not committed), its clock
 counting only the training seconds not yet spent. A stage killed before its end starts over, except the final
 training while its checkpoints are on the machine. ``--pilots-only`` stops before the final training, so that the
@@ -75,6 +75,7 @@ import numpy as np
 from benchmark_io import best_seconds, read_results, record_seed, results_path, timed, write_results
 from jaxsamp.core import checkpoint as ckpt
 from jaxsamp.core import run
+from jaxsamp.core.errors import CheckpointError
 from jaxsamp.experiments.plots import pyplot
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.leaps import metropolis_correction
@@ -207,13 +208,14 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
     state = jax.jit(trainer.init)(key)
     ess_of = jax.jit(lambda p, k: sampler(model, p, path, settings)(k, CURVE_WALKERS).ess)
     steps, trained, curve = 0, 0.0, []
-    identity = f"bench_leaps train {network} planned {planned}"
+    identity = f"bench_leaps train {network} planned {planned}, curve every {curve_every}"
     key_data = [int(v) for v in np.asarray(jax.random.key_data(key)).ravel()]
-    if checkpoint is not None and (found := ckpt.latest_valid(checkpoint)) is not None:
+    try:
+        found = ckpt.resume_point(checkpoint, key_data, identity, identity) if checkpoint is not None else None
+    except CheckpointError as error:
+        raise SystemExit(f"{error.one_line()}; or pass --fresh to start over") from error
+    if found is not None:
         folder, manifest = found
-        if manifest["fingerprint"] != identity or manifest["key_data"] != key_data:
-            raise SystemExit(f"{folder} was written by another training run ({manifest['fingerprint']}, not "
-                             f"{identity}, or another key): pass --fresh to start over")
         steps = manifest["step"]
         template = {"trained": np.zeros(()), "curve": np.zeros((steps // curve_every, 2))}
         state, book = ckpt.restore(folder, manifest, state, template)
@@ -319,24 +321,29 @@ def smc_error(path, key, walkers: int, evals: float, repeats: int, exact: float)
     return float(np.mean(np.abs(estimates - exact))), levels, spent
 
 
+STAGE_SETTINGS = {"reference": {"seed"}, "pilot": {"seed", "networks", "pilot_minutes"}}  # final: every setting
+
+
 class Stages:
     """The stages of an L = 15 problem already finished, recorded in the results file beside their figures.
 
     ``stages_L15_{problem}`` holds the run's settings and, for each finished stage (the log Z
     reference, each pilot, the final run), the names of its figures. A stage whose record and
     figures are in the results file is not run again, so a problem can be finished over several
-    sessions from the committed results; a record made with other settings is refused unless
-    ``fresh``, which starts the problem over.
+    sessions from the committed results. A setting may change until a stage that depends on it is
+    recorded (:data:`STAGE_SETTINGS`; the final stage depends on all of them): such a change is
+    refused unless ``fresh``, which starts the problem over.
     """
 
     def __init__(self, problem: str, settings: dict, recorded: dict, fresh: bool, save):
         self.name, self.recorded, self.save = f"stages_L15_{problem}", recorded, save
         kept = {} if fresh else recorded.get(self.name, {})
-        if kept and kept["settings"] != settings:
-            changed = sorted(k for k in settings.keys() | kept["settings"].keys()
-                             if settings.get(k) != kept["settings"].get(k))
-            raise SystemExit(f"the results file holds {problem} stages run with other settings ({', '.join(changed)}): "
-                             "pass --fresh to start this problem over")
+        if kept:
+            changed = {k for k in settings.keys() | kept["settings"].keys() if settings.get(k) != kept["settings"].get(k)}
+            used = set().union(*(STAGE_SETTINGS.get(stage.split("_")[0], changed) for stage in kept if stage != "settings"))
+            if changed & used:
+                raise SystemExit(f"the results file holds {problem} stages run with other settings "
+                                 f"({', '.join(sorted(changed & used))}): pass --fresh to start this problem over")
         self.record = {**kept, "settings": settings}
 
     def stage(self, name: str, compute) -> dict:

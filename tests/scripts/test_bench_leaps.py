@@ -32,7 +32,8 @@ def test_bench_leaps_quick_lattice_15_goes_on_after_a_kill(tmp_path):
     """The L = 15 run on Potts; then, as if killed in the final training after its checkpoint at 8 of 12 updates,
     the same command goes on: recorded stages are read back from the results file (a pilot's figure, marked, comes
     back as recorded), the training resumes from the checkpoint and ends where the whole run did, bit for bit.
-    Other settings are refused, and ``--fresh`` runs every stage again."""
+    Other settings are refused, and ``--fresh`` runs every stage again; a setting only the final stage uses (the curve
+    cadence) may change until the final is recorded."""
     args = ("--lattice", "15", "--problems", "potts")
     first = quick_payload("leaps", *args, results_dir=tmp_path)["results"]
     names = ("logz_reference_L15_potts", "logz_reference_L15_potts_sd", "pilot_ess_L15_potts_conv", "ess_L15_potts",
@@ -57,8 +58,13 @@ def test_bench_leaps_quick_lattice_15_goes_on_after_a_kill(tmp_path):
     assert {k: v for k, v in second.items() if k not in differ} == {k: v for k, v in first.items() if k not in differ}
     with pytest.raises(SystemExit, match=r"other settings \(pilot_minutes\)"):
         quick_payload("leaps", *args, "--pilot-minutes", "5", results_dir=tmp_path)
-    third = quick_payload("leaps", *args, "--fresh", results_dir=tmp_path)["results"]
+    third = quick_payload("leaps", *args, "--fresh", "--pilots-only", results_dir=tmp_path)["results"]
     assert third["pilot_ess_L15_potts_conv"] == first["pilot_ess_L15_potts_conv"]
+    assert set(third["stages_L15_potts"]) == {"settings", "reference", "pilot_conv"}
+    fourth = quick_payload("leaps", *args, "--curve-every", "6", results_dir=tmp_path)["results"]  # only the final uses it
+    assert fourth["stages_L15_potts"]["settings"]["curve_every"] == 6 and "final" in fourth["stages_L15_potts"]
+    with pytest.raises(SystemExit, match=r"other settings \(curve_every\)"):
+        quick_payload("leaps", *args, results_dir=tmp_path)
 
 
 def test_bench_leaps_quick_profile(tmp_path):
