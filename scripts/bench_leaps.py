@@ -54,9 +54,18 @@ whole lattice's ratios, as before ``site_log_ratios``), ``_rollout_125`` (a whol
 ``_loss_grad_256`` (the PINN loss and its gradient on a batch of 256 pairs; one per update). A rollout comes
 every 50 updates.
 
+**Sampling steps study** (``--steps-study``; protocol fixed before its first run, 2026-12-04): does the exact
+weights' ESS rise when the same trained model samples on a finer time grid, as the Euler proposal's mismatch with
+the reverse kernel shrinks? At L = 8, LE-attention (the network the L = 8 protocol found best, on its own draws)
+trains 10 minutes per seed as in the protocol (same training keys, seeds 0, 1, 2), then samples 2000 walkers x 2
+repeats on keys 600.. (used for nothing else) with ``STUDY_STEPS`` = 100, 200 and 400 uniform Euler steps, the
+same keys at every step count. Headline: the exact weights' ESS and log Z error per step count,
+``steps_study_{ess,logz_abs_err}_L8_attention_{n}steps``, mean / sd over seeds, with the sampling target
+evaluations ``steps_study_target_evals_L8_{n}steps``. Nothing is picked: every step count is reported.
+
 Usage: ``python scripts/bench_leaps.py [--quick] [--lattice 8|15] [--seeds 0 1 2] [--train-minutes M]
 [--networks conv mlp attention] [--problems ising potts] [--pilot-minutes 10] [--fresh]
-[--pilots-only] [--checkpoint-minutes 10] [--profile]``
+[--pilots-only] [--checkpoint-minutes 10] [--profile] [--steps-study]``
 (writes ``benchmarks/results/bench_leaps.json``).
 """
 
@@ -95,6 +104,7 @@ from jaxsamp.targets.lattice import LatticePath, ising, potts
 
 L, BETA, SAMPLING_STEPS = 8, 0.4407, 100
 RULES = ("exact", "pre", "trapezoid")  # the headline first
+STUDY_STEPS, STUDY_NETWORK = (100, 200, 400), "attention"
 CURVE_WALKERS = 500
 CURVE_PLOT = Path(__file__).resolve().parent.parent / "benchmarks" / "leaps_ess_curves.png"
 CURVE_PLOT_L15 = Path(__file__).resolve().parent.parent / "benchmarks" / "leaps_ess_curves_L15.png"
@@ -458,6 +468,31 @@ class _WholeLatticeRatios:
         self.target, self.flip_log_ratios = path.target, path.flip_log_ratios
 
 
+def steps_study(args, seeds, walkers: int, repeats: int, train_walkers: int, results: dict, save) -> None:
+    """The sampling steps study (module docstring): one trained model per seed, sampled at each of ``STUDY_STEPS``."""
+    target = ising(L, BETA)
+    path = LatticePath(target)
+    exact = target.exact_log_Z()
+    steps_grid = (4, 8) if args.quick else STUDY_STEPS
+    for seed in seeds:
+        key = jax.random.key(seed)
+        model, params, _, settings, *_ = train(
+            path, STUDY_NETWORK, args.quick, args.train_minutes or 10.0, train_walkers,
+            jax.random.fold_in(key, list(NETWORKS).index(STUDY_NETWORK)), 10**9)
+        for n in steps_grid:
+            at_n = dataclasses.replace(settings, eval_steps=n)
+            draw = jax.jit(lambda p, k, s=at_n: sampler(model, p, path, s)(k, walkers))
+            samples = [draw(params, jax.random.fold_in(key, 600 + j)) for j in range(repeats)]
+            figures = {f"steps_study_{name}": value for name, value in
+                       sample_figures(f"{STUDY_NETWORK}_{n}steps", {"exact": samples}, exact).items()}
+            for name, value in figures.items():
+                record_seed(results, "bench_leaps", name, seed, value, args.quick)
+            results[f"steps_study_target_evals_L8_{n}steps"] = walkers * (2 * n + 1)
+            print(f"steps study seed {seed}, {n} steps: " + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()),
+                  flush=True)
+            save()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run (tiny networks, seconds of training)")
@@ -479,6 +514,8 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=None, help="independent sampling runs averaged for log Z")
     parser.add_argument("--profile", action="store_true",
                         help="L = 15 only: time the pieces of a training update instead of training")
+    parser.add_argument("--steps-study", action="store_true",
+                        help="L = 8: sample one trained LE-attention per seed at 100, 200 and 400 Euler steps")
     args = parser.parse_args(argv)
     walkers = args.walkers or (256 if args.quick else 2000)
     repeats = args.repeats or 2
@@ -496,6 +533,10 @@ def main(argv=None):
                 print(", ".join(f"{k}={v:.4g}" for k, v in results.items() if k.startswith(f"profile_L15_{problem}_{network}")),
                       flush=True)
                 save()
+        return
+    if args.steps_study:
+        results = {}
+        steps_study(args, seeds, walkers, repeats, train_walkers, results, save)
         return
     if args.lattice == 15:
         results: dict = {"walkers_L15": walkers}

@@ -72,3 +72,13 @@ def test_bench_leaps_quick_profile(tmp_path):
     pieces = ("rate_forward_16", "correction_16", "correction_16_whole_lattice", "rollout_10", "loss_grad_32")
     assert {f"profile_L15_potts_conv_{piece}" for piece in pieces} == set(results)
     assert all(v > 0 for v in results.values())
+
+
+def test_bench_leaps_quick_steps_study(tmp_path):
+    """The sampling steps study scores one model per seed at every step count, on the same keys."""
+    results = quick_payload("leaps", "--steps-study", results_dir=tmp_path)["results"]
+    for n in (4, 8):
+        assert 0 < results[f"steps_study_ess_L8_attention_{n}steps"] <= 1
+        assert math.isfinite(results[f"steps_study_logz_abs_err_L8_attention_{n}steps"])
+        assert results[f"steps_study_target_evals_L8_{n}steps"] == 256 * (2 * n + 1)
+    assert not any(k.startswith("ess_L8") for k in results)  # the protocol's figures are left alone
