@@ -265,6 +265,7 @@ def simulate(
     num_active: jax.Array | int | None = None,
     record: bool = False,
     jump_floor: float = JUMP_FLOOR,
+    jump_floor_rate: float | None = None,
 ) -> Rollout:
     """Run the LEAPS CTMC with importance weights from ``x0`` along the time grid ``ts``.
 
@@ -300,7 +301,15 @@ def simulate(
         Also return the states at every grid point.
     jump_floor : float
         The ``exact`` rule's floor on each site's move probabilities, in
-        ``(0, 1 / q)`` (the other rules jump without one).
+        ``(0, 1 / q)`` (the other rules jump without one). It applies at every
+        step, so the expected number of floor-made moves per path grows with the
+        number of steps.
+    jump_floor_rate : float, optional
+        A floor per unit time instead of ``jump_floor``: a step of length ``h``
+        gets the floor ``jump_floor_rate * h``, so the expected number of
+        floor-made moves per site and path is ``jump_floor_rate`` at any number
+        of steps. In ``(0, 1 / q)``; the grid lies in ``[0, 1]``, so every step's
+        floor does too. The weights stay unbiased either way.
 
     Returns
     -------
@@ -315,11 +324,18 @@ def simulate(
     batch_g = jax.vmap(rate_fn, in_axes=(0, None))
     exact = weight_point == "exact"
     deferred = exact and correction is None  # B_k from the next step's forward pass at x' = X_{k+1}
-    floor = jump_floor if exact else 0.0
     if exact:
         q = discrete.lattice_categories(path.target) or 2
         if not 0.0 < jump_floor < 1.0 / q:
             raise InputError(f"jump_floor must lie in (0, 1/{q}) for the exact weights, got {jump_floor}")
+        if jump_floor_rate is not None and not 0.0 < jump_floor_rate < 1.0 / q:
+            raise InputError(f"jump_floor_rate must lie in (0, 1/{q}) for the exact weights, got {jump_floor_rate}")
+
+    def floor_of(h):
+        """The floor of a step of length ``h``: none for the quadratures, else per step or per unit time."""
+        if not exact:
+            return 0.0
+        return jump_floor if jump_floor_rate is None else jump_floor_rate * h
 
     def integrand(x, t, G):
         return jax.vmap(
@@ -329,7 +345,7 @@ def simulate(
     def log_backward(x_from, x_to, G_from, t_from, h):
         """``log B(x_from -> x_to)``: an Euler step of the reversed chain, rates from ``G`` at ``(x_from, t_from)``."""
         def one(xf, xt, Gf):
-            probs = jump_probabilities(xf, backward_rates(Gf, path.flip_log_ratios(xf, t_from)), h, floor)
+            probs = jump_probabilities(xf, backward_rates(Gf, path.flip_log_ratios(xf, t_from)), h, floor_of(h))
             return log_jump_probability(xf, xt, probs)
 
         return jax.vmap(one)(x_from, x_to, G_from)
@@ -344,7 +360,7 @@ def simulate(
         key_k = jax.random.fold_in(key, k)
         key_jump, key_mcmc, key_res = jax.random.split(key_k, 3)
         G = batch_g(x, t)
-        probs = jax.vmap(jump_probabilities, in_axes=(0, 0, None, None))(x, jax.nn.relu(G), h, floor)
+        probs = jax.vmap(jump_probabilities, in_axes=(0, 0, None, None))(x, jax.nn.relu(G), h, floor_of(h))
         x_new = jax.vmap(draw_jump)(jax.random.split(key_jump, num_walkers), x, probs)
         if exact:
             log_forward = jax.vmap(log_jump_probability)(x, x_new, probs)

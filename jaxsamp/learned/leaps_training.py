@@ -86,7 +86,9 @@ class LeapsSettings:
     weight_point: str = "exact"
     """The importance-weight rule (:func:`jaxsamp.learned.leaps.simulate`): ``exact`` (unbiased) or a quadrature."""
     jump_floor: float = leaps.JUMP_FLOOR
-    """The exact rule's floor on each site's move probabilities."""
+    """The exact rule's floor on each site's move probabilities, per step."""
+    jump_floor_rate: float | None = None
+    """A floor per unit time instead (:func:`jaxsamp.learned.leaps.simulate`): ``jump_floor_rate * h`` per step."""
     compare_weight_points: bool = True
     """Also evaluate the other weight conventions (the experiment reports ESS and log Z of each)."""
     resample_threshold: float | None = None
@@ -110,6 +112,8 @@ class LeapsSettings:
             raise InputError(f"weight_point must be one of {leaps.WEIGHT_POINTS}, got {self.weight_point!r}")
         if not 0.0 < self.jump_floor < 0.5:
             raise InputError(f"jump_floor must lie in (0, 1/q) (below 0.5 for spins), got {self.jump_floor}")
+        if self.jump_floor_rate is not None and not 0.0 < self.jump_floor_rate < 0.5:
+            raise InputError(f"jump_floor_rate must lie in (0, 1/q) (below 0.5 for spins), got {self.jump_floor_rate}")
         if not 1 <= self.curriculum_start <= self.rollout_steps:
             raise InputError("need 1 <= curriculum_start <= rollout_steps")
 
@@ -333,6 +337,7 @@ def sampler(model: LeapsModel, params, path, settings: LeapsSettings, weight_poi
             correction=correction,
             resample_threshold=settings.resample_threshold,
             jump_floor=settings.jump_floor,
+            jump_floor_rate=settings.jump_floor_rate,
         )
 
     return draw
