@@ -63,9 +63,16 @@ same keys at every step count. Headline: the exact weights' ESS and log Z error 
 ``steps_study_{ess,logz_abs_err}_L8_attention_{n}steps``, mean / sd over seeds, with the sampling target
 evaluations ``steps_study_target_evals_L8_{n}steps``. Nothing is picked: every step count is reported.
 
+**Floor study** (``--floor-study``; protocol fixed before its first run, 2026-12-04): is the exact rule's floor
+per step what makes 400 steps worse than 200? The steps study's design with its own evaluation keys (700..), and
+each trained model sampled with both floors on the same keys: the library's 1e-4 per step (``_per_step``) and
+the floor per unit time ``FLOOR_RATE`` = 0.01 (``_per_unit_time``: 0.01 h per step, the same 1e-4 at 100
+steps, so the two agree there). Headline: ``floor_study_{ess,logz_abs_err}_L8_attention_{n}steps_{floor}``,
+mean / sd over seeds 0, 1, 2. Nothing is picked: every floor and step count is reported.
+
 Usage: ``python scripts/bench_leaps.py [--quick] [--lattice 8|15] [--seeds 0 1 2] [--train-minutes M]
 [--networks conv mlp attention] [--problems ising potts] [--pilot-minutes 10] [--fresh]
-[--pilots-only] [--checkpoint-minutes 10] [--profile] [--steps-study]``
+[--pilots-only] [--checkpoint-minutes 10] [--profile] [--steps-study] [--floor-study]``
 (writes ``benchmarks/results/bench_leaps.json``).
 """
 
@@ -105,6 +112,11 @@ from jaxsamp.targets.lattice import LatticePath, ising, potts
 L, BETA, SAMPLING_STEPS = 8, 0.4407, 100
 RULES = ("exact", "pre", "trapezoid")  # the headline first
 STUDY_STEPS, STUDY_NETWORK = (100, 200, 400), "attention"
+FLOOR_RATE = 0.01  # the floor study's floor per unit time: 1e-4 per step at 100 steps, like leaps.JUMP_FLOOR
+STUDIES = {  # name: (evaluation keys from, {figure suffix: jump_floor_rate (None: the floor per step)})
+    "steps_study": (600, {"": None}),
+    "floor_study": (700, {"_per_step": None, "_per_unit_time": FLOOR_RATE}),
+}
 CURVE_WALKERS = 500
 CURVE_PLOT = Path(__file__).resolve().parent.parent / "benchmarks" / "leaps_ess_curves.png"
 CURVE_PLOT_L15 = Path(__file__).resolve().parent.parent / "benchmarks" / "leaps_ess_curves_L15.png"
@@ -468,8 +480,10 @@ class _WholeLatticeRatios:
         self.target, self.flip_log_ratios = path.target, path.flip_log_ratios
 
 
-def steps_study(args, seeds, walkers: int, repeats: int, train_walkers: int, results: dict, save) -> None:
-    """The sampling steps study (module docstring): one trained model per seed, sampled at each of ``STUDY_STEPS``."""
+def steps_study(study: str, args, seeds, walkers: int, repeats: int, train_walkers: int, results: dict, save) -> None:
+    """The sampling steps or floor study (module docstring): one trained model per seed, sampled at each of
+    ``STUDY_STEPS`` with each of the study's floors, on the same keys."""
+    first_key, floors = STUDIES[study]
     target = ising(L, BETA)
     path = LatticePath(target)
     exact = target.exact_log_Z()
@@ -480,17 +494,18 @@ def steps_study(args, seeds, walkers: int, repeats: int, train_walkers: int, res
             path, STUDY_NETWORK, args.quick, args.train_minutes or 10.0, train_walkers,
             jax.random.fold_in(key, list(NETWORKS).index(STUDY_NETWORK)), 10**9)
         for n in steps_grid:
-            at_n = dataclasses.replace(settings, eval_steps=n)
-            draw = jax.jit(lambda p, k, s=at_n: sampler(model, p, path, s)(k, walkers))
-            samples = [draw(params, jax.random.fold_in(key, 600 + j)) for j in range(repeats)]
-            figures = {f"steps_study_{name}": value for name, value in
-                       sample_figures(f"{STUDY_NETWORK}_{n}steps", {"exact": samples}, exact).items()}
-            for name, value in figures.items():
-                record_seed(results, "bench_leaps", name, seed, value, args.quick)
-            results[f"steps_study_target_evals_L8_{n}steps"] = walkers * (2 * n + 1)
-            print(f"steps study seed {seed}, {n} steps: " + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()),
-                  flush=True)
-            save()
+            for suffix, rate in floors.items():
+                at_n = dataclasses.replace(settings, eval_steps=n, jump_floor_rate=rate)
+                draw = jax.jit(lambda p, k, s=at_n: sampler(model, p, path, s)(k, walkers))
+                samples = [draw(params, jax.random.fold_in(key, first_key + j)) for j in range(repeats)]
+                figures = {f"{study}_{name}": value for name, value in
+                           sample_figures(f"{STUDY_NETWORK}_{n}steps{suffix}", {"exact": samples}, exact).items()}
+                for name, value in figures.items():
+                    record_seed(results, "bench_leaps", name, seed, value, args.quick)
+                results[f"{study}_target_evals_L8_{n}steps"] = walkers * (2 * n + 1)
+                print(f"{study} seed {seed}, {n} steps{suffix}: "
+                      + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
+                save()
 
 
 def main(argv=None):
@@ -516,6 +531,8 @@ def main(argv=None):
                         help="L = 15 only: time the pieces of a training update instead of training")
     parser.add_argument("--steps-study", action="store_true",
                         help="L = 8: sample one trained LE-attention per seed at 100, 200 and 400 Euler steps")
+    parser.add_argument("--floor-study", action="store_true",
+                        help="L = 8: the steps study with the exact rule's floor per step and per unit time")
     args = parser.parse_args(argv)
     walkers = args.walkers or (256 if args.quick else 2000)
     repeats = args.repeats or 2
@@ -534,9 +551,10 @@ def main(argv=None):
                       flush=True)
                 save()
         return
-    if args.steps_study:
+    if args.steps_study or args.floor_study:
         results = {}
-        steps_study(args, seeds, walkers, repeats, train_walkers, results, save)
+        steps_study("floor_study" if args.floor_study else "steps_study", args, seeds, walkers, repeats,
+                    train_walkers, results, save)
         return
     if args.lattice == 15:
         results: dict = {"walkers_L15": walkers}

@@ -82,3 +82,15 @@ def test_bench_leaps_quick_steps_study(tmp_path):
         assert math.isfinite(results[f"steps_study_logz_abs_err_L8_attention_{n}steps"])
         assert results[f"steps_study_target_evals_L8_{n}steps"] == 256 * (2 * n + 1)
     assert not any(k.startswith("ess_L8") for k in results)  # the protocol's figures are left alone
+
+
+def test_bench_leaps_quick_floor_study(tmp_path):
+    """The floor study scores each model with both floors; at the quick run's 8 steps they differ, so it has the
+    two figures per step count (at the full run's 100 steps the two floors coincide)."""
+    results = quick_payload("leaps", "--floor-study", results_dir=tmp_path)["results"]
+    for n in (4, 8):
+        for floor in ("per_step", "per_unit_time"):
+            assert 0 < results[f"floor_study_ess_L8_attention_{n}steps_{floor}"] <= 1
+    assert results["floor_study_logz_hat_L8_attention_8steps_per_step"] != results[
+        "floor_study_logz_hat_L8_attention_8steps_per_unit_time"]
+    assert not any(k.startswith(("ess_L8", "steps_study")) for k in results)
