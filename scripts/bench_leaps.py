@@ -279,8 +279,11 @@ def training_target_evals(settings: LeapsSettings, steps: int, walkers: int, num
     return float(np.sum(k[rollout]) * walkers * (1.0 + settings.mcmc_updates / num_sites))
 
 
-def plot_ess_curves(series: dict, goals: dict, title: str, path: Path) -> None:
-    """ESS against training updates: ``series`` maps a label to ``(curve, colour index)``, ``goals`` a label to a level."""
+def plot_ess_curves(series: dict, goals: dict, title: str, path: Path, log_scale: bool = False) -> None:
+    """ESS against training updates: ``series`` maps a label to ``(curve, colour index)``, ``goals`` a label to a level.
+
+    ``log_scale`` puts the ESS on a log axis from 1e-5, for curves that stay near 1 / walkers.
+    """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for label, (curve, colour) in series.items():
@@ -289,8 +292,13 @@ def plot_ess_curves(series: dict, goals: dict, title: str, path: Path) -> None:
             ax.plot(curve[:, 0], curve[:, 1], marker=".", color=f"C{colour}", label=label)
     for i, (label, level) in enumerate(goals.items()):
         ax.axhline(level, color="grey", ls=("--", ":")[i % 2], lw=1, label=label)
-    ax.set(xlabel="training updates", ylabel=f"ESS ({CURVE_WALKERS} walkers)", ylim=(0, 1), title=title)
-    ax.legend()
+    ax.set(xlabel="training updates", ylabel=f"ESS ({CURVE_WALKERS} walkers)", title=title)
+    if log_scale:
+        ax.set(yscale="log", ylim=(1e-5, 1))
+        ax.axhline(1 / CURVE_WALKERS, color="black", lw=0.8, alpha=0.5, label=f"1 / {CURVE_WALKERS} (one walker)")
+    else:
+        ax.set(ylim=(0, 1))
+    ax.legend(**({"loc": "lower center", "ncol": 2, "fontsize": 7} if log_scale else {}))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -304,6 +312,13 @@ def plot_curves(results: dict, seeds, path: Path) -> None:
     }
     title = f"LEAPS, Ising {L}x{L} at beta = {BETA}, {SAMPLING_STEPS} steps, seeds {list(seeds)}"
     plot_ess_curves(series, {"goal 0.8": 0.8}, title, path)
+
+
+def plot_l15_curves(results: dict) -> None:
+    """The L = 15 learning curve of each problem's chosen network, on a log ESS axis, with the goals."""
+    series = {p: (results.get(f"ess_curve_L15_{p}", []), i) for i, p in enumerate(L15_PROBLEMS)}
+    goals = {f"goal {p} {g}": g for p, g in L15_GOALS.items()}
+    plot_ess_curves(series, goals, f"LEAPS at {L15}x{L15}, the chosen network per problem", CURVE_PLOT_L15, log_scale=True)
 
 
 def sample_figures(name: str, draws: dict, exact: float, lattice: str = "L8") -> dict:
@@ -575,10 +590,7 @@ def main(argv=None):
             results.update(run_l15(problem, args, seeds[0], walkers, repeats, train_walkers, stages, checkpoints))
             save()
         if not args.quick:
-            merged = {**read_results("bench_leaps"), **results}
-            series = {p: (merged.get(f"ess_curve_L15_{p}", []), i) for i, p in enumerate(L15_PROBLEMS)}
-            goals = {f"goal {p} {g}": g for p, g in L15_GOALS.items()}
-            plot_ess_curves(series, goals, f"LEAPS at {L15}x{L15}, the chosen network per problem", CURVE_PLOT_L15)
+            plot_l15_curves({**read_results("bench_leaps"), **results})
         return
 
     rules = RULES[:1] if args.quick else RULES
