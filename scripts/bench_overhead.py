@@ -10,6 +10,14 @@ variants alternated (so machine noise hits both alike):
 * ``control_direct_over_direct``: the hand-written scan against itself, the
   noise floor of the two ratios above.
 
+It also times what a checkpointed ``jaxsamp.run`` pays once per call to
+fingerprint the run (:mod:`jaxsamp.core.fingerprint`: one trace of the step,
+the initial state hashed): ``fingerprint_seconds_mala`` for the ensemble above
+and ``fingerprint_seconds_leaps_L15`` for the LEAPS trainer at the paper's
+15 x 15 configuration (``configs/leaps_ising_L15.yaml``, 200 walkers, LE-conv
+[3, 5, 7, 9, 15] x 20 channels), the largest training step in the library
+(median of 5).
+
 Default: 1024 chains on a 32-d target, 400 steps per trial, 15 trials each.
 Usage: python scripts/bench_overhead.py [--quick]
 """
@@ -27,6 +35,7 @@ import jax.numpy as jnp
 
 import benchmark_io
 import jaxsamp
+from jaxsamp.core import fingerprint
 
 
 def log_prob(x):
@@ -55,6 +64,34 @@ def time_call(fn):
     out = fn()
     jax.block_until_ready(out)
     return time.perf_counter() - start
+
+
+def fingerprint_seconds(step, state, key, repeats: int = 5) -> float:
+    """Median seconds to fingerprint a run of ``step`` from ``state`` (what a checkpointed run pays once)."""
+
+    def once():
+        start = time.perf_counter()
+        fingerprint.of_computation(step, key, state)
+        fingerprint.of_values(state)
+        return time.perf_counter() - start
+
+    return statistics.median(once() for _ in range(repeats))
+
+
+def leaps_trainer(quick: bool):
+    """The LEAPS trainer and its initial state at the paper's 15 x 15 config (8 x 8 with ``--quick``)."""
+    from pathlib import Path
+
+    from jaxsamp.experiments.config import load_config
+    from jaxsamp.experiments.leaps_experiment import check
+    from jaxsamp.learned.leaps_training import make_trainer
+    from jaxsamp.targets.lattice import LatticePath
+
+    name = "leaps_ising_L8" if quick else "leaps_ising_L15"
+    cfg = load_config(Path(__file__).resolve().parent.parent / "configs" / f"{name}.yaml")
+    target = jaxsamp.targets.get(cfg.target.name, **cfg.target.params)
+    trainer, _ = make_trainer(LatticePath(target), check(cfg, target), cfg.run.num_chains)
+    return trainer.step, jax.jit(trainer.init)(jax.random.key(0))
 
 
 def main(argv=None):
@@ -95,6 +132,7 @@ def main(argv=None):
         for name, fn in variants.items():
             times[name].append(time_call(fn) / args.steps)
     med = {name: statistics.median(v) for name, v in times.items()}
+    leaps_step, leaps_state = leaps_trainer(args.quick)
     results = {
         "wrapped_over_direct": med["wrapped"] / med["direct"],
         "driver_over_scan": med["driver"] / med["direct"],
@@ -102,6 +140,8 @@ def main(argv=None):
         "direct_step_ms": 1e3 * med["direct"],
         "wrapped_step_ms": 1e3 * med["wrapped"],
         "driver_step_ms": 1e3 * med["driver"],
+        "fingerprint_seconds_mala": fingerprint_seconds(ensemble.step, state, key),
+        "fingerprint_seconds_leaps_L15": fingerprint_seconds(leaps_step, leaps_state, key),
         "chains": args.chains,
         "dim": args.dim,
         "steps_per_trial": args.steps,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import warnings
 import sys
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from jaxsamp.core.errors import CheckpointError, ConfigError, InputError
 from jaxsamp.core.registry import SAMPLERS, TARGETS
 from jaxsamp.core.target import Target
 from jaxsamp.diagnostics import health
+from jaxsamp.mcmc.sample import RunHealthWarning
 from jaxsamp.experiments.config import load_config, safe_run_name
 from jaxsamp.experiments.runner import ERROR_FILE, resume_experiment, run_experiment
 from jaxsamp.smc import anneal
@@ -436,7 +438,7 @@ def test_resume_with_other_settings_is_refused_and_keeps_the_run(capsys, tmp_pat
     config.write_text(config.read_text().replace("step_size: 0.3", "step_size: 0.2"))
     before = files_under(run_dir)
     code, lines = cli(capsys, "resume", run_dir)
-    assert_one_line_error(code, lines, "CheckpointError", "belongs to a run with other settings")
+    assert_one_line_error(code, lines, "CheckpointError", "belongs to another run")
     assert set(before) <= set(files_under(run_dir))
     assert json.loads((run_dir / ERROR_FILE).read_text())["error"] == "CheckpointError"
 
@@ -669,9 +671,9 @@ def test_a_manifest_missing_a_field_is_skipped_even_with_a_fresh_checksum(tmp_pa
 
 def test_checkpoints_of_another_run_are_refused(tmp_path):
     kernel, state, key, _ = _one_checkpoint(tmp_path, fingerprint="run-a")
-    with pytest.raises(CheckpointError, match="belongs to a run with other settings"):
+    with pytest.raises(CheckpointError, match="belongs to another run"):
         run(kernel.step, state, key, 20, progress=False, checkpoint=tmp_path, fingerprint="run-b")
-    with pytest.raises(CheckpointError, match="different PRNG key"):
+    with pytest.raises(CheckpointError, match="with PRNG key data"):
         run(kernel.step, state, jax.random.key(5), 20, progress=False, checkpoint=tmp_path, fingerprint="run-a")
     with pytest.raises(CheckpointError, match="is at step 10 > num_steps=5"):
         run(kernel.step, state, key, 5, progress=False, checkpoint=tmp_path, fingerprint="run-a")
@@ -680,11 +682,103 @@ def test_checkpoints_of_another_run_are_refused(tmp_path):
 
 
 def test_a_checkpoint_with_other_array_shapes_is_refused_naming_both(tmp_path):
+    # with an explicit fingerprint shared by both runs, the layout check on restore is the guard
     kernel, state = _mala(n=8)
-    run(kernel.step, state, jax.random.key(0), 10, progress=False, checkpoint=tmp_path, desc="eight chains")
+    run(kernel.step, state, jax.random.key(0), 10, progress=False, checkpoint=tmp_path, desc="eight chains",
+        fingerprint="same")
     _, more = _mala(n=16)
-    with pytest.raises(CheckpointError, match=r"written by run 'eight chains': float32\[8, 2\] where this run has float32\[16, 2\]"):
-        run(kernel.step, more, jax.random.key(0), 20, progress=False, checkpoint=tmp_path)
+    with pytest.raises(CheckpointError, match=r"written by run 'eight chains' \(.*\): float32\[8, 2\] where this run has float32\[16, 2\]"):
+        run(kernel.step, more, jax.random.key(0), 20, progress=False, checkpoint=tmp_path, fingerprint="same")
+
+
+# The fingerprint a checkpoint folder is resumed under is derived from what determines the numbers
+# (issue 40): a folder reused by another model, another setting, other data or another init is refused.
+
+
+def _gaussian_run(tmp_path, log_prob, step_size=0.3, x0=None, num_steps=20):
+    kernel = ensemble(blackjax.hmc(log_prob, step_size, jnp.ones(3), 5))
+    state = kernel.init(jnp.full((4, 3), 0.5) if x0 is None else x0)
+    return run(kernel.step, state, jax.random.key(0), num_steps, progress=False, checkpoint=tmp_path)[0]
+
+
+def test_run_refuses_a_folder_written_for_another_log_density(tmp_path):
+    _gaussian_run(tmp_path, lambda x: -0.5 * jnp.sum(x**2))
+    with pytest.raises(CheckpointError, match="step computes something else") as err:
+        _gaussian_run(tmp_path, lambda x: -jnp.sum((x - 5) ** 2))
+    message = err.value.one_line()
+    manifest = json.loads((ckpt.list_steps(tmp_path)[0] / ckpt.MANIFEST).read_text())
+    assert str(tmp_path) in message and manifest["fingerprint"] in message  # the folder; its fingerprint in full
+    assert "test_bad_inputs" not in manifest["run"]["step"] and "ensemble" in manifest["run"]["step"]
+    assert "script" in message and "written" in message and "delete" in message
+
+
+def test_run_refuses_a_folder_written_with_another_step_size(tmp_path):
+    log_prob = lambda x: -0.5 * jnp.sum(x**2)
+    first = _gaussian_run(tmp_path, log_prob, step_size=0.3)
+    with pytest.raises(CheckpointError, match="step computes something else"):
+        _gaussian_run(tmp_path, log_prob, step_size=0.05)
+    again = _gaussian_run(tmp_path, log_prob, step_size=0.3)  # the same run resumes (here: is already done)
+    np.testing.assert_array_equal(first.position, again.position)
+
+
+def test_run_refuses_a_folder_written_from_another_initial_state(tmp_path):
+    log_prob = lambda x: -0.5 * jnp.sum(x**2)
+    _gaussian_run(tmp_path, log_prob)
+    with pytest.raises(CheckpointError, match="initial state differs"):
+        _gaussian_run(tmp_path, log_prob, x0=jnp.full((4, 3), -0.5))
+
+
+def test_run_refuses_a_folder_written_with_other_closed_over_data(tmp_path):
+    # the data enter as an array constant of the jaxpr, not as a literal: their values are hashed
+    data = np.linspace(-1.0, 1.0, 50)
+    log_prob = lambda d: (lambda x: -0.5 * jnp.sum((x[:, None] - d) ** 2))
+    _gaussian_run(tmp_path, log_prob(jnp.asarray(data)))
+    with pytest.raises(CheckpointError, match="step computes something else"):
+        _gaussian_run(tmp_path, log_prob(jnp.asarray(data + 1e-3)))
+
+
+def test_sample_refuses_a_folder_written_for_another_model(tmp_path):
+    common = dict(init=jnp.zeros(3), num_chains=2, num_warmup=50, num_samples=20, progress=False, checkpoint=tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RunHealthWarning)
+        jaxsamp.sample(lambda x: -0.5 * jnp.sum(x**2), **common)
+        with pytest.raises(CheckpointError, match="belongs to another run"):
+            jaxsamp.sample(lambda x: -((x - 5) ** 2).sum(), **common)
+
+
+def test_sample_refuses_a_folder_written_for_other_target_parameters(tmp_path):
+    common = dict(num_chains=2, num_warmup=50, num_samples=20, progress=False, checkpoint=tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RunHealthWarning)
+        jaxsamp.sample(targets.get("gaussian", dim=3), **common)
+        with pytest.raises(CheckpointError, match="step computes something else"):
+            jaxsamp.sample(targets.get("gaussian", dim=3, mean=[5.0, 5.0, 5.0]), **common)
+
+
+def test_sample_refuses_a_folder_written_from_another_init(tmp_path):
+    common = dict(num_chains=2, num_warmup=50, num_samples=20, progress=False, checkpoint=tmp_path)
+    log_prob = lambda x: -0.5 * jnp.sum(x**2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RunHealthWarning)
+        jaxsamp.sample(log_prob, init=jnp.zeros(3), **common)
+        with pytest.raises(CheckpointError, match="initial state differs"):
+            jaxsamp.sample(log_prob, init=jnp.ones(3), **common)
+
+
+def test_sample_refuses_a_folder_written_for_other_numpyro_data(tmp_path):
+    numpyro = pytest.importorskip("numpyro")
+    import numpyro.distributions as dist
+
+    def model(y):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 10.0))
+        numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+
+    common = dict(num_chains=2, num_warmup=50, num_samples=20, progress=False, checkpoint=tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RunHealthWarning)
+        jaxsamp.sample(model, model_args=(jnp.zeros(10),), **common)
+        with pytest.raises(CheckpointError, match="step computes something else"):
+            jaxsamp.sample(model, model_args=(jnp.full(10, 5.0),), **common)
 
 
 def test_a_failed_checkpoint_write_leaves_no_partial_folder(tmp_path, monkeypatch):

@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -100,9 +101,14 @@ def _layout(leaves) -> list[str]:
 
 
 def save(
-    directory, step: int, state: Any, trace: Any, key_data: list[int], fingerprint: str | None = None, run: str = ""
+    directory, step: int, state: Any, trace: Any, key_data: list[int], fingerprint: str | None = None,
+    run: str | dict = "",
 ) -> Path:
     """Write a checkpoint of ``state`` and ``trace`` at ``step``; return its folder.
+
+    ``run`` says who writes it: a name, or a dict with a ``"name"`` and what else
+    identifies the run to a person (its step function, script, fingerprint parts);
+    a refused resume quotes it.
 
     If writing fails (a full disk, a read-only folder, an interrupt), the
     partial folder is removed before the error propagates.
@@ -130,7 +136,7 @@ def save(
                 "step": int(step),
                 "key_data": key_data,
                 "fingerprint": fingerprint,
-                "run": run,
+                "run": {**_as_run(run), "written": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())},
                 "treedef": str(treedef),
                 "layout": _layout(leaves),
                 "num_leaves": len(leaves),
@@ -200,7 +206,36 @@ def latest_valid(directory) -> tuple[Path, dict] | None:
     return None
 
 
-def resume_point(directory, key_data: list[int], fingerprint: str, run: str,
+def _as_run(run) -> dict:
+    """A run's description as a dict with at least a ``"name"`` (a bare name is ``{"name": name}``)."""
+    return dict(run) if isinstance(run, dict) else {"name": str(run or "?")}
+
+
+def describe(run) -> str:
+    """A run as a person recognises it: ``run 'x' (step m.f, script s.py, written ...)``."""
+    run = _as_run(run)
+    details = [f"{label} {run[field]}" for field, label in
+               (("step", "step"), ("script", "script"), ("written", "written")) if run.get(field)]
+    return f"run {run['name']!r}" + (f" ({', '.join(details)})" if details else "")
+
+
+#: What a differing fingerprint part means, for the refusal message.
+PART_MEANINGS = {
+    "computation": "the step computes something else (a setting, a target parameter, the data or the code changed)",
+    "initial_state": "the initial state differs (other starting points, another initialisation)",
+    "identity": "the settings differ",
+    "given": "the explicit fingerprint differs",
+}
+
+
+def _what_differs(theirs: dict, mine: dict) -> str:
+    parts_theirs, parts_mine = theirs.get("fingerprint_parts") or {}, mine.get("fingerprint_parts") or {}
+    if not parts_theirs or set(parts_theirs) != set(parts_mine):
+        return "it was fingerprinted another way (another jaxsamp version, or another entry point)"
+    return "; ".join(PART_MEANINGS.get(k, k) for k in sorted(parts_mine) if parts_theirs[k] != parts_mine[k])
+
+
+def resume_point(directory, key_data: list[int], fingerprint: str, run: str | dict,
                  max_step: int | None = None) -> tuple[Path, dict] | None:
     """The newest valid checkpoint in ``directory`` that this run may resume from, or None when there is none.
 
@@ -211,9 +246,9 @@ def resume_point(directory, key_data: list[int], fingerprint: str, run: str,
     key_data : list of int
         The data of the run's PRNG key, as :func:`save` stores it.
     fingerprint : str
-        What identifies the run's settings, as :func:`save` stores it.
-    run : str
-        The run's name, for the error message.
+        What identifies the run's numbers, as :func:`save` stores it.
+    run : str or dict
+        The run's name, or its description as :func:`save` takes it, for the error message.
     max_step : int, optional
         The run's last step; a checkpoint past it is refused.
 
@@ -221,23 +256,27 @@ def resume_point(directory, key_data: list[int], fingerprint: str, run: str,
     ------
     CheckpointError
         The checkpoint was written with another PRNG key or another fingerprint,
-        or is past ``max_step``.
+        or is past ``max_step``. The message names the folder, the run that wrote
+        it and this run, both fingerprints in full and what differs.
     """
     found = latest_valid(directory)
     if found is None:
         return None
     folder, manifest = found
+    theirs, mine = _as_run(manifest.get("run")), _as_run(run)
+    hint = f"use another checkpoint folder for this run, or delete {Path(directory)} to start it afresh there"
     if manifest["key_data"] != key_data:
         raise CheckpointError(
-            f"checkpoint {folder} was written with a different PRNG key",
-            "resume with the key of the original run, or use another checkpoint folder",
+            f"checkpoint folder {Path(directory)} was written by {describe(theirs)} with PRNG key data "
+            f"{manifest['key_data']}; this is {describe(mine)} with key data {key_data}",
+            f"resume with the original run's key, or {hint}",
         )
     if manifest.get("fingerprint") != fingerprint:
         raise CheckpointError(
-            f"checkpoint {folder} belongs to a run with other settings: it was written by run "
-            f"{manifest.get('run')!r} (fingerprint {str(manifest.get('fingerprint'))[:12]}), this is run "
-            f"{run!r} (fingerprint {str(fingerprint)[:12]})",
-            "use a new checkpoint folder for new settings",
+            f"checkpoint folder {Path(directory)} belongs to another run: it was written by {describe(theirs)}, "
+            f"fingerprint {manifest.get('fingerprint')}; this is {describe(mine)}, fingerprint {fingerprint}; "
+            f"{_what_differs(theirs, mine)}",
+            hint,
         )
     if max_step is not None and manifest["step"] > max_step:
         raise CheckpointError(f"checkpoint {folder} is at step {manifest['step']} > num_steps={max_step}")
@@ -252,14 +291,14 @@ def restore(folder: Path, manifest: dict, state_template: Any, trace_template: A
     if manifest["num_leaves"] != len(leaves) or manifest["treedef"] != str(treedef):
         raise CheckpointError(
             f"checkpoint {folder} holds a state of a different structure than this run's "
-            f"(written by run {manifest.get('run')!r})",
+            f"(written by {describe(manifest.get('run'))})",
             "it was written by another configuration; use a new checkpoint folder",
         )
     if manifest.get("layout", _layout(leaves)) != _layout(leaves):
         diff = next((a, b) for a, b in zip(manifest["layout"], _layout(leaves)) if a != b)
         raise CheckpointError(
             f"checkpoint {folder} holds state arrays of other shapes or dtypes than this run's "
-            f"(written by run {manifest.get('run')!r}: {diff[0]} where this run has {diff[1]})",
+            f"(written by {describe(manifest.get('run'))}: {diff[0]} where this run has {diff[1]})",
             "it was written with another number of chains or another model; use a new checkpoint folder",
         )
 

@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsamp.core import checkpoint as ckpt
+from jaxsamp.core import fingerprint as fp
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.validation import check_int
 
@@ -41,10 +42,30 @@ def _key_data(key) -> list[int]:
 
 
 def _step_identity(step) -> str:
-    """The default fingerprint: the step function's module and qualified name (``functools.partial`` unwrapped)."""
+    """The step function's module and qualified name (``functools.partial`` unwrapped), to name a run."""
     while hasattr(step, "func"):
         step = step.func
     return f"{getattr(step, '__module__', '?')}.{getattr(step, '__qualname__', type(step).__name__)}"
+
+
+def _describe_run(step, trace, state, key, desc: str, fingerprint: str | None, identity: str | None) -> tuple[str, dict]:
+    """The run's fingerprint and its description for the checkpoint manifest.
+
+    Without an explicit ``fingerprint`` it combines what one step (with the trace)
+    computes, the initial state's values and the caller's ``identity``
+    (:mod:`jaxsamp.core.fingerprint`); the parts are kept in the description so that
+    a refused resume can say which one differs.
+    """
+    if fingerprint is not None:
+        parts = {"given": str(fingerprint)}
+    else:
+        one_step = lambda s, k: _one_step(step, trace, s, k, jnp.uint32(0))
+        parts = {"computation": fp.of_computation(one_step, state, key), "initial_state": fp.of_values(state)}
+        if identity is not None:
+            parts["identity"] = str(identity)
+        fingerprint = fp.combine(parts)
+    script = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return fingerprint, {"name": desc, "step": _step_identity(step), "script": script, "fingerprint_parts": parts}
 
 
 def _even_chunk(chunk: int, period: int) -> int:
@@ -120,6 +141,7 @@ def run(
     checkpoint_every: int | None = None,
     keep: int = 2,
     fingerprint: str | None = None,
+    identity: str | None = None,
     desc: str = "jaxsamp",
 ) -> tuple[Any, Any]:
     """Run ``num_steps`` steps of a kernel or trainer.
@@ -130,8 +152,9 @@ def run(
         ``step(key, state) -> (state, info)``: a :class:`~jaxsamp.core.Kernel` or
         :class:`~jaxsamp.core.Trainer` step (an ``ensemble`` step for many chains).
     state : PyTree
-        Initial state. When resuming, it is the template whose structure,
-        dtypes and shardings the checkpoint is restored into.
+        Initial state. A resumed run must start from the initial state of the
+        run that wrote the checkpoint (its values are part of the fingerprint);
+        the checkpoint is restored into its structure, dtypes and shardings.
     key : PRNG key
         Step ``i`` uses ``fold_in(key, i)``.
     num_steps : int
@@ -157,12 +180,23 @@ def run(
     keep : int
         Number of checkpoints kept on disk.
     fingerprint : str, optional
-        What identifies this run's settings (the experiment runner passes a
-        hash of its config, :func:`jaxsamp.sample` one of its settings; by
-        default the step function's module and qualified name). It is
-        stored in every checkpoint with ``desc``, the state's structure, shapes
-        and dtypes; resuming from a folder whose checkpoints carry another
-        fingerprint or another state layout is refused with an error naming both runs.
+        What identifies this run's numbers in its checkpoints. By default it is
+        derived: a hash of what one step and the trace compute (their jaxpr,
+        with every closed-over setting, parameter and data array), of the
+        initial state's structure, shapes, dtypes and values, and of
+        ``identity``; a change of any of them changes it
+        (:mod:`jaxsamp.core.fingerprint`). It is computed only with
+        ``checkpoint``, once per call: one trace of the step, no compilation
+        (about 0.05 s for a NUTS step, 0.1-0.5 s for a training step on a 2-core
+        CPU). A string given here is used instead, as is. It is stored in every
+        checkpoint with ``desc``, the step function's name and the script;
+        resuming from a folder whose checkpoints carry another fingerprint or
+        another state layout is refused with an error naming both runs, both
+        fingerprints and what differs.
+    identity : str, optional
+        What else identifies the run (the experiment runner passes a hash of its
+        config, :func:`jaxsamp.sample` one of its settings), mixed into the
+        derived fingerprint.
 
     Returns
     -------
@@ -190,12 +224,11 @@ def run(
         chunk = max(1, min(1000, math.ceil(num_steps / 50))) if progress or checkpoint_every else max(num_steps, 1)
     chunk = _even_chunk(chunk, checkpoint_every or max(num_steps, 1))
     key_data = _key_data(key)
-    if fingerprint is None:
-        fingerprint = _step_identity(step)
 
     start, parts = 0, []
     if checkpoint is not None:
-        found = ckpt.resume_point(checkpoint, key_data, fingerprint, desc, max_step=num_steps)
+        fingerprint, who = _describe_run(step, trace, state, key, desc, fingerprint, identity)
+        found = ckpt.resume_point(checkpoint, key_data, fingerprint, who, max_step=num_steps)
         if found is not None:
             folder, manifest = found
             trace_template = None
@@ -226,7 +259,7 @@ def run(
         pending = (jax.tree.leaves(state)[:1], length)
         end = s0 + length
         if checkpoint is not None and checkpoint_every and end % checkpoint_every == 0 and end < num_steps:
-            ckpt.save(checkpoint, end, state, _concat(parts), key_data, fingerprint, desc)
+            ckpt.save(checkpoint, end, state, _concat(parts), key_data, fingerprint, who)
             ckpt.prune(checkpoint, keep)
     if pending is not None:
         jax.block_until_ready(pending[0])
@@ -238,6 +271,6 @@ def run(
     if parts and len(parts) > 1:
         parts[:] = [full_trace]
     if checkpoint is not None and num_steps > start:
-        ckpt.save(checkpoint, num_steps, state, full_trace, key_data, fingerprint, desc)
+        ckpt.save(checkpoint, num_steps, state, full_trace, key_data, fingerprint, who)
         ckpt.prune(checkpoint, keep)
     return state, full_trace

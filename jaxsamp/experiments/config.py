@@ -78,8 +78,9 @@ class ExperimentConfig:
 
         Run length, chunking, checkpoint spacing, progress, sharding, the output
         folder and the evaluation size do not change the sampled numbers, so a
-        resumed run may change them; a checkpoint written under another
-        fingerprint belongs to another run and is refused.
+        resumed run may change them. The driver mixes this hash into the fingerprint it
+        derives from the computation and the initial state (:func:`jaxsamp.run`); a
+        checkpoint written under another fingerprint belongs to another run and is refused.
         """
         what = {
             "seed": self.seed, "kind": self.kind,
@@ -95,7 +96,7 @@ class ExperimentConfig:
             "progress": self.run.progress,
             "checkpoint": Path(run_dir) / folder,
             "checkpoint_every": self.run.checkpoint_every,
-            "fingerprint": self.fingerprint(),
+            "identity": self.fingerprint(),
             "desc": self.name,
         }
 

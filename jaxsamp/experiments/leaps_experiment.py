@@ -83,7 +83,7 @@ def lattice_observables(target, x: jax.Array, log_w: jax.Array | None = None) ->
 def glauber_reference(target, key, num_chains: int, num_sweeps: int, options: dict) -> dict:
     """Observables of a heat-bath (Glauber) run: ``num_chains`` chains, second half of ``num_sweeps`` sweeps.
 
-    ``options`` are the driver's (checkpoint folder, progress, fingerprint); the
+    ``options`` are the driver's (checkpoint folder, progress, identity); the
     chunking and checkpoint spacing are set here. Checkerboard sweeps when both sides are even, else random-scan sweeps of ``N`` site updates.
     """
     q = discrete.lattice_categories(target)
@@ -116,7 +116,7 @@ def glauber_reference(target, key, num_chains: int, num_sweeps: int, options: di
 def reference_observables(target, settings: LeapsSettings, key, options: dict) -> tuple[dict, str]:
     """Exact observables by enumeration when the lattice is tiny, else Glauber (with exact ``P(m)`` for Ising).
 
-    ``options`` are the driver's options for the Glauber run (checkpoint folder, progress, fingerprint).
+    ``options`` are the driver's options for the Glauber run (checkpoint folder, progress, identity).
     """
     try:
         states, probs = target.enumerate_states()

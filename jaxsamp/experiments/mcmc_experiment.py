@@ -86,7 +86,7 @@ def build_chains(cfg, target, params: dict, positions, key, run_dir: Path):
         warm, _ = warmup(
             target.log_prob, positions, key, cfg.run.num_warmup, algorithm=cfg.sampler.name,
             target_acceptance=params.get("target_acceptance", 0.8), initial_step_size=params.get("step_size", 1.0),
-            progress=options["progress"], checkpoint=options["checkpoint"], fingerprint=options["fingerprint"],
+            progress=options["progress"], checkpoint=options["checkpoint"], identity=options["identity"],
             **_window_fixed(cfg.sampler.name, params),
         )
         kernel = warm.sampling_kernel(target.log_prob, thin=cfg.run.thin)

@@ -154,7 +154,7 @@ def run_mile(cfg, target, checked: MileExperiment, run_dir: Path) -> dict:
     common = {
         "progress": cfg.run.progress,
         "checkpoint_every": cfg.run.checkpoint_every,
-        "fingerprint": options["fingerprint"],
+        "identity": options["identity"],
     }
     de = fit_deep_ensemble(target, checked.deep_ensemble, k_de, checkpoint=folder / "deep_ensemble", **common)
     split = target.split

@@ -63,7 +63,7 @@ def sample_bde(
     checkpoint_dir=None,
     checkpoint_every: int | None = None,
     chunk: int | None = None,
-    fingerprint: str | None = None,
+    identity: str | None = None,
 ) -> EnsembleDraws:
     """Window-adapt NUTS on every member and sample, all members at once, through :func:`jaxsamp.run`.
 
@@ -73,9 +73,9 @@ def sample_bde(
     warm-up's :class:`~jaxsamp.mcmc.warmup.WarmupInfo`.
     """
     members = check_members(members)
-    if fingerprint is None:
-        fingerprint = settings_fingerprint(settings, list(members.shape))
-    options = lambda name: _phase_options(checkpoint_dir, name, progress, checkpoint_every, chunk, fingerprint)
+    if identity is None:
+        identity = settings_fingerprint(settings, list(members.shape))
+    options = lambda name: _phase_options(checkpoint_dir, name, progress, checkpoint_every, chunk, identity)
     k_warmup, k_sample = jax.random.split(key)
 
     def tune():

@@ -207,12 +207,12 @@ def fit_deep_ensemble(
     progress: bool = True,
     checkpoint=None,
     checkpoint_every: int | None = None,
-    fingerprint: str | None = None,
+    identity: str | None = None,
 ) -> DeepEnsemble:
     """Train the ensemble for at most ``settings.max_epochs`` epochs through :func:`jaxsamp.run`.
 
     ``key`` is split into the initialisation key and the driver's key. With
-    ``checkpoint`` a killed training resumes bit for bit.
+    ``checkpoint`` a killed training resumes bit for bit; ``identity`` is passed to :func:`jaxsamp.run`.
     """
     trainer = deep_ensemble_trainer(target, settings)
     k_init, k_train = jax.random.split(key)
@@ -225,7 +225,7 @@ def fit_deep_ensemble(
         progress=progress,
         checkpoint=checkpoint,
         checkpoint_every=checkpoint_every,
-        fingerprint=fingerprint,
+        identity=identity,
         desc="deep ensemble",
     )
     members = np.asarray(jax.block_until_ready(state.params))

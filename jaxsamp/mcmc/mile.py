@@ -376,13 +376,13 @@ def check_members(members) -> jax.Array:
     return jnp.asarray(members)
 
 
-def _phase_options(checkpoint_dir, name: str, progress: bool, checkpoint_every, chunk, fingerprint) -> dict:
+def _phase_options(checkpoint_dir, name: str, progress: bool, checkpoint_every, chunk, identity) -> dict:
     return {
         "progress": progress,
         "chunk": chunk,
         "checkpoint_every": checkpoint_every,
         "checkpoint": None if checkpoint_dir is None else Path(checkpoint_dir) / name,
-        "fingerprint": f"{fingerprint}:{name}",
+        "identity": f"{identity}:{name}",
         "desc": name.replace("_", " "),
     }
 
@@ -403,7 +403,7 @@ def sample_mile(
     checkpoint_dir=None,
     checkpoint_every: int | None = None,
     chunk: int | None = None,
-    fingerprint: str | None = None,
+    identity: str | None = None,
     shard: bool = False,
 ) -> EnsembleDraws:
     """Tune MCLMC on every member and sample, all members at once, through :func:`jaxsamp.run`.
@@ -423,9 +423,10 @@ def sample_mile(
     checkpoint_dir : path, optional
         Each phase checkpoints into its own sub-folder (``mile_tune``,
         ``mile_tune_L``, ``mile_sample``); a killed run resumes bit for bit.
-    fingerprint : str, optional
-        Identifies the run's settings in the checkpoints (default: a hash of
-        ``settings`` and the members' shape).
+    identity : str, optional
+        The run's settings, mixed into each phase's checkpoint fingerprint with what
+        :func:`jaxsamp.run` derives from the computation and the initial state
+        (default: a hash of ``settings`` and the members' shape).
     shard : bool
         Place the member axis on a mesh over all devices (:func:`jaxsamp.shard`). The numbers then
         agree with an unsharded run to float32 round-off, not bit for bit (measured on 4 forced CPU
@@ -439,9 +440,9 @@ def sample_mile(
     members = check_members(members)
     num_members, dim = members.shape
     n1, n2, n3 = settings.phase_steps
-    if fingerprint is None:
-        fingerprint = settings_fingerprint(settings, list(members.shape))
-    options = lambda name: _phase_options(checkpoint_dir, name, progress, checkpoint_every, chunk, fingerprint)
+    if identity is None:
+        identity = settings_fingerprint(settings, list(members.shape))
+    options = lambda name: _phase_options(checkpoint_dir, name, progress, checkpoint_every, chunk, identity)
     wrap = shard_kernel if shard else (lambda k: k)
     k_init, k_tune, k_subset, k_ess, k_sample = jax.random.split(key, 5)
 

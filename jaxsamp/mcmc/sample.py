@@ -200,7 +200,8 @@ def _draw_trace(state, info):
     return position_of(state), _info_stats(info)
 
 
-def _fingerprint(target: Target, sampler: str, settings: dict) -> str:
+def _settings_identity(target: Target, sampler: str, settings: dict) -> str:
+    """A hash of the call's settings, mixed into the driver's fingerprint (which adds the log density and the init values)."""
     what = {"target": target.name, "event_shape": list(target.event_shape), "sampler": sampler, **settings}
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -254,7 +255,10 @@ def sample(
     progress : bool
     checkpoint : path, optional
         A folder for the warm-up's and the sampling's checkpoints: a killed
-        call resumes there bit for bit; a folder written with other settings is refused.
+        call resumes there bit for bit. A folder written by another run is
+        refused: the fingerprint covers the settings, the log density's
+        computation with its parameters and data, and the starting points
+        (:func:`jaxsamp.run`).
     strict : bool
         Raise :class:`RunHealthError` instead of warning when the run is unhealthy.
     **sampler_params
@@ -281,11 +285,10 @@ def sample(
     bad = health.count_nonfinite_log_prob(target.log_prob, positions)
     if bad == num_chains:
         raise InputError(f"all {bad} chains start where {target.name}.log_prob is NaN/inf", "give init= positions inside the support")
-    settings = {"num_chains": num_chains, "num_warmup": num_warmup, "thin": thin, "init": init if init is None or isinstance(init, str) else "given",
-                "warmup_method": warmup_method, "pool": pool, "dense": dense, **sampler_params}
-    fp = _fingerprint(target, sampler, settings)
+    settings = {"num_chains": num_chains, "num_warmup": num_warmup, "thin": thin, "warmup_method": warmup_method,
+                "pool": pool, "dense": dense, **sampler_params}
     folder = None if checkpoint is None else Path(checkpoint)
-    options = {"progress": progress, "fingerprint": fp}
+    options = {"progress": progress, "identity": _settings_identity(target, sampler, settings)}
 
     warm = None
     started = time.perf_counter()

@@ -353,7 +353,7 @@ def warmup(
     max_sampling_steps: int = 1000,
     progress: bool = True,
     checkpoint=None,
-    fingerprint: str | None = None,
+    identity: str | None = None,
     **fixed,
 ) -> tuple[Warmup, Any]:
     """Warm up every chain at once; return the :class:`Warmup` and the warm-up trace.
@@ -382,7 +382,7 @@ def warmup(
         Adam learning rate of ChEES's trajectory-length optimisation.
     max_sampling_steps : int
         ChEES: the sampling steps its jitter sequence must cover.
-    progress, checkpoint, fingerprint
+    progress, checkpoint, identity
         Passed to :func:`jaxsamp.run`.
     **fixed
         The window algorithm's other parameters (``max_num_doublings``,
@@ -395,7 +395,7 @@ def warmup(
     trace : WarmupInfo or None
         Per step and chain (``window`` only).
     """
-    options = {"progress": progress, "checkpoint": checkpoint, "fingerprint": fingerprint, "desc": f"warm-up ({method})"}
+    options = {"progress": progress, "checkpoint": checkpoint, "identity": identity, "desc": f"warm-up ({method})"}
     if method == "window":
         if algorithm == "hmc":
             fixed.setdefault("num_integration_steps", 10)

@@ -367,7 +367,7 @@ def anneal(
     checkpoint=None,
     checkpoint_every: int | None = None,
     chunk: int | None = None,
-    fingerprint: str | None = None,
+    identity: str | None = None,
     **smc_options,
 ) -> AnnealResult:
     """Run AIS/SMC from ``pi_0`` to ``pi_1`` with the driver; return weighted samples and the cost.
@@ -383,7 +383,7 @@ def anneal(
         ``t = 1`` are no-ops); a fixed schedule runs exactly its levels.
     positions : PyTree, optional
         Initial particles; by default ``path.base.sample(key_init, num_particles)``.
-    progress, checkpoint, checkpoint_every, chunk, fingerprint
+    progress, checkpoint, checkpoint_every, chunk, identity
         Passed to :func:`jaxsamp.core.run` (a killed run resumes from its checkpoint).
     **smc_options
         ``num_mcmc_steps``, ``ess_threshold``, ``resampling_fn``, ... of :func:`smc`.
@@ -411,7 +411,7 @@ def anneal(
         checkpoint=checkpoint,
         checkpoint_every=checkpoint_every,
         chunk=chunk,
-        fingerprint=fingerprint,
+        identity=identity,
         desc="smc",
     )
     if float(state.t) < 1.0:

@@ -86,6 +86,7 @@ def test_gym_adapter_log_density_includes_the_jacobian():
         jaxsamp.targets.from_inference_gym(model, "bogus")
 
 
+@pytest.mark.gpu
 def test_plain_function_chees_and_registered_samplers():
     def log_prob(x):
         return -0.5 * jnp.sum((x - 3.0) ** 2)
@@ -126,5 +127,5 @@ def test_checkpoint_resumes_and_refuses_another_run(tmp_path):
     np.testing.assert_array_equal(first.positions, again.positions)
     with pytest.raises(CheckpointError, match="written by run 'warm-up \\(window\\)'.*this is run 'warm-up \\(window\\)'"):
         jaxsamp.sample(log_prob, **{**common, "target_acceptance": 0.9})
-    with pytest.raises(CheckpointError, match="belongs to a run with other settings"):
+    with pytest.raises(CheckpointError, match="belongs to another run"):
         jaxsamp.sample(log_prob, **{**common, "num_chains": 2})
