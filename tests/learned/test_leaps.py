@@ -153,6 +153,7 @@ def _random_net(shape, q, seed=0):
     return lambda x, t: 3.0 * net(x, t)
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("model,shape", [("ising", (3, 3)), ("potts", (2, 3))])
 def test_exact_weights_have_expectation_z_by_enumeration(model, shape):
     """Every path of 5 Euler steps, by transition matrices over all states: E[prod_k w_k] = Z_1 / Z_0.

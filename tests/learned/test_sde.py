@@ -69,6 +69,7 @@ def test_cosine_ou_betas_shrink_towards_the_target_and_sum_to_the_noise_scale():
     np.testing.assert_allclose(betas.sum(), 6.0, rtol=1e-5)
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("make_chain", [pis_chain, dds_chain], ids=["pis", "dds"])
 def test_zero_control_weights_are_unbiased_for_z(make_chain):
     """E[w] = Z for any chain and step count. Budget: 5 standard errors of the mean of w / Z, n = 40000."""
@@ -78,6 +79,7 @@ def test_zero_control_weights_are_unbiased_for_z(make_chain):
     assert ratio.std() > 0.05  # the reference's terminal law is far enough from the target for the check to bite
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("make_chain", [pis_chain, dds_chain], ids=["pis", "dds"])
 def test_optimal_control_makes_every_weight_z(make_chain):
     """With the closed-form optimal control every log-weight tends to log Z as the steps get finer.
@@ -119,6 +121,7 @@ def test_forward_then_backward_reproduces_the_reference_marginals(make_chain):
             assert abs(got / v[k] - 1.0) < 5 * np.sqrt(2.0 / (2 * n)), (k, got, v[k])
 
 
+@pytest.mark.gpu
 def test_log_rn_along_given_states_equals_the_simulated_one():
     chain = dds_chain(20)
     control = lambda t, x: 0.3 * x + t[:, None]  # noqa: E731

@@ -4,6 +4,7 @@ of mass, near-zero start."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from flax import nnx
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,6 +33,7 @@ def _orthogonal(seed: int, reflect: bool) -> np.ndarray:
     return q
 
 
+@pytest.mark.gpu
 @settings(max_examples=15)
 @given(
     seed=st.integers(0, 2**31 - 1),
@@ -74,6 +76,7 @@ def test_gradient_is_finite_when_particles_coincide():
         assert all(bool(jnp.all(jnp.isfinite(g))) for g in jax.tree.leaves(grad(PARAMS, x)))
 
 
+@pytest.mark.gpu
 def test_layer_matches_the_papers_equations_edge_by_edge():
     """One E_GCL layer (Satorras et al. 2021, eqs. 3-6, with the attention gate and the normalised coordinate
     update of the "dynamics" form) written as plain loops over the edges j != i, against the layer's gathered

@@ -65,6 +65,7 @@ def test_gaussian_Z_hat_unbiased(ess_threshold):
     _assert_unbiased(log_Z_hats, path.target.log_Z)
 
 
+@pytest.mark.gpu
 def test_ising_4x4_Z_hat_unbiased_against_kaufman():
     target = Ising(4, 0.4407)
     path = LatticePath(target)
@@ -72,6 +73,7 @@ def test_ising_4x4_Z_hat_unbiased_against_kaufman():
     _assert_unbiased(log_Z_hats, target.exact_log_Z())
 
 
+@pytest.mark.gpu
 def test_resampling_keeps_the_log_Z_estimate():
     """Right after a resampling step (no move) the estimate of log Z_t is unchanged, to rounding."""
     path = _gaussian_path()
