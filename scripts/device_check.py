@@ -400,8 +400,10 @@ def run_tests(report: Report, quick: bool) -> None:
                "--timeout", str(int(cap)), *extra, *files]
     report.log("tests: " + " ".join(command[1:]))
     start = time.perf_counter()
+    # the kill-and-resume tests start child processes: none may take most of the accelerator's memory up front
+    env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, env=env)
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=_stream, args=(proc, lines), daemon=True).start()
     tail, timed_out = [], False

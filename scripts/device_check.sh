@@ -42,8 +42,11 @@ export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 
 # 2. what the device is, and whether everything jaxsamp needs imports
 nvidia-smi -L 2>/dev/null || echo "nvidia-smi: not available"
-timeout 120 python3 -c 'import jax; print("jax", jax.__version__, jax.devices())' \
+backend="$(timeout 120 python3 -c 'import jax; print("jax", jax.__version__, jax.devices(), file=__import__("sys").stderr); print(jax.default_backend())')" \
   || { echo "DEVICE CHECK: jax does not start"; exit 4; }
+# tests/conftest.py adds XLA's CPU-backend flags unless JAX_PLATFORMS names another platform; a GPU build of
+# XLA aborts on them (seen on the H200 with jax 0.11.2: "Unknown flag in XLA_FLAGS", every test process killed)
+export JAX_PLATFORMS="$backend"
 missing="$(timeout 120 python3 - <<'PY'
 import importlib
 for name in ("jaxsamp", "blackjax", "distrax", "tensorflow_probability.substrates.jax", "ott", "ot", "omegaconf",
