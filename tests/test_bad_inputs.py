@@ -966,3 +966,27 @@ def test_a_resume_with_a_trace_of_another_structure_is_refused_for_older_manifes
     with pytest.raises(CheckpointError, match="holds a trace of another structure than this run's"):
         run(kernel.step, state, key, 20, trace=lambda s, info: (s.position, info.acceptance_rate), progress=False,
             checkpoint=tmp_path, fingerprint="same settings")
+
+
+def test_resume_of_a_run_without_checkpoints_says_it_starts_again(capsys, tmp_path):
+    import shutil
+
+    cfg = load_config(QUICKSTART, [*SMALL, f"run.out_dir={tmp_path}"])
+    run_dir, _ = run_experiment(cfg, verbose=False)
+    shutil.rmtree(run_dir / "checkpoints")
+    code, lines = cli(capsys, "resume", run_dir)
+    assert code == 0, lines
+    assert f"jaxsamp: warning: no valid checkpoint in {run_dir}; the run starts again from step 0" in lines
+    assert ckpt.latest_valid(run_dir / "checkpoints") is not None
+
+
+def test_resume_with_a_checkpoint_folder_that_is_a_file_is_one_line_before_any_work(capsys, tmp_path):
+    import shutil
+
+    cfg = load_config(QUICKSTART, [*SMALL, f"run.out_dir={tmp_path}"])
+    run_dir, _ = run_experiment(cfg, verbose=False)
+    shutil.rmtree(run_dir / "checkpoints")
+    (run_dir / "checkpoints").write_text("not a folder")
+    code, lines = cli(capsys, "resume", run_dir)
+    assert_one_line_error(code, lines, "CheckpointError", f"{run_dir / 'checkpoints'} should be a checkpoint folder but is a file")
+    assert (run_dir / "checkpoints").read_text() == "not a folder"
