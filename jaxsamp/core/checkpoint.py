@@ -9,10 +9,15 @@ Layout of one checkpoint ``<dir>/step_<0000000123>/``:
   manifest's own content (``manifest_sha256``).
 
 A checkpoint without a manifest was interrupted while being written; one whose
-files do not match their hashes is corrupt; a manifest that fails its own
-checksum, lacks a field, or names a step other than its folder's was edited.
-All of them are skipped with a warning that names them, and the next older
-checkpoint is used; nothing loads silently.
+files do not match their hashes, or that holds files the manifest does not
+list, is corrupt; a manifest that fails its own checksum, lacks a field, or
+names a step other than its folder's was edited. All of them are skipped with a
+warning that names them, and the next older checkpoint is used; nothing loads
+silently. The driver does the same with a checkpoint whose arrays fail to load
+(:class:`CheckpointLoadError`). The manifest guards against accidents, not
+against someone who can write the folder and sign a new manifest; loading reads
+JSON, orbax/tensorstore arrays and ``np.load(allow_pickle=False)``, and never
+executes code from the folder.
 
 With several JAX processes (``jax.distributed.initialize()``) every process
 writes its shards of the state through orbax; process 0 alone writes the trace
