@@ -77,14 +77,19 @@ def assert_kill_resume_bit_identical(child: Path, tmp_path: Path, min_arrays: in
 
 
 def child_run(step, state, num_steps: int, every: int, chunk: int, checkpoint) -> dict:
-    """A child's run through the driver (checkpointing every ``every`` steps into ``checkpoint`` unless ``None``).
+    """A child's run through the driver, checkpointing every ``every`` steps into ``checkpoint``.
 
+    With ``checkpoint=None`` (the reference run) the checkpoints go to a fresh
+    temporary folder, so that both runs have the same chunk schedule.
     Returns every array of the final state (``state_{i}``) and of the per-step metrics (``trace_{name}``, any PyTree).
     """
+    import tempfile
+
     from jaxsamp.core import run
 
-    state, trace = run(step, state, jax.random.key(42), num_steps, trace=lambda s, m: m, chunk=chunk,
-                       progress=False, checkpoint=checkpoint, checkpoint_every=every)
+    with tempfile.TemporaryDirectory() as fresh:
+        state, trace = run(step, state, jax.random.key(42), num_steps, trace=lambda s, m: m, chunk=chunk,
+                           progress=False, checkpoint=fresh if checkpoint is None else checkpoint, checkpoint_every=every)
     leaves = {f"state_{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree.leaves(state))}
     named = jax.tree_util.tree_leaves_with_path(trace)
     return {**{f"trace_{jax.tree_util.keystr(k, simple=True, separator='.')}": np.asarray(v) for k, v in named}, **leaves}

@@ -851,3 +851,236 @@ def test_registry_samplers_take_plain_functions():
     assert hmc.init(jnp.zeros(3)).position.shape == (3,)
     with pytest.raises(InputError, match="must return one scalar"):
         targets.from_function(lambda x: x, jnp.zeros(3))
+
+
+# --------------------------------------------------------------------------
+# checkpoint-folder faults (issue 40): a full disk, planted or unloadable
+# files, a trace of another structure, paths that cannot be checkpoint folders,
+# and resumes that find nothing to resume from
+# --------------------------------------------------------------------------
+
+ENOSPC_FROM_TENSORSTORE = (  # what orbax raises, from its writing thread, when the disk is full
+    'RESOURCE_EXHAUSTED: Error writing "leaf_00000/0" in OCDBT database at local file "{0}/": Failed writing: '
+    '"{0}/d/7b0d8ad4": Failed to write 324852 bytes to file 4: No space left on device [os_error_code=\'28\']'
+)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs (where this process may mount one), else None."""
+    import shutil
+
+    mount = tmp_path / "small_disk"
+    mount.mkdir()
+    if shutil.which("mount") is None or subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+    ).returncode:
+        yield None
+        return
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def _patch_full_disk(monkeypatch, fail_on_call: int = 1):
+    """Make orbax's writer fail like a full disk does (a ValueError from tensorstore) from its ``fail_on_call``-th save."""
+    import orbax.checkpoint as ocp
+
+    calls, save = [], ocp.StandardCheckpointer.save
+
+    def full_disk(self, directory, *args, **kwargs):
+        calls.append(directory)
+        if len(calls) >= fail_on_call:
+            raise ValueError(ENOSPC_FROM_TENSORSTORE.format(directory))
+        return save(self, directory, *args, **kwargs)
+
+    monkeypatch.setattr(ocp.StandardCheckpointer, "save", full_disk)
+
+
+@pytest.mark.parametrize("disk", ["tmpfs", "patched writer"])
+def test_a_full_disk_during_an_orbax_write_is_an_oserror_naming_the_folder(disk, small_disk, tmp_path, monkeypatch, capfd):
+    if disk == "tmpfs":
+        if small_disk is None:
+            pytest.skip("cannot mount a tmpfs here (the patched-writer case covers the error path)")
+        folder = small_disk / "ckpt"
+    else:
+        folder = tmp_path / "ckpt"
+        _patch_full_disk(monkeypatch)
+    state = {"x": jax.random.normal(jax.random.key(0), (100_000,))}  # 400 kB of noise: does not fit in 64 KiB
+    capfd.readouterr()
+    with pytest.raises(OSError, match=r"\[Errno 28\] No space left on device while writing checkpoint .*step_0000000010") as err:
+        ckpt.save(folder, 10, state, None, [0, 1])
+    assert err.value.errno == 28 and type(err.value) is OSError
+    assert ckpt.list_steps(folder) == []  # the partial folder is removed
+    printed = capfd.readouterr().err
+    assert "Traceback" not in printed and "ERROR:absl" not in printed, printed[:2000]
+
+
+def test_a_full_disk_after_checkpoints_is_one_line_and_keeps_the_run(capsys, tmp_path, monkeypatch):
+    _patch_full_disk(monkeypatch, fail_on_call=2)  # the checkpoint at step 10 is written, the one at step 20 fails
+    out = tmp_path / "runs"
+    code, lines = cli(capsys, "run", QUICKSTART, *SMALL, f"run.out_dir={out}", "run.checkpoint_every=10")
+    assert_one_line_error(code, lines, "OSError", "[Errno 28] No space left on device while writing checkpoint")
+    assert not any("internal error" in line for line in lines)
+    (run_dir,) = (out / "quickstart").iterdir()
+    record = json.loads((run_dir / ERROR_FILE).read_text())
+    assert record["error"] == "OSError" and "No space left on device" in record["message"]
+    assert [p.name for p in ckpt.list_steps(run_dir / "checkpoints")] == ["step_0000000010"]
+    monkeypatch.undo()
+    code, _ = cli(capsys, "resume", run_dir)
+    assert code == 0 and not (run_dir / ERROR_FILE).exists()
+
+
+@pytest.mark.parametrize("where", ["notes.txt", "state/extra.bin"])
+def test_a_checkpoint_holding_an_unlisted_file_is_skipped_and_the_older_one_used(tmp_path, where):
+    kernel, state, key, full = _two_checkpoints(tmp_path)
+    planted = ckpt.list_steps(tmp_path)[0] / where
+    planted.write_bytes(b"not written by jaxsamp")
+    with pytest.warns(ckpt.CheckpointSkippedWarning, match=rf"does not list: \['{where}'\]"):
+        resumed, _ = run(kernel.step, state, key, 30, chunk=10, progress=False, checkpoint=tmp_path)
+    np.testing.assert_array_equal(np.asarray(resumed.position), np.asarray(full.position))
+
+
+def _damage_and_resign(folder: Path, name: str, content: bytes) -> None:
+    """Replace ``folder/name`` and re-sign the manifest: the checkpoint passes its integrity check."""
+    (folder / name).write_bytes(content)
+    manifest = json.loads((folder / ckpt.MANIFEST).read_text())
+    manifest["files"][name] = ckpt._sha256(folder / name)
+    manifest["manifest_sha256"] = ckpt._manifest_digest(manifest)
+    (folder / ckpt.MANIFEST).write_text(json.dumps(manifest))
+
+
+def _array_file(folder: Path) -> str:
+    manifest = json.loads((folder / ckpt.MANIFEST).read_text())
+    return next(name for name in sorted(manifest["files"]) if name.startswith("state/d/"))
+
+
+def test_a_checkpoint_whose_arrays_fail_to_load_is_skipped_and_the_older_one_used(tmp_path):
+    kernel, state, key, full = _two_checkpoints(tmp_path)
+    newest = ckpt.list_steps(tmp_path)[0]
+    _damage_and_resign(newest, _array_file(newest), b"garbage")
+    with pytest.warns(ckpt.CheckpointSkippedWarning, match=r"step_0000000020: its arrays could not be loaded \(ValueError"):
+        resumed, _ = run(kernel.step, state, key, 30, chunk=10, progress=False, checkpoint=tmp_path)
+    np.testing.assert_array_equal(np.asarray(resumed.position), np.asarray(full.position))
+
+
+def test_loading_a_checkpoint_never_unpickles(tmp_path):
+    """A re-signed trace.npz holding a pickle that would write a file is refused, not executed."""
+    kernel, state = _mala()
+    key = jax.random.key(3)
+    trace = lambda s, info: s.position  # noqa: E731
+    full, _ = run(kernel.step, state, key, 30, trace=trace, chunk=10, progress=False)
+    run(kernel.step, state, key, 20, trace=trace, chunk=10, progress=False, checkpoint=tmp_path, checkpoint_every=10)
+    witness = tmp_path / "executed"
+
+    class Payload:
+        def __reduce__(self):
+            return (Path.touch, (witness,))
+
+    newest = ckpt.list_steps(tmp_path)[0]
+    np.savez(tmp_path / "evil.npz", leaf_00000=np.array([Payload()], dtype=object))
+    _damage_and_resign(newest, "trace.npz", (tmp_path / "evil.npz").read_bytes())
+    with pytest.warns(ckpt.CheckpointSkippedWarning, match="its trace could not be loaded"):
+        resumed, _ = run(kernel.step, state, key, 30, trace=trace, chunk=10, progress=False, checkpoint=tmp_path)
+    assert not witness.exists()
+    np.testing.assert_array_equal(np.asarray(resumed.position), np.asarray(full.position))
+
+
+def test_a_folder_whose_checkpoints_all_fail_says_the_run_starts_from_step_0(tmp_path):
+    kernel, state, key, full = _two_checkpoints(tmp_path)
+    for folder in ckpt.list_steps(tmp_path):
+        _damage_and_resign(folder, _array_file(folder), b"garbage")
+    with pytest.warns(ckpt.CheckpointSkippedWarning) as caught:
+        resumed, _ = run(kernel.step, state, key, 30, chunk=10, progress=False, checkpoint=tmp_path)
+    messages = [str(w.message) for w in caught]
+    assert sum("could not be loaded" in m for m in messages) == 2
+    assert messages[-1] == f"no valid checkpoint in {tmp_path.resolve()}; starting from step 0"
+    np.testing.assert_array_equal(np.asarray(resumed.position), np.asarray(full.position))
+
+
+def test_a_new_or_empty_checkpoint_folder_starts_without_a_warning(tmp_path):
+    import warnings
+
+    kernel, state = _mala()
+    (tmp_path / "empty").mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ckpt.CheckpointSkippedWarning)
+        for folder in (tmp_path / "empty", tmp_path / "new"):
+            run(kernel.step, state, jax.random.key(0), 5, progress=False, checkpoint=folder)
+
+
+def test_checkpoint_every_without_a_checkpoint_folder_is_refused():
+    kernel, state = _mala()
+    with pytest.raises(InputError, match="checkpoint_every=10 needs a checkpoint folder, got checkpoint=None"):
+        run(kernel.step, state, jax.random.key(0), 20, progress=False, checkpoint_every=10)
+
+
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_a_checkpoint_path_that_is_a_file_is_refused_before_any_work(tmp_path, below):
+    kernel, state = _mala()
+    calls = []
+
+    def step(key, s):
+        calls.append(1)
+        return kernel.step(key, s)
+
+    a_file = tmp_path / "ckpt"
+    a_file.write_text("a file")
+    path = a_file / below if below else a_file
+    with pytest.raises(InputError, match=f"checkpoint must be a folder, but {a_file} is a file"):
+        run(step, state, jax.random.key(0), 20, progress=False, checkpoint=path)
+    assert calls == [] and a_file.read_text() == "a file"
+
+
+def test_a_resume_with_a_trace_of_another_structure_is_refused_naming_both(tmp_path):
+    kernel, state = _mala()
+    key = jax.random.key(0)
+    run(kernel.step, state, key, 10, trace=lambda s, info: s.position, progress=False, checkpoint=tmp_path,
+        fingerprint="same settings")
+    with pytest.raises(CheckpointError, match=r"holds a trace of another structure .*: PyTreeDef\(\*\) where this run's "
+                       r"trace gives PyTreeDef\(\(\*, \*\)\)") as err:
+        run(kernel.step, state, key, 20, trace=lambda s, info: (s.position, info.acceptance_rate), progress=False,
+            checkpoint=tmp_path, fingerprint="same settings")
+    assert "trace function" in err.value.hint
+    with pytest.raises(CheckpointError, match=r"float32\[10, 8, 2\] where this run's trace gives float32\[10, 8\]"):
+        run(kernel.step, state, key, 20, trace=lambda s, info: s.position[:, 0], progress=False,
+            checkpoint=tmp_path, fingerprint="same settings")
+
+
+def test_a_resume_with_a_trace_of_another_structure_is_refused_for_older_manifests(tmp_path):
+    kernel, state = _mala()
+    key = jax.random.key(0)
+    run(kernel.step, state, key, 10, trace=lambda s, info: s.position, progress=False, checkpoint=tmp_path,
+        fingerprint="same settings")
+    mf = ckpt.list_steps(tmp_path)[0] / ckpt.MANIFEST
+    manifest = {k: v for k, v in json.loads(mf.read_text()).items() if not k.startswith("trace_")}
+    manifest["manifest_sha256"] = ckpt._manifest_digest(manifest)
+    mf.write_text(json.dumps(manifest))
+    with pytest.raises(CheckpointError, match="holds a trace of another structure than this run's"):
+        run(kernel.step, state, key, 20, trace=lambda s, info: (s.position, info.acceptance_rate), progress=False,
+            checkpoint=tmp_path, fingerprint="same settings")
+
+
+def test_resume_of_a_run_without_checkpoints_says_it_starts_again(capsys, tmp_path):
+    import shutil
+
+    cfg = load_config(QUICKSTART, [*SMALL, f"run.out_dir={tmp_path}"])
+    run_dir, _ = run_experiment(cfg, verbose=False)
+    shutil.rmtree(run_dir / "checkpoints")
+    code, lines = cli(capsys, "resume", run_dir)
+    assert code == 0, lines
+    assert f"jaxsamp: warning: no valid checkpoint in {run_dir}; the run starts again from step 0" in lines
+    assert ckpt.latest_valid(run_dir / "checkpoints") is not None
+
+
+def test_resume_with_a_checkpoint_folder_that_is_a_file_is_one_line_before_any_work(capsys, tmp_path):
+    import shutil
+
+    cfg = load_config(QUICKSTART, [*SMALL, f"run.out_dir={tmp_path}"])
+    run_dir, _ = run_experiment(cfg, verbose=False)
+    shutil.rmtree(run_dir / "checkpoints")
+    (run_dir / "checkpoints").write_text("not a folder")
+    code, lines = cli(capsys, "resume", run_dir)
+    assert_one_line_error(code, lines, "CheckpointError", f"{run_dir / 'checkpoints'} should be a checkpoint folder but is a file")
+    assert (run_dir / "checkpoints").read_text() == "not a folder"

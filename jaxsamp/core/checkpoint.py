@@ -9,10 +9,15 @@ Layout of one checkpoint ``<dir>/step_<0000000123>/``:
   manifest's own content (``manifest_sha256``).
 
 A checkpoint without a manifest was interrupted while being written; one whose
-files do not match their hashes is corrupt; a manifest that fails its own
-checksum, lacks a field, or names a step other than its folder's was edited.
-All of them are skipped with a warning that names them, and the next older
-checkpoint is used; nothing loads silently.
+files do not match their hashes, or that holds files the manifest does not
+list, is corrupt; a manifest that fails its own checksum, lacks a field, or
+names a step other than its folder's was edited. All of them are skipped with a
+warning that names them, and the next older checkpoint is used; nothing loads
+silently. The driver does the same with a checkpoint whose arrays fail to load
+(:class:`CheckpointLoadError`). The manifest guards against accidents, not
+against someone who can write the folder and sign a new manifest; loading reads
+JSON, orbax/tensorstore arrays and ``np.load(allow_pickle=False)``, and never
+executes code from the folder.
 
 With several JAX processes (``jax.distributed.initialize()``) every process
 writes its shards of the state through orbax; process 0 alone writes the trace
@@ -21,9 +26,12 @@ and the manifest, and the processes meet at a barrier before and after.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import logging
 import os
+import re
 import shutil
 import time
 import warnings
@@ -43,6 +51,14 @@ _FIELDS = {"step": int, "key_data": list, "treedef": str, "num_leaves": int, "fi
 
 class CheckpointSkippedWarning(UserWarning):
     """A partial or corrupt checkpoint was found and not loaded."""
+
+
+class CheckpointLoadError(CheckpointError):
+    """A checkpoint that passed its integrity check but whose arrays could not be loaded."""
+
+    def __init__(self, folder: Path, why: str):
+        super().__init__(f"checkpoint {folder} could not be loaded: {why}")
+        self.why = why
 
 
 def _is_key(x) -> bool:
@@ -100,6 +116,49 @@ def _layout(leaves) -> list[str]:
     return [f"{jnp.dtype(_to_storable(a).dtype).name}{list(jnp.shape(_to_storable(a)))}" for a in leaves]
 
 
+_OS_ERROR_CODE = re.compile(r"os_error_code='?(\d+)")
+
+
+def _os_error(err: BaseException) -> OSError | None:
+    """The file-system error behind ``err``, or None.
+
+    orbax writes through tensorstore, often from a background thread, and
+    reports a full disk as a ``ValueError("RESOURCE_EXHAUSTED: ... No space left
+    on device [os_error_code='28']")``, possibly wrapped further. This walks the
+    cause chain (``__cause__``, ``__context__``, exception groups) for an
+    ``OSError`` or an errno in such a message.
+    """
+    todo, seen = [err], set()
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError):
+            return e
+        found = _OS_ERROR_CODE.search(str(e))
+        if found:
+            return OSError(int(found.group(1)), os.strerror(int(found.group(1))))
+        if "No space left on device" in str(e):
+            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        todo += [e.__cause__, e.__context__, *getattr(e, "exceptions", ())]
+    return None
+
+
+class _HeldLogs(logging.Filter):
+    """Holds back orbax's error logs (a full disk logs each background thread's traceback) while a save runs."""
+
+    def __init__(self):
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR and "orbax" in record.pathname:
+            self.records.append(record)
+            return False
+        return True
+
+
 def save(
     directory, step: int, state: Any, trace: Any, key_data: list[int], fingerprint: str | None = None,
     run: str | dict = "",
@@ -111,12 +170,17 @@ def save(
     a refused resume quotes it.
 
     If writing fails (a full disk, a read-only folder, an interrupt), the
-    partial folder is removed before the error propagates.
+    partial folder is removed before the error propagates. A file-system error
+    that orbax or tensorstore wrapped in their own error types is raised as the
+    ``OSError`` it is (e.g. ``ENOSPC``), naming the checkpoint folder, without
+    the tracebacks orbax logs from its writing threads.
     """
     import orbax.checkpoint as ocp
 
     target = step_dir(directory, step)
     trace_arrays = [_host_array(a) for a in (jax.tree.leaves(trace) if trace is not None else [])]
+    absl_logger, held = logging.getLogger("absl"), _HeldLogs()
+    absl_logger.addFilter(held)
     try:
         if _is_primary():
             if target.exists():
@@ -140,6 +204,8 @@ def save(
                 "treedef": str(treedef),
                 "layout": _layout(leaves),
                 "num_leaves": len(leaves),
+                "trace_treedef": str(jax.tree.structure(trace)),
+                "trace_layout": _layout(trace_arrays),
                 "files": {str(p.relative_to(target)): _sha256(p) for p in _files(target)},
             }
             manifest["manifest_sha256"] = _manifest_digest(manifest)
@@ -147,10 +213,18 @@ def save(
             tmp.write_text(json.dumps(manifest, indent=1))
             os.replace(tmp, target / MANIFEST)
         _barrier(f"jaxsamp-ckpt-done-{step}")
-    except BaseException:
+    except BaseException as err:
         if _is_primary():
             shutil.rmtree(target, ignore_errors=True)
+        cause = _os_error(err) if isinstance(err, Exception) else None
+        if cause is not None and not (cause is err and err.filename):
+            held.records.clear()  # the error says it all
+            raise OSError(cause.errno, f"{cause.strerror or cause} while writing checkpoint {target}") from err
         raise
+    finally:
+        absl_logger.removeFilter(held)
+        for record in held.records:  # not a file-system error: show orbax's logs as they were
+            absl_logger.handle(record)
     return target
 
 
@@ -183,6 +257,9 @@ def _verify(folder: Path) -> tuple[dict | None, str]:
     missing = set(manifest["files"]) - on_disk
     if missing:
         return None, f"files are missing: {sorted(missing)[:3]}"
+    unlisted = on_disk - set(manifest["files"])
+    if unlisted:
+        return None, f"it holds files its manifest does not list: {sorted(unlisted)[:3]}"
     for name, digest in manifest["files"].items():
         if _sha256(folder / name) != digest:
             return None, f"{name} does not match its checksum (corrupt)"
@@ -196,9 +273,14 @@ def list_steps(directory) -> list[Path]:
     return sorted((p for p in d.iterdir() if p.is_dir() and p.name.startswith(_PREFIX)), reverse=True)
 
 
-def latest_valid(directory) -> tuple[Path, dict] | None:
-    """The newest checkpoint that passes its integrity check, warning about each one skipped."""
+def latest_valid(directory, below: int | None = None) -> tuple[Path, dict] | None:
+    """The newest checkpoint (before step ``below``, if given) that passes its integrity check.
+
+    Each one skipped on the way is named in a :class:`CheckpointSkippedWarning`.
+    """
     for folder in list_steps(directory):
+        if below is not None and folder.name >= step_dir(directory, below).name:
+            continue
         manifest, why = _verify(folder)
         if manifest is not None:
             return folder, manifest
@@ -236,7 +318,7 @@ def _what_differs(theirs: dict, mine: dict) -> str:
 
 
 def resume_point(directory, key_data: list[int], fingerprint: str, run: str | dict,
-                 max_step: int | None = None) -> tuple[Path, dict] | None:
+                 max_step: int | None = None, below: int | None = None) -> tuple[Path, dict] | None:
     """The newest valid checkpoint in ``directory`` that this run may resume from, or None when there is none.
 
     Parameters
@@ -251,6 +333,9 @@ def resume_point(directory, key_data: list[int], fingerprint: str, run: str | di
         The run's name, or its description as :func:`save` takes it, for the error message.
     max_step : int, optional
         The run's last step; a checkpoint past it is refused.
+    below : int, optional
+        Consider only checkpoints before this step (the driver's fallback when
+        a newer one failed to load).
 
     Raises
     ------
@@ -259,7 +344,7 @@ def resume_point(directory, key_data: list[int], fingerprint: str, run: str | di
         or is past ``max_step``. The message names the folder, the run that wrote
         it and this run, both fingerprints in full and what differs.
     """
-    found = latest_valid(directory)
+    found = latest_valid(directory, below)
     if found is None:
         return None
     folder, manifest = found
@@ -283,8 +368,25 @@ def resume_point(directory, key_data: list[int], fingerprint: str, run: str | di
     return found
 
 
+def _describe(err: BaseException, limit: int = 240) -> str:
+    text = " ".join(f"{type(err).__name__}: {err}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def restore(folder: Path, manifest: dict, state_template: Any, trace_template: Any):
-    """Load ``(state, trace)`` from a verified checkpoint, shaped like the templates."""
+    """Load ``(state, trace)`` from a verified checkpoint, shaped like the templates.
+
+    Loading reads JSON, orbax/tensorstore array files and a NumPy ``.npz``
+    (``allow_pickle=False``): nothing in a checkpoint is unpickled or executed.
+
+    Raises
+    ------
+    CheckpointError
+        The checkpoint holds a state or trace of another structure, shapes or dtypes.
+    CheckpointLoadError
+        Its arrays could not be loaded (e.g. an array file damaged and the
+        manifest re-signed); the driver then falls back to an older checkpoint.
+    """
     import orbax.checkpoint as ocp
 
     leaves, treedef = jax.tree.flatten(state_template)
@@ -307,10 +409,28 @@ def restore(folder: Path, manifest: dict, state_template: Any, trace_template: A
         sharding = getattr(stored, "sharding", None)
         return jax.ShapeDtypeStruct(stored.shape, stored.dtype, sharding=sharding)
 
+    tleaves, tdef = jax.tree.flatten(trace_template) if trace_template is not None else ([], None)
+    if trace_template is not None:
+        stored = (manifest.get("trace_treedef"), manifest.get("trace_layout"))
+        if stored != (None, None) and stored != (str(tdef), _layout(tleaves)):
+            theirs, ours = stored[0], str(tdef)
+            if theirs == ours and isinstance(stored[1], list):  # same tree, other arrays: name the first that differs
+                pairs = zip(stored[1], _layout(tleaves))
+                theirs, ours = next(((a, b) for a, b in pairs if a != b), (stored[1], _layout(tleaves)))
+            raise CheckpointError(
+                f"checkpoint {folder} holds a trace of another structure than this run's (written by run "
+                f"{manifest.get('run')!r}: {theirs} where this run's trace gives {ours})",
+                "resume with the trace function of the run that wrote it, or use a new checkpoint folder",
+            )
+
     tree = {f"leaf_{i:05d}": abstract(leaf) for i, leaf in enumerate(leaves)}
     ckptr = ocp.StandardCheckpointer()
-    loaded = ckptr.restore(folder.resolve() / "state", tree)
-    ckptr.close()
+    try:
+        loaded = ckptr.restore(folder.resolve() / "state", tree)
+    except Exception as err:
+        raise CheckpointLoadError(folder, f"its arrays could not be loaded ({_describe(err)})") from err
+    finally:
+        ckptr.close()
     restored = []
     for i, leaf in enumerate(leaves):
         value = loaded[f"leaf_{i:05d}"]
@@ -320,9 +440,17 @@ def restore(folder: Path, manifest: dict, state_template: Any, trace_template: A
     state = jax.tree.unflatten(treedef, restored)
     trace = None
     if trace_template is not None:
-        with np.load(folder / "trace.npz") as npz:
-            tleaves, tdef = jax.tree.flatten(trace_template)
-            trace = jax.tree.unflatten(tdef, [jnp.asarray(npz[f"leaf_{i:05d}"]) for i in range(len(tleaves))])
+        try:
+            with np.load(folder / "trace.npz", allow_pickle=False) as npz:
+                arrays = [npz[f"leaf_{i:05d}"] for i in range(len(tleaves))]
+        except KeyError as err:  # a checkpoint written before manifests recorded the trace's structure
+            raise CheckpointError(
+                f"checkpoint {folder} holds a trace of another structure than this run's (no {err} in trace.npz)",
+                "resume with the trace function of the run that wrote it, or use a new checkpoint folder",
+            ) from None
+        except Exception as err:
+            raise CheckpointLoadError(folder, f"its trace could not be loaded ({_describe(err)})") from err
+        trace = jax.tree.unflatten(tdef, [jnp.asarray(a) for a in arrays])
     return state, trace
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -66,6 +67,48 @@ def _describe_run(step, trace, state, key, desc: str, fingerprint: str | None, i
         fingerprint = fp.combine(parts)
     script = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
     return fingerprint, {"name": desc, "step": _step_identity(step), "script": script, "fingerprint_parts": parts}
+
+
+def _check_folder(checkpoint) -> Path:
+    """``checkpoint`` as a path, refused before any work when it (or a folder above it) is a file."""
+    path = Path(checkpoint)
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                raise InputError(
+                    f"checkpoint must be a folder, but {p} is a file" + ("" if p == path else f" (checkpoint={path})"),
+                    "pass a folder path (it is created if missing)",
+                )
+            break
+    return path
+
+
+def _resume(checkpoint, step, state, key, key_data, num_steps, trace, fingerprint, who):
+    """``(start, state, trace)`` from the newest checkpoint that loads, falling back to older ones; warns when none does."""
+    below = None
+    while True:
+        found = ckpt.resume_point(checkpoint, key_data, fingerprint, who, max_step=num_steps, below=below)
+        if found is None:
+            break
+        folder, manifest = found
+        trace_template = None
+        if trace is not None:
+            n_done = manifest["step"]
+            one = jax.eval_shape(lambda s: _one_step(step, trace, s, key, jnp.uint32(0))[1], state)
+            trace_template = jax.tree.map(lambda a: jnp.zeros((n_done, *a.shape), a.dtype), one)
+        try:
+            restored, restored_trace = ckpt.restore(folder, manifest, state, trace_template)
+        except ckpt.CheckpointLoadError as err:
+            warnings.warn(f"skipping checkpoint {folder}: {err.why}", ckpt.CheckpointSkippedWarning, stacklevel=3)
+            below = manifest["step"]
+            continue
+        return manifest["step"], restored, restored_trace
+    if ckpt.list_steps(checkpoint):
+        warnings.warn(
+            f"no valid checkpoint in {Path(checkpoint).resolve()}; starting from step 0",
+            ckpt.CheckpointSkippedWarning, stacklevel=3,
+        )
+    return 0, state, None
 
 
 def _even_chunk(chunk: int, period: int) -> int:
@@ -173,10 +216,14 @@ def run(
         Show a tqdm progress bar on stderr, updated between chunks.
     checkpoint : path, optional
         Folder for orbax checkpoints. If it holds a valid checkpoint the run
-        resumes from the newest one; partial/corrupt ones are skipped with a
-        :class:`~jaxsamp.core.checkpoint.CheckpointSkippedWarning`.
+        resumes from the newest one; partial/corrupt ones, and ones whose arrays
+        fail to load, are skipped with a
+        :class:`~jaxsamp.core.checkpoint.CheckpointSkippedWarning` and the next
+        older one is used. A folder whose checkpoints are all skipped warns
+        that the run starts from step 0; a new or empty folder does not.
     checkpoint_every : int, optional
         Write a checkpoint every this many steps (default: only at the end).
+        Needs ``checkpoint``.
     keep : int
         Number of checkpoints kept on disk.
     fingerprint : str, optional
@@ -208,11 +255,13 @@ def run(
     Raises
     ------
     InputError
-        A non-callable ``step``, a key that is not a PRNG key, or a step count,
-        chunk, checkpoint spacing or ``keep`` that is not an integer in range.
+        A non-callable ``step``, a key that is not a PRNG key, a step count,
+        chunk, checkpoint spacing or ``keep`` that is not an integer in range,
+        ``checkpoint_every`` without ``checkpoint``, or a ``checkpoint`` path
+        that is a file.
     CheckpointError
         The checkpoint folder belongs to another run (PRNG key or fingerprint),
-        is ahead of ``num_steps``, or holds a state of another structure.
+        is ahead of ``num_steps``, or holds a state or trace of another structure.
     """
     if not callable(step):
         raise InputError(f"step must be a function step(key, state) -> (state, info), got {type(step).__name__}")
@@ -220,6 +269,13 @@ def run(
     chunk = check_int("chunk", chunk, ge=1, optional=True)
     checkpoint_every = check_int("checkpoint_every", checkpoint_every, ge=1, optional=True)
     keep = check_int("keep", keep, ge=1)
+    if checkpoint_every is not None and checkpoint is None:
+        raise InputError(
+            f"checkpoint_every={checkpoint_every} needs a checkpoint folder, got checkpoint=None",
+            "pass checkpoint=FOLDER, or drop checkpoint_every",
+        )
+    if checkpoint is not None:
+        checkpoint = _check_folder(checkpoint)
     if chunk is None:  # host round trips only where they buy something: a moving progress bar, checkpoints
         chunk = max(1, min(1000, math.ceil(num_steps / 50))) if progress or checkpoint_every else max(num_steps, 1)
     chunk = _even_chunk(chunk, checkpoint_every or max(num_steps, 1))
@@ -228,18 +284,9 @@ def run(
     start, parts = 0, []
     if checkpoint is not None:
         fingerprint, who = _describe_run(step, trace, state, key, desc, fingerprint, identity)
-        found = ckpt.resume_point(checkpoint, key_data, fingerprint, who, max_step=num_steps)
-        if found is not None:
-            folder, manifest = found
-            trace_template = None
-            if trace is not None:
-                n_done = manifest["step"]
-                one = jax.eval_shape(lambda s: _one_step(step, trace, s, key, jnp.uint32(0))[1], state)
-                trace_template = jax.tree.map(lambda a: jnp.zeros((n_done, *a.shape), a.dtype), one)
-            state, restored_trace = ckpt.restore(folder, manifest, state, trace_template)
-            start = manifest["step"]
-            if restored_trace is not None and start > 0:
-                parts.append(restored_trace)
+        start, state, restored_trace = _resume(checkpoint, step, state, key, key_data, num_steps, trace, fingerprint, who)
+        if restored_trace is not None and start > 0:
+            parts.append(restored_trace)
 
     bar = None
     if progress:

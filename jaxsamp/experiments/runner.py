@@ -33,7 +33,7 @@ import numpy as np
 import jaxsamp.mcmc  # noqa: F401  (registers samplers)
 import jaxsamp.targets  # noqa: F401  (registers targets)
 from jaxsamp.core import checkpoint as ckpt
-from jaxsamp.core.errors import ConfigError, RunHealthError
+from jaxsamp.core.errors import CheckpointError, ConfigError, RunHealthError
 from jaxsamp.core.registry import EXPERIMENTS, TARGETS
 from jaxsamp.experiments import kinds as _kinds  # noqa: F401  (registers experiment kinds)
 from jaxsamp.experiments.config import ExperimentConfig, load_config, to_yaml
@@ -92,6 +92,11 @@ def _created_dirs(run_dir: Path) -> list[Path]:
     return out
 
 
+def _checkpoint_folders(run_dir: Path) -> list[Path]:
+    """The folders under ``run_dir`` that hold ``step_*`` checkpoints (``checkpoints/``, ``checkpoints/<phase>/``, ...)."""
+    return sorted({p.parent for p in run_dir.rglob(f"{ckpt._PREFIX}*") if p.is_dir()})
+
+
 def _worth_keeping(run_dir: Path) -> bool:
     """Whether a failed run left anything but its config: a file of its own or a valid checkpoint."""
     for path in run_dir.rglob("*"):
@@ -100,7 +105,7 @@ def _worth_keeping(run_dir: Path) -> bool:
         if any(part.startswith(ckpt._PREFIX) for part in path.relative_to(run_dir).parts):
             continue  # checkpoint files count only through a valid manifest, below
         return True
-    return any(ckpt.latest_valid(d) is not None for d in run_dir.glob("*checkpoints*") if d.is_dir())
+    return any(ckpt.latest_valid(d) is not None for d in _checkpoint_folders(run_dir))
 
 
 def _record_failure(run_dir: Path, created: list[Path], err: BaseException) -> None:
@@ -188,10 +193,33 @@ def run_experiment(
 
 
 def resume_experiment(run_dir: str | Path, verbose: bool = True, strict: bool = False) -> tuple[Path, dict]:
-    """Continue the run in ``run_dir`` from its newest valid checkpoint."""
+    """Continue the run in ``run_dir`` from its newest valid checkpoint.
+
+    A run folder with no valid checkpoint (killed before its first one, or its
+    checkpoints deleted or damaged) is run again from step 0 in the same
+    folder, with a warning on stderr saying so.
+
+    Raises
+    ------
+    ConfigError
+        ``run_dir`` is not a run folder.
+    CheckpointError
+        A checkpoint folder of the run is a file.
+    """
+    import warnings
+
     run_dir = Path(run_dir)
     if not (run_dir / CONFIG_FILE).is_file():
         raise ConfigError(f"not a run folder (no {CONFIG_FILE}): {run_dir}")
     cfg = load_config(run_dir / CONFIG_FILE)
+    for path in run_dir.glob("*checkpoints*"):
+        if not path.is_dir():
+            raise CheckpointError(f"{path} should be a checkpoint folder but is a file", "move or delete it, then resume")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ckpt.CheckpointSkippedWarning)  # the driver names each skipped one
+        resumable = any(ckpt.latest_valid(d) is not None for d in _checkpoint_folders(run_dir))
+    if not resumable:
+        print(f"jaxsamp: warning: no valid checkpoint in {run_dir}; the run starts again from step 0",
+              file=sys.stderr, flush=True)
     return run_experiment(cfg, run_dir=run_dir, verbose=verbose, strict=strict)
 

@@ -23,7 +23,15 @@ NUM_STEPS, EVERY = 16, 4
 
 
 def sample(checkpoint=None) -> dict:
-    """Every array MILE returns: draws, gradient counts, tuned parameters, tuning trace, energy errors."""
+    """Every array MILE returns: draws, gradient counts, tuned parameters, tuning trace, energy errors.
+
+    Without ``checkpoint`` (the reference run) the checkpoints go to a fresh temporary folder.
+    """
+    if checkpoint is None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as fresh:
+            return sample(fresh)
     target = jaxsamp.targets.get("bnn_regression", dataset="yacht", hidden=[4])
     members = jax.vmap(target.init_params)(jax.random.split(jax.random.key(0), 3))
     settings = MileSettings(tune_steps=20, num_samples=NUM_STEPS, thinning=2)
