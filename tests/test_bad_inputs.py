@@ -340,7 +340,7 @@ def test_environment_interpolation_is_refused(capsys, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "overrides, fragment",
     [
-        (["seed=-1"], "seed must be >= 0, got -1"),
+        (["seed=-1"], "seed must be >= 0 and <= 9223372036854775807, got -1"),
         (["run.init_scale=0"], "run.init_scale must be > 0, got 0.0"),
         (["run.thin=0"], "run.thin must be >= 1, got 0"),
         (["run.num_eval_samples=1"], "run.num_eval_samples must be >= 2, got 1"),
@@ -757,3 +757,44 @@ def test_registry_samplers_take_plain_functions():
     assert hmc.init(jnp.zeros(3)).position.shape == (3,)
     with pytest.raises(InputError, match="must return one scalar"):
         targets.from_function(lambda x: x, jnp.zeros(3))
+
+
+# --------------------------------------------------------------------------
+# bad inputs of issue 40: seeds and keys, models, states, driver steps, CLI files
+# --------------------------------------------------------------------------
+
+
+def _log_density(x):
+    return -0.5 * jnp.sum(x**2)
+
+
+TINY = {"num_chains": 2, "num_warmup": 20, "num_samples": 5, "progress": False}
+
+
+@pytest.mark.parametrize("seed", [np.int64(3), np.int32(3), np.array(3), jnp.array(3, dtype=jnp.int32)])
+def test_sample_takes_every_integer_type_as_a_seed(seed):
+    a = jaxsamp.sample(_log_density, init=jnp.zeros(2), key=seed, **TINY)
+    b = jaxsamp.sample(_log_density, init=jnp.zeros(2), key=3, **TINY)
+    np.testing.assert_array_equal(np.asarray(a.positions), np.asarray(b.positions))
+
+
+@pytest.mark.parametrize(
+    "key, fragment",
+    [
+        (1.5, "key must be a PRNG key or an integer seed, got float 1.5"),
+        (True, "key must be a PRNG key or an integer seed, got bool True"),
+        ("0", "key must be a PRNG key or an integer seed, got str '0'"),
+        (np.zeros(2), "key must be a PRNG key or an integer seed, got ndarray of dtype float64"),
+        (jax.random.split(jax.random.key(0), 2), r"key must be ONE PRNG key, got a batch of shape \(2,\)"),
+        (2**70, "an integer seed must fit in a signed 64-bit integer"),
+    ],
+)
+def test_sample_refuses_what_is_neither_a_key_nor_a_seed(key, fragment):
+    with pytest.raises(InputError, match=fragment) as err:
+        jaxsamp.sample(_log_density, init=jnp.zeros(2), key=key, **TINY)
+    assert "jax.random.key(seed)" in err.value.hint
+
+
+def test_a_seed_beyond_64_bits_is_a_config_error_before_the_run(capsys, tmp_path):
+    bad_run(capsys, tmp_path, QUICKSTART, "seed=99999999999999999999",
+            fragment="seed must be >= 0 and <= 9223372036854775807, got 99999999999999999999")

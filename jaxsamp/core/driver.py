@@ -21,22 +21,12 @@ import jax.numpy as jnp
 
 from jaxsamp.core import checkpoint as ckpt
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.validation import check_int
+from jaxsamp.core.validation import check_int, check_key
 
 
 def _key_data(key) -> list[int]:
-    if ckpt._is_key(key):
-        data = jax.random.key_data(key)
-    elif hasattr(key, "dtype") and key.dtype == jnp.uint32 and key.ndim == 1:
-        data = key  # a raw (legacy) key
-    else:
-        raise InputError(
-            f"key must be a PRNG key, got {type(key).__name__}"
-            + (f" of dtype {key.dtype} and shape {key.shape}" if hasattr(key, "dtype") else ""),
-            "make one with jax.random.key(seed)",
-        )
-    if data.ndim != 1:
-        raise InputError(f"key must be ONE PRNG key, got a batch of shape {tuple(data.shape[:-1])}")
+    key = check_key("key", key)
+    data = jax.random.key_data(key) if ckpt._is_key(key) else key
     return [int(v) for v in jax.device_get(data).ravel()]
 
 

@@ -32,6 +32,7 @@ from jaxsamp.core.validation import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    Seed,
     check_fields,
 )
 
@@ -67,7 +68,7 @@ class ExperimentConfig:
     """One experiment: ``jaxsamp run configs/<name>.yaml [key=value ...]``."""
 
     name: str = "???"
-    seed: NonNegativeInt = 0
+    seed: Seed = 0
     kind: str = "mcmc"
     target: Component = dataclasses.field(default_factory=Component)
     sampler: Component = dataclasses.field(default_factory=Component)

@@ -35,7 +35,7 @@ from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError, RunHealthError
 from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.core.target import Target, from_function
-from jaxsamp.core.validation import check_int
+from jaxsamp.core.validation import as_key, check_int
 from jaxsamp.diagnostics import health
 from jaxsamp.mcmc.warmup import (
     METHODS,
@@ -237,6 +237,7 @@ def sample(
     model : Target, numpyro model, Inference Gym model, or callable
         A plain callable is a log density of one flat state (give ``init``).
     key : PRNG key or int
+        A key, or an integer seed (Python or NumPy integer, 0-d integer array).
     sampler : str
         ``"nuts"`` or ``"hmc"`` (adapted by the warm-up), or any other
         registered sampler (``jaxsamp list``), run with ``sampler_params`` and
@@ -274,7 +275,7 @@ def sample(
     adapted = sampler in WINDOW_ALGORITHMS or warmup_method != "window"
     if not adapted:
         SAMPLERS.validate(sampler, sampler_params, skip=("target",))
-    key = jax.random.key(key) if isinstance(key, int) else key
+    key = as_key("key", key)
     target = as_model_target(model, init, model_args, model_kwargs)
     k_init, k_warm, k_draw = jax.random.split(key, 3)
     positions = starting_points(target, k_init, num_chains, init)
