@@ -798,3 +798,35 @@ def test_sample_refuses_what_is_neither_a_key_nor_a_seed(key, fragment):
 def test_a_seed_beyond_64_bits_is_a_config_error_before_the_run(capsys, tmp_path):
     bad_run(capsys, tmp_path, QUICKSTART, "seed=99999999999999999999",
             fragment="seed must be >= 0 and <= 9223372036854775807, got 99999999999999999999")
+
+
+def _discrete_mixture(y=None):
+    import numpyro
+    import numpyro.distributions as dist
+
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+    z = numpyro.sample("z", dist.Bernoulli(0.3))
+    numpyro.sample("y", dist.Normal(mu + z, 1.0), obs=y)
+
+
+def test_a_numpyro_model_with_a_discrete_latent_says_what_jaxsamp_samples():
+    """Was numpyro's ImportError asking to install funsor."""
+    pytest.importorskip("numpyro")
+    with pytest.raises(InputError, match=r"discrete latent site\(s\) 'z' \(BernoulliProbs\); jaxsamp samples the "
+                                         "continuous latents of a numpyro model with HMC/NUTS") as err:
+        jaxsamp.sample(_discrete_mixture, model_args=(1.0,), **TINY)
+    assert "marginalise the discrete latent" in err.value.hint and "jaxsamp list" in err.value.hint
+    with pytest.raises(InputError, match="discrete latent"):
+        targets.from_numpyro(_discrete_mixture, 1.0)
+
+
+def test_an_observed_discrete_site_is_fine():
+    pytest.importorskip("numpyro")
+    import numpyro
+    import numpyro.distributions as dist
+
+    def poisson(y):
+        rate = numpyro.sample("log_rate", dist.Normal(0.0, 1.0))
+        numpyro.sample("y", dist.Poisson(jnp.exp(rate)), obs=y)
+
+    assert targets.from_numpyro(poisson, jnp.array([1, 2, 3])).event_shape == (1,)
