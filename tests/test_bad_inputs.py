@@ -830,3 +830,22 @@ def test_an_observed_discrete_site_is_fine():
         numpyro.sample("y", dist.Poisson(jnp.exp(rate)), obs=y)
 
     assert targets.from_numpyro(poisson, jnp.array([1, 2, 3])).event_shape == (1,)
+
+
+def test_log_prob_takes_a_python_list_as_a_plain_call_and_inside_jit_and_vmap():
+    """Was a three-input chex shape message that did not say 'pass an array'."""
+    target = targets.get("gaussian", dim=3)
+    expected = float(target.log_prob(jnp.zeros(3)))
+    assert float(target.log_prob([0.0, 0.0, 0.0])) == expected
+    assert float(target.log_prob([0, 0, 0])) == expected  # integers in a list are coordinates
+    assert float(jax.jit(lambda a: target.log_prob([a, a, a]))(0.0)) == expected
+    assert jax.vmap(lambda a: target.log_prob([a, 0.0, 0.0]))(jnp.zeros(4)).shape == (4,)
+    assert float(targets.get("ising", L=2, beta=0.1).log_prob([[1, 1], [1, 1]])) == pytest.approx(
+        float(targets.get("ising", L=2, beta=0.1).log_prob(jnp.ones((2, 2)))))
+
+
+def test_log_prob_of_an_integer_array_on_a_real_domain_says_pass_a_float_state():
+    with pytest.raises(AssertionError, match=r"gaussian.log_prob takes a float state; pass x.astype\(float\)"):
+        targets.get("gaussian", dim=3).log_prob(jnp.zeros(3, dtype=jnp.int32))
+    with pytest.raises(AssertionError, match="takes one state of shape"):
+        targets.get("gaussian", dim=3).log_prob([0.0, 0.0])

@@ -120,13 +120,19 @@ class Target:
         which :func:`~jaxsamp.core.guard_finite` and the run's health checks
         report. The check costs one comparison per site.
 
+        A Python list, tuple or number is converted with ``jnp.asarray`` (to
+        the default float dtype on real domains), inside ``jit``/``vmap`` too.
+
         Raises
         ------
         AssertionError
-            (chex, at trace time) when ``x`` does not have ``event_shape``.
+            (chex, at trace time) when ``x`` does not have ``event_shape``, or
+            is an integer array on a real domain.
         InputError
             A concrete state outside a discrete domain (with ``check`` on).
         """
+        if isinstance(x, (list, tuple, int, float)):
+            x = jnp.asarray(x, dtype=None if self.domain.is_discrete else jnp.result_type(float))
         chex.assert_shape(
             x,
             self.event_shape,
@@ -134,7 +140,7 @@ class Target:
             f"{self.event_shape}; batch with jax.vmap",
         )
         if not self.domain.is_discrete:
-            chex.assert_type(x, float)
+            chex.assert_type(x, float, custom_message=f"{self.name}.log_prob takes a float state; pass x.astype(float)")
         if not (self.check and self.domain.is_discrete):
             return self._log_prob(x)
         if not isinstance(x, jax.core.Tracer):
