@@ -849,3 +849,25 @@ def test_log_prob_of_an_integer_array_on_a_real_domain_says_pass_a_float_state()
         targets.get("gaussian", dim=3).log_prob(jnp.zeros(3, dtype=jnp.int32))
     with pytest.raises(AssertionError, match="takes one state of shape"):
         targets.get("gaussian", dim=3).log_prob([0.0, 0.0])
+
+
+def test_ctrl_c_names_the_run_folder_to_resume(capsys, tmp_path, monkeypatch):
+    """The message once printed the placeholder RUN_DIR."""
+    import jaxsamp.experiments.mcmc_experiment as mcmc_experiment
+    from jaxsamp.cli import EXIT_INTERRUPTED
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mcmc_experiment.plots, "samples_against_target", ctrl_c)  # after the checkpoints
+    code, lines = cli(capsys, "run", QUICKSTART, *SMALL, f"run.out_dir={tmp_path}", "run.checkpoint_every=10")
+    (run_dir,) = (tmp_path / "quickstart").iterdir()
+    assert code == EXIT_INTERRUPTED
+    assert lines[-1] == f"jaxsamp: interrupted; `jaxsamp resume {run_dir}` continues from the last checkpoint"
+    assert json.loads((run_dir / ERROR_FILE).read_text())["status"] == "interrupted"
+    code, lines = cli(capsys, "resume", run_dir)  # interrupted again while resuming: the same folder
+    assert code == EXIT_INTERRUPTED and lines[-1].startswith(f"jaxsamp: interrupted; `jaxsamp resume {run_dir}`")
+    monkeypatch.setattr(mcmc_experiment, "run", ctrl_c)  # before any checkpoint: nothing to resume
+    code, lines = cli(capsys, "run", QUICKSTART, *SMALL, f"run.out_dir={tmp_path / 'fresh'}")
+    assert code == EXIT_INTERRUPTED and lines[-1] == "jaxsamp: interrupted; nothing was kept (the run had not written a checkpoint yet)"
+    assert not (tmp_path / "fresh").exists()
