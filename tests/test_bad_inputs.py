@@ -871,3 +871,51 @@ def test_ctrl_c_names_the_run_folder_to_resume(capsys, tmp_path, monkeypatch):
     code, lines = cli(capsys, "run", QUICKSTART, *SMALL, f"run.out_dir={tmp_path / 'fresh'}")
     assert code == EXIT_INTERRUPTED and lines[-1] == "jaxsamp: interrupted; nothing was kept (the run had not written a checkpoint yet)"
     assert not (tmp_path / "fresh").exists()
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"foo": 1}, "nuts warm-up: unknown parameter 'foo'; accepted: target_acceptance, initial_step_size, max_num_doublings"),
+        ({"sampler": "hmc", "max_num_doublings": 5}, "hmc warm-up: unknown parameter 'max_num_doublings'"),
+        ({"warmup_method": "chees", "max_num_doublings": 5}, "chees warm-up: unknown parameter 'max_num_doublings'"),
+    ],
+)
+def test_sample_refuses_parameters_its_warm_up_would_drop(kwargs, fragment):
+    """A typo in a NUTS parameter was a raw TypeError from deep inside; under ChEES it was silently ignored."""
+    with pytest.raises(InputError, match=fragment):
+        jaxsamp.sample(_log_density, init=jnp.zeros(2), **TINY, **kwargs)
+
+
+def test_sample_refuses_a_complex_init():
+    """A complex init silently lost its imaginary part."""
+    with pytest.raises(InputError, match="init must be real positions, got a complex array"):
+        jaxsamp.sample(_log_density, init=jnp.zeros(2, dtype=jnp.complex64), **TINY)
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [({"model_args": 3.0}, "model_args must be a tuple of the model's positional arguments, got float"),
+     ({"model_kwargs": [1.0]}, "model_kwargs must be a dict of the model's keyword arguments, got list")],
+)
+def test_sample_refuses_model_data_that_is_not_a_tuple_or_dict(kwargs, fragment):
+    """A numpyro model given model_args=y (not (y,)) was taken for a plain log density and asked for init=."""
+    with pytest.raises(InputError, match=fragment):
+        jaxsamp.sample(_discrete_mixture, **TINY, **kwargs)
+
+
+def test_a_log_density_of_two_arguments_is_an_input_error_with_a_hint():
+    """Was a raw TypeError from jax.eval_shape."""
+    with pytest.raises(InputError, match=r"cannot be called on one state of shape \(2,\): .*missing 1 required") as err:
+        jaxsamp.sample(lambda x, data: -jnp.sum((x - data) ** 2), init=jnp.zeros(2), **TINY)
+    assert "functools.partial" in err.value.hint
+    with pytest.raises(InputError, match="log_prob_fn must be a function of one state, got int"):
+        targets.from_function(3, jnp.zeros(2))  # was jax's 'Expected a callable value'
+
+
+def test_an_exception_raised_by_the_users_log_density_reaches_the_user_unchanged():
+    def broken(x):
+        raise ZeroDivisionError("the user's own bug")
+
+    with pytest.raises(ZeroDivisionError, match="the user's own bug"):
+        jaxsamp.sample(broken, init=jnp.zeros(2), **TINY)

@@ -310,12 +310,23 @@ def from_function(log_prob_fn: Callable, example_position, name: str | None = No
     Raises
     ------
     InputError
-        When the example is not a float array or the function does not return a scalar there.
+        When ``log_prob_fn`` is not a function, the example is not a float
+        array, or the function cannot be called on one state (it takes more
+        arguments) or does not return a scalar there.
     """
+    if not callable(log_prob_fn):
+        raise InputError(f"log_prob_fn must be a function of one state, got {type(log_prob_fn).__name__}")
     example = example_position if isinstance(example_position, jax.Array) else np.asarray(example_position)
     if not jnp.issubdtype(example.dtype, jnp.floating):
         raise InputError(f"the example position must be a float array, got dtype {example.dtype}")
-    out = jax.eval_shape(log_prob_fn, jax.ShapeDtypeStruct(example.shape, example.dtype))
+    try:
+        out = jax.eval_shape(log_prob_fn, jax.ShapeDtypeStruct(example.shape, example.dtype))
+    except TypeError as err:
+        raise InputError(
+            f"log_prob_fn {getattr(log_prob_fn, '__name__', '')} cannot be called on one state of shape "
+            f"{example.shape}: {' '.join(str(err).split())}",
+            "a log density takes ONE argument, the state; pass data through a closure or functools.partial",
+        ) from err
     if getattr(out, "shape", None) != ():
         raise InputError(
             f"log_prob_fn must return one scalar for one state of shape {example.shape}, "

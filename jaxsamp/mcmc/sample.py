@@ -154,6 +154,11 @@ def as_model_target(model, init=None, model_args: tuple = (), model_kwargs: dict
     callable is a log density of one flat state, whose shape comes from
     ``init`` (an array of one state or of one state per chain).
     """
+    if not isinstance(model_args, (tuple, list)):
+        raise InputError(f"model_args must be a tuple of the model's positional arguments, got {type(model_args).__name__}",
+                         f"pass model_args=({type(model_args).__name__} value,) for one argument")
+    if model_kwargs is not None and not isinstance(model_kwargs, dict):
+        raise InputError(f"model_kwargs must be a dict of the model's keyword arguments, got {type(model_kwargs).__name__}")
     kwargs = model_kwargs or {}
     if isinstance(model, Target):
         return model
