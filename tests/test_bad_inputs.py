@@ -919,3 +919,30 @@ def test_an_exception_raised_by_the_users_log_density_reaches_the_user_unchanged
 
     with pytest.raises(ZeroDivisionError, match="the user's own bug"):
         jaxsamp.sample(broken, init=jnp.zeros(2), **TINY)
+
+
+@pytest.mark.parametrize(
+    "step, state, trace, fragment",
+    [
+        (lambda k, s: s, jnp.zeros(2), None, "step must return a pair (state, info), got an array"),
+        (lambda k, s: (jnp.concatenate([s, s]), None), jnp.zeros(2), None,
+         "step must keep the state's shapes and dtypes: the state is float32[2] in and float32[4] out"),
+        (lambda k, s: ({"x": s["x"].astype(jnp.int32)}, None), {"x": jnp.zeros(2)}, None,
+         "step must keep the state's shapes and dtypes: ['x'] is float32[2] in and int32[2] out"),
+        (lambda k, s: ((s, s), None), jnp.zeros(2), None, "step must return a state of the input's structure"),
+        (lambda k, s: (s, None), {"x": jnp.zeros(2), "name": "chain"}, None, "state must be a PyTree of arrays; state['name'] is a str"),
+        (lambda k, s: (s, None), jnp.zeros(2), lambda s, i: {"label": "hello"},
+         "trace must return a PyTree of arrays; its output['label'] is a str"),
+    ],
+)
+def test_driver_names_a_step_state_or_trace_of_the_wrong_shape(step, state, trace, fragment):
+    """Each was a raw error from inside the scan: an unpacking ValueError, five lines on carry types,
+    jit's 'error interpreting argument', or an internal AttributeError ('tuple' has no 'removeprefix')."""
+    with pytest.raises(InputError, match=fragment.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(").replace(")", r"\)")):
+        run(step, state, jax.random.key(0), 3, trace=trace, progress=False)
+
+
+def test_driver_refuses_a_checkpoint_that_is_not_a_path():
+    kernel, state = _mala()
+    with pytest.raises(InputError, match="checkpoint must be a folder path"):
+        run(kernel.step, state, jax.random.key(0), 3, progress=False, checkpoint=5)
