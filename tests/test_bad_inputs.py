@@ -946,3 +946,39 @@ def test_driver_refuses_a_checkpoint_that_is_not_a_path():
     kernel, state = _mala()
     with pytest.raises(InputError, match="checkpoint must be a folder path"):
         run(kernel.step, state, jax.random.key(0), 3, progress=False, checkpoint=5)
+
+
+def test_a_config_path_that_is_a_folder_says_so(capsys, tmp_path):
+    """Was 'config file not found' for a folder that exists."""
+    code, lines = cli(capsys, "run", tmp_path)
+    assert_one_line_error(code, lines, "ConfigError", f"config path is a folder, not a file: {tmp_path}")
+
+
+def test_a_config_that_is_a_yaml_list_is_a_config_error(capsys, tmp_path):
+    """Was 'internal error: TypeError: Cannot merge incompatible container types', exit 1."""
+    config = tmp_path / "list.yaml"
+    config.write_text("- name: x\n- kind: mcmc\n")
+    bad_run(capsys, tmp_path, config, fragment="a config must be a mapping of keys (name, kind, target, ...), got a YAML list")
+
+
+def test_an_override_without_a_key_is_refused(capsys, tmp_path):
+    """Was "Key '' not in 'ExperimentConfig'"."""
+    bad_run(capsys, tmp_path, QUICKSTART, "=5", fragment="override '=5' is not of the form key=value")
+
+
+@pytest.mark.parametrize(
+    "override, fragment",
+    [("run.num_steps=[1, 2]", "could not be converted to Integer (key: run.num_steps)"),
+     ("target=5", "(key: target)"),
+     ("run.nosuch=1", "Key 'nosuch' not in 'RunSettings'")],
+)
+def test_a_list_or_scalar_where_the_schema_wants_another_shape_is_one_line(capsys, tmp_path, override, fragment):
+    bad_run(capsys, tmp_path, QUICKSTART, override, fragment=fragment)
+
+
+def test_resume_of_a_folder_whose_config_is_unreadable_is_one_line(capsys, tmp_path):
+    (tmp_path / "config.yaml").write_text("name: [unclosed\n")
+    code, lines = cli(capsys, "resume", tmp_path)
+    assert_one_line_error(code, lines, "ConfigError", "config.yaml: cannot parse YAML")
+    code, lines = cli(capsys, "resume", tmp_path / "config.yaml")  # a file, not a folder
+    assert_one_line_error(code, lines, "ConfigError", "not a run folder (no config.yaml)")
