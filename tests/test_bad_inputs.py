@@ -982,3 +982,23 @@ def test_resume_of_a_folder_whose_config_is_unreadable_is_one_line(capsys, tmp_p
     assert_one_line_error(code, lines, "ConfigError", "config.yaml: cannot parse YAML")
     code, lines = cli(capsys, "resume", tmp_path / "config.yaml")  # a file, not a folder
     assert_one_line_error(code, lines, "ConfigError", "not a run folder (no config.yaml)")
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"num_chains": True}, "num_chains must be int, got True"),
+        ({"num_chains": 2.5}, "num_chains must be int, got 2.5"),
+        ({"thin": 0}, "thin must be >= 1, got 0"),
+        ({"sampler": "nope"}, "unknown sampler 'nope'"),
+        ({"init": jnp.array([0.0, jnp.nan])}, "starting points must be finite"),
+        ({"init": jnp.zeros((5, 2))}, r"starting points must have shape \(2, 2\) \(or one state \(2,\)\), got \(5, 2\)"),
+        ({"model": lambda x: x}, r"log_prob_fn must return one scalar for one state of shape \(2,\), got \(2,\)"),
+        ({"model": lambda x: None}, "log_prob_fn must return one scalar for one state of shape"),
+        ({"model": 3}, "model must be a Target, a numpyro model, an Inference Gym model or a function, got int"),
+    ],
+)
+def test_sample_arguments_are_checked_before_any_work(kwargs, fragment):
+    args = {"model": _log_density, "init": jnp.zeros(2), **TINY, **kwargs}
+    with pytest.raises(InputError, match=fragment):
+        jaxsamp.sample(args.pop("model"), **args)
