@@ -87,14 +87,22 @@ def _one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}"
 
 
+def _interrupted(err: KeyboardInterrupt, args) -> str:
+    """What Ctrl-C left: the run folder to resume (``err.run_dir``, set by the runner), or that nothing was kept."""
+    run_dir = getattr(err, "run_dir", getattr(args, "run_dir", None))
+    if run_dir is None:
+        return "interrupted; nothing was kept (the run had not written a checkpoint yet)"
+    return f"interrupted; `jaxsamp resume {run_dir}` continues from the last checkpoint"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         if args.debug:
             raise
-        print("jaxsamp: interrupted; `jaxsamp resume RUN_DIR` continues from the last checkpoint", file=sys.stderr)
+        print(f"jaxsamp: {_interrupted(err, args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as err:
         if args.debug:

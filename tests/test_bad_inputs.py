@@ -342,7 +342,7 @@ def test_environment_interpolation_is_refused(capsys, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "overrides, fragment",
     [
-        (["seed=-1"], "seed must be >= 0, got -1"),
+        (["seed=-1"], "seed must be >= 0 and <= 9223372036854775807, got -1"),
         (["run.init_scale=0"], "run.init_scale must be > 0, got 0.0"),
         (["run.thin=0"], "run.thin must be >= 1, got 0"),
         (["run.num_eval_samples=1"], "run.num_eval_samples must be >= 2, got 1"),
@@ -1084,3 +1084,247 @@ def test_resume_with_a_checkpoint_folder_that_is_a_file_is_one_line_before_any_w
     code, lines = cli(capsys, "resume", run_dir)
     assert_one_line_error(code, lines, "CheckpointError", f"{run_dir / 'checkpoints'} should be a checkpoint folder but is a file")
     assert (run_dir / "checkpoints").read_text() == "not a folder"
+
+
+# bad inputs of issue 40: seeds and keys, models, states, driver steps, CLI files
+# --------------------------------------------------------------------------
+
+
+def _log_density(x):
+    return -0.5 * jnp.sum(x**2)
+
+
+TINY = {"num_chains": 2, "num_warmup": 20, "num_samples": 5, "progress": False}
+
+
+@pytest.mark.parametrize("seed", [np.int64(3), np.int32(3), np.array(3), jnp.array(3, dtype=jnp.int32)])
+def test_sample_takes_every_integer_type_as_a_seed(seed):
+    a = jaxsamp.sample(_log_density, init=jnp.zeros(2), key=seed, **TINY)
+    b = jaxsamp.sample(_log_density, init=jnp.zeros(2), key=3, **TINY)
+    np.testing.assert_array_equal(np.asarray(a.positions), np.asarray(b.positions))
+
+
+@pytest.mark.parametrize(
+    "key, fragment",
+    [
+        (1.5, "key must be a PRNG key or an integer seed, got float 1.5"),
+        (True, "key must be a PRNG key or an integer seed, got bool True"),
+        ("0", "key must be a PRNG key or an integer seed, got str '0'"),
+        (np.zeros(2), "key must be a PRNG key or an integer seed, got ndarray of dtype float64"),
+        (jax.random.split(jax.random.key(0), 2), r"key must be ONE PRNG key, got a batch of shape \(2,\)"),
+        (2**70, "an integer seed must fit in a signed 64-bit integer"),
+    ],
+)
+def test_sample_refuses_what_is_neither_a_key_nor_a_seed(key, fragment):
+    with pytest.raises(InputError, match=fragment) as err:
+        jaxsamp.sample(_log_density, init=jnp.zeros(2), key=key, **TINY)
+    assert "jax.random.key(seed)" in err.value.hint
+
+
+def test_a_seed_beyond_64_bits_is_a_config_error_before_the_run(capsys, tmp_path):
+    bad_run(capsys, tmp_path, QUICKSTART, "seed=99999999999999999999",
+            fragment="seed must be >= 0 and <= 9223372036854775807, got 99999999999999999999")
+
+
+def _discrete_mixture(y=None):
+    import numpyro
+    import numpyro.distributions as dist
+
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+    z = numpyro.sample("z", dist.Bernoulli(0.3))
+    numpyro.sample("y", dist.Normal(mu + z, 1.0), obs=y)
+
+
+def test_a_numpyro_model_with_a_discrete_latent_says_what_jaxsamp_samples():
+    """Was numpyro's ImportError asking to install funsor."""
+    pytest.importorskip("numpyro")
+    with pytest.raises(InputError, match=r"discrete latent site\(s\) 'z' \(BernoulliProbs\); jaxsamp samples the "
+                                         "continuous latents of a numpyro model with HMC/NUTS") as err:
+        jaxsamp.sample(_discrete_mixture, model_args=(1.0,), **TINY)
+    assert "marginalise the discrete latent" in err.value.hint and "jaxsamp list" in err.value.hint
+    with pytest.raises(InputError, match="discrete latent"):
+        targets.from_numpyro(_discrete_mixture, 1.0)
+
+
+def test_an_observed_discrete_site_is_fine():
+    pytest.importorskip("numpyro")
+    import numpyro
+    import numpyro.distributions as dist
+
+    def poisson(y):
+        rate = numpyro.sample("log_rate", dist.Normal(0.0, 1.0))
+        numpyro.sample("y", dist.Poisson(jnp.exp(rate)), obs=y)
+
+    assert targets.from_numpyro(poisson, jnp.array([1, 2, 3])).event_shape == (1,)
+
+
+def test_log_prob_takes_a_python_list_as_a_plain_call_and_inside_jit_and_vmap():
+    """Was a three-input chex shape message that did not say 'pass an array'."""
+    target = targets.get("gaussian", dim=3)
+    expected = float(target.log_prob(jnp.zeros(3)))
+    assert float(target.log_prob([0.0, 0.0, 0.0])) == expected
+    assert float(target.log_prob([0, 0, 0])) == expected  # integers in a list are coordinates
+    assert float(jax.jit(lambda a: target.log_prob([a, a, a]))(0.0)) == expected
+    assert jax.vmap(lambda a: target.log_prob([a, 0.0, 0.0]))(jnp.zeros(4)).shape == (4,)
+    assert float(targets.get("ising", L=2, beta=0.1).log_prob([[1, 1], [1, 1]])) == pytest.approx(
+        float(targets.get("ising", L=2, beta=0.1).log_prob(jnp.ones((2, 2)))))
+
+
+def test_log_prob_of_an_integer_array_on_a_real_domain_says_pass_a_float_state():
+    with pytest.raises(AssertionError, match=r"gaussian.log_prob takes a float state; pass x.astype\(float\)"):
+        targets.get("gaussian", dim=3).log_prob(jnp.zeros(3, dtype=jnp.int32))
+    with pytest.raises(AssertionError, match="takes one state of shape"):
+        targets.get("gaussian", dim=3).log_prob([0.0, 0.0])
+
+
+def test_ctrl_c_names_the_run_folder_to_resume(capsys, tmp_path, monkeypatch):
+    """The message once printed the placeholder RUN_DIR."""
+    import jaxsamp.experiments.mcmc_experiment as mcmc_experiment
+    from jaxsamp.cli import EXIT_INTERRUPTED
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mcmc_experiment.plots, "samples_against_target", ctrl_c)  # after the checkpoints
+    code, lines = cli(capsys, "run", QUICKSTART, *SMALL, f"run.out_dir={tmp_path}", "run.checkpoint_every=10")
+    (run_dir,) = (tmp_path / "quickstart").iterdir()
+    assert code == EXIT_INTERRUPTED
+    assert lines[-1] == f"jaxsamp: interrupted; `jaxsamp resume {run_dir}` continues from the last checkpoint"
+    assert json.loads((run_dir / ERROR_FILE).read_text())["status"] == "interrupted"
+    code, lines = cli(capsys, "resume", run_dir)  # interrupted again while resuming: the same folder
+    assert code == EXIT_INTERRUPTED and lines[-1].startswith(f"jaxsamp: interrupted; `jaxsamp resume {run_dir}`")
+    monkeypatch.setattr(mcmc_experiment, "run", ctrl_c)  # before any checkpoint: nothing to resume
+    code, lines = cli(capsys, "run", QUICKSTART, *SMALL, f"run.out_dir={tmp_path / 'fresh'}")
+    assert code == EXIT_INTERRUPTED and lines[-1] == "jaxsamp: interrupted; nothing was kept (the run had not written a checkpoint yet)"
+    assert not (tmp_path / "fresh").exists()
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"foo": 1}, "nuts warm-up: unknown parameter 'foo'; accepted: target_acceptance, initial_step_size, max_num_doublings"),
+        ({"sampler": "hmc", "max_num_doublings": 5}, "hmc warm-up: unknown parameter 'max_num_doublings'"),
+        ({"warmup_method": "chees", "max_num_doublings": 5}, "chees warm-up: unknown parameter 'max_num_doublings'"),
+    ],
+)
+def test_sample_refuses_parameters_its_warm_up_would_drop(kwargs, fragment):
+    """A typo in a NUTS parameter was a raw TypeError from deep inside; under ChEES it was silently ignored."""
+    with pytest.raises(InputError, match=fragment):
+        jaxsamp.sample(_log_density, init=jnp.zeros(2), **TINY, **kwargs)
+
+
+def test_sample_refuses_a_complex_init():
+    """A complex init silently lost its imaginary part."""
+    with pytest.raises(InputError, match="init must be real positions, got a complex array"):
+        jaxsamp.sample(_log_density, init=jnp.zeros(2, dtype=jnp.complex64), **TINY)
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [({"model_args": 3.0}, "model_args must be a tuple of the model's positional arguments, got float"),
+     ({"model_kwargs": [1.0]}, "model_kwargs must be a dict of the model's keyword arguments, got list")],
+)
+def test_sample_refuses_model_data_that_is_not_a_tuple_or_dict(kwargs, fragment):
+    """A numpyro model given model_args=y (not (y,)) was taken for a plain log density and asked for init=."""
+    with pytest.raises(InputError, match=fragment):
+        jaxsamp.sample(_discrete_mixture, **TINY, **kwargs)
+
+
+def test_a_log_density_of_two_arguments_is_an_input_error_with_a_hint():
+    """Was a raw TypeError from jax.eval_shape."""
+    with pytest.raises(InputError, match=r"cannot be called on one state of shape \(2,\): .*missing 1 required") as err:
+        jaxsamp.sample(lambda x, data: -jnp.sum((x - data) ** 2), init=jnp.zeros(2), **TINY)
+    assert "functools.partial" in err.value.hint
+    with pytest.raises(InputError, match="log_prob_fn must be a function of one state, got int"):
+        targets.from_function(3, jnp.zeros(2))  # was jax's 'Expected a callable value'
+
+
+def test_an_exception_raised_by_the_users_log_density_reaches_the_user_unchanged():
+    def broken(x):
+        raise ZeroDivisionError("the user's own bug")
+
+    with pytest.raises(ZeroDivisionError, match="the user's own bug"):
+        jaxsamp.sample(broken, init=jnp.zeros(2), **TINY)
+
+
+@pytest.mark.parametrize(
+    "step, state, trace, fragment",
+    [
+        (lambda k, s: s, jnp.zeros(2), None, "step must return a pair (state, info), got an array"),
+        (lambda k, s: (jnp.concatenate([s, s]), None), jnp.zeros(2), None,
+         "step must keep the state's shapes and dtypes: the state is float32[2] in and float32[4] out"),
+        (lambda k, s: ({"x": s["x"].astype(jnp.int32)}, None), {"x": jnp.zeros(2)}, None,
+         "step must keep the state's shapes and dtypes: ['x'] is float32[2] in and int32[2] out"),
+        (lambda k, s: ((s, s), None), jnp.zeros(2), None, "step must return a state of the input's structure"),
+        (lambda k, s: (s, None), {"x": jnp.zeros(2), "name": "chain"}, None, "state must be a PyTree of arrays; state['name'] is a str"),
+        (lambda k, s: (s, None), jnp.zeros(2), lambda s, i: {"label": "hello"},
+         "trace must return a PyTree of arrays; its output['label'] is a str"),
+    ],
+)
+def test_driver_names_a_step_state_or_trace_of_the_wrong_shape(step, state, trace, fragment):
+    """Each was a raw error from inside the scan: an unpacking ValueError, five lines on carry types,
+    jit's 'error interpreting argument', or an internal AttributeError ('tuple' has no 'removeprefix')."""
+    with pytest.raises(InputError, match=fragment.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(").replace(")", r"\)")):
+        run(step, state, jax.random.key(0), 3, trace=trace, progress=False)
+
+
+def test_driver_refuses_a_checkpoint_that_is_not_a_path():
+    kernel, state = _mala()
+    with pytest.raises(InputError, match="checkpoint must be a folder path"):
+        run(kernel.step, state, jax.random.key(0), 3, progress=False, checkpoint=5)
+
+
+def test_a_config_path_that_is_a_folder_says_so(capsys, tmp_path):
+    """Was 'config file not found' for a folder that exists."""
+    code, lines = cli(capsys, "run", tmp_path)
+    assert_one_line_error(code, lines, "ConfigError", f"config path is a folder, not a file: {tmp_path}")
+
+
+def test_a_config_that_is_a_yaml_list_is_a_config_error(capsys, tmp_path):
+    """Was 'internal error: TypeError: Cannot merge incompatible container types', exit 1."""
+    config = tmp_path / "list.yaml"
+    config.write_text("- name: x\n- kind: mcmc\n")
+    bad_run(capsys, tmp_path, config, fragment="a config must be a mapping of keys (name, kind, target, ...), got a YAML list")
+
+
+def test_an_override_without_a_key_is_refused(capsys, tmp_path):
+    """Was "Key '' not in 'ExperimentConfig'"."""
+    bad_run(capsys, tmp_path, QUICKSTART, "=5", fragment="override '=5' is not of the form key=value")
+
+
+@pytest.mark.parametrize(
+    "override, fragment",
+    [("run.num_steps=[1, 2]", "could not be converted to Integer (key: run.num_steps)"),
+     ("target=5", "(key: target)"),
+     ("run.nosuch=1", "Key 'nosuch' not in 'RunSettings'")],
+)
+def test_a_list_or_scalar_where_the_schema_wants_another_shape_is_one_line(capsys, tmp_path, override, fragment):
+    bad_run(capsys, tmp_path, QUICKSTART, override, fragment=fragment)
+
+
+def test_resume_of_a_folder_whose_config_is_unreadable_is_one_line(capsys, tmp_path):
+    (tmp_path / "config.yaml").write_text("name: [unclosed\n")
+    code, lines = cli(capsys, "resume", tmp_path)
+    assert_one_line_error(code, lines, "ConfigError", "config.yaml: cannot parse YAML")
+    code, lines = cli(capsys, "resume", tmp_path / "config.yaml")  # a file, not a folder
+    assert_one_line_error(code, lines, "ConfigError", "not a run folder (no config.yaml)")
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"num_chains": True}, "num_chains must be int, got True"),
+        ({"num_chains": 2.5}, "num_chains must be int, got 2.5"),
+        ({"thin": 0}, "thin must be >= 1, got 0"),
+        ({"sampler": "nope"}, "unknown sampler 'nope'"),
+        ({"init": jnp.array([0.0, jnp.nan])}, "starting points must be finite"),
+        ({"init": jnp.zeros((5, 2))}, r"starting points must have shape \(2, 2\) \(or one state \(2,\)\), got \(5, 2\)"),
+        ({"model": lambda x: x}, r"log_prob_fn must return one scalar for one state of shape \(2,\), got \(2,\)"),
+        ({"model": lambda x: None}, "log_prob_fn must return one scalar for one state of shape"),
+        ({"model": 3}, "model must be a Target, a numpyro model, an Inference Gym model or a function, got int"),
+    ],
+)
+def test_sample_arguments_are_checked_before_any_work(kwargs, fragment):
+    args = {"model": _log_density, "init": jnp.zeros(2), **TINY, **kwargs}
+    with pytest.raises(InputError, match=fragment):
+        jaxsamp.sample(args.pop("model"), **args)

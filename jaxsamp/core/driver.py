@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -19,26 +21,17 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxsamp.core import checkpoint as ckpt
 from jaxsamp.core import fingerprint as fp
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.validation import check_int
+from jaxsamp.core.validation import check_int, check_key
 
 
 def _key_data(key) -> list[int]:
-    if ckpt._is_key(key):
-        data = jax.random.key_data(key)
-    elif hasattr(key, "dtype") and key.dtype == jnp.uint32 and key.ndim == 1:
-        data = key  # a raw (legacy) key
-    else:
-        raise InputError(
-            f"key must be a PRNG key, got {type(key).__name__}"
-            + (f" of dtype {key.dtype} and shape {key.shape}" if hasattr(key, "dtype") else ""),
-            "make one with jax.random.key(seed)",
-        )
-    if data.ndim != 1:
-        raise InputError(f"key must be ONE PRNG key, got a batch of shape {tuple(data.shape[:-1])}")
+    key = check_key("key", key)
+    data = jax.random.key_data(key) if ckpt._is_key(key) else key
     return [int(v) for v in jax.device_get(data).ravel()]
 
 
@@ -145,6 +138,55 @@ def _scan_chunk(step, trace, length, state, key, start):
     """``length`` steps from global index ``start``; compiled once per (step, trace, length)."""
     indices = start + jnp.arange(length, dtype=jnp.uint32)
     return jax.lax.scan(lambda s, i: _one_step(step, trace, s, key, i), state, indices)
+
+
+def _non_arrays(tree) -> list[str]:
+    """``"<path> is a <type>"`` for each leaf of ``tree`` that is not an array or a number (a string, an object)."""
+    return [
+        f"{jax.tree_util.keystr(path)} is a {type(leaf).__name__}"
+        for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]
+        if not isinstance(leaf, (jax.Array, np.ndarray, np.generic, numbers.Number))
+    ]
+
+
+def _explain_failure(step, trace, state, key) -> None:
+    """After a chunk failed to trace: raise an InputError naming the culprit if it is one of the user's arguments.
+
+    Checks that the state's leaves are arrays, that ``step`` returns a pair
+    ``(state, info)`` whose state has the input's structure, shapes and dtypes,
+    and that ``trace`` returns arrays. Returns when none of these is the cause
+    (the caller then re-raises the original error). Runs only on failure, so it
+    costs a healthy run nothing.
+    """
+    bad = _non_arrays(state)
+    if bad:
+        raise InputError(f"state must be a PyTree of arrays; state{bad[0]}", "make every leaf a jnp array")
+    found = []
+
+    def probe(s):
+        out = step(key, s)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            found.append("step must return a pair (state, info), got "
+                         + ("an array" if isinstance(out, jax.Array) else type(out).__name__))
+            return
+        kinds = [jax.tree.map(lambda a: f"{jnp.result_type(a)}{list(jnp.shape(a))}", x) for x in (s, out[0])]
+        if jax.tree.structure(kinds[0]) != jax.tree.structure(kinds[1]):
+            found.append(f"step must return a state of the input's structure: {jax.tree.structure(s)} became "
+                         f"{jax.tree.structure(out[0])}")
+        elif kinds[0] != kinds[1]:
+            path, a, b = next((p, a, b) for (p, a), b in zip(jax.tree_util.tree_flatten_with_path(kinds[0])[0],
+                                                            jax.tree.leaves(kinds[1])) if a != b)
+            found.append(f"step must keep the state's shapes and dtypes: {jax.tree_util.keystr(path) or 'the state'} "
+                         f"is {a} in and {b} out")
+        elif trace is not None and _non_arrays(trace(*out)):
+            found.append(f"trace must return a PyTree of arrays; its output{_non_arrays(trace(*out))[0]}")
+
+    try:
+        jax.eval_shape(probe, state)
+    except Exception:  # noqa: BLE001  (the original error says more than a second failure would)
+        return
+    if found:
+        raise InputError(found[0], "a kernel's step is step(key, state) -> (new_state, info)")
 
 
 def _strong_types(state: Any) -> Any:
@@ -269,6 +311,8 @@ def run(
     chunk = check_int("chunk", chunk, ge=1, optional=True)
     checkpoint_every = check_int("checkpoint_every", checkpoint_every, ge=1, optional=True)
     keep = check_int("keep", keep, ge=1)
+    if checkpoint is not None and not isinstance(checkpoint, (str, os.PathLike)):
+        raise InputError(f"checkpoint must be a folder path (str or Path), got {type(checkpoint).__name__}")
     if checkpoint_every is not None and checkpoint is None:
         raise InputError(
             f"checkpoint_every={checkpoint_every} needs a checkpoint folder, got checkpoint=None",
@@ -297,7 +341,11 @@ def run(
     state = _strong_types(state)
     pending = None  # (marker array, steps) of the chunk dispatched last
     for s0, length in _schedule(start, num_steps, chunk, checkpoint_every):
-        state, out = _scan_chunk(step, trace, length, state, key, jnp.uint32(s0))
+        try:
+            state, out = _scan_chunk(step, trace, length, state, key, jnp.uint32(s0))
+        except (TypeError, ValueError, AttributeError):
+            _explain_failure(step, trace, state, key)
+            raise
         if trace is not None:
             parts.append(out)
         if pending is not None and bar is not None:

@@ -120,13 +120,19 @@ class Target:
         which :func:`~jaxsamp.core.guard_finite` and the run's health checks
         report. The check costs one comparison per site.
 
+        A Python list, tuple or number is converted with ``jnp.asarray`` (to
+        the default float dtype on real domains), inside ``jit``/``vmap`` too.
+
         Raises
         ------
         AssertionError
-            (chex, at trace time) when ``x`` does not have ``event_shape``.
+            (chex, at trace time) when ``x`` does not have ``event_shape``, or
+            is an integer array on a real domain.
         InputError
             A concrete state outside a discrete domain (with ``check`` on).
         """
+        if isinstance(x, (list, tuple, int, float)):
+            x = jnp.asarray(x, dtype=None if self.domain.is_discrete else jnp.result_type(float))
         chex.assert_shape(
             x,
             self.event_shape,
@@ -134,7 +140,7 @@ class Target:
             f"{self.event_shape}; batch with jax.vmap",
         )
         if not self.domain.is_discrete:
-            chex.assert_type(x, float)
+            chex.assert_type(x, float, custom_message=f"{self.name}.log_prob takes a float state; pass x.astype(float)")
         if not (self.check and self.domain.is_discrete):
             return self._log_prob(x)
         if not isinstance(x, jax.core.Tracer):
@@ -304,12 +310,23 @@ def from_function(log_prob_fn: Callable, example_position, name: str | None = No
     Raises
     ------
     InputError
-        When the example is not a float array or the function does not return a scalar there.
+        When ``log_prob_fn`` is not a function, the example is not a float
+        array, or the function cannot be called on one state (it takes more
+        arguments) or does not return a scalar there.
     """
+    if not callable(log_prob_fn):
+        raise InputError(f"log_prob_fn must be a function of one state, got {type(log_prob_fn).__name__}")
     example = example_position if isinstance(example_position, jax.Array) else np.asarray(example_position)
     if not jnp.issubdtype(example.dtype, jnp.floating):
         raise InputError(f"the example position must be a float array, got dtype {example.dtype}")
-    out = jax.eval_shape(log_prob_fn, jax.ShapeDtypeStruct(example.shape, example.dtype))
+    try:
+        out = jax.eval_shape(log_prob_fn, jax.ShapeDtypeStruct(example.shape, example.dtype))
+    except TypeError as err:
+        raise InputError(
+            f"log_prob_fn {getattr(log_prob_fn, '__name__', '')} cannot be called on one state of shape "
+            f"{example.shape}: {' '.join(str(err).split())}",
+            "a log density takes ONE argument, the state; pass data through a closure or functools.partial",
+        ) from err
     if getattr(out, "shape", None) != ():
         raise InputError(
             f"log_prob_fn must return one scalar for one state of shape {example.shape}, "

@@ -20,6 +20,8 @@ checks them the same way::
   signature (the registries of targets and samplers).
 * :func:`check_int`, :func:`check_float`, :func:`check_array` are for plain
   library arguments (the driver, kernel builders, target constructors).
+* :func:`check_key` and :func:`as_key` are for PRNG keys and integer seeds:
+  every function that takes a ``key`` goes through one of them.
 
 Every failure is an :class:`~jaxsamp.core.errors.InputError` (or the error class
 passed in) whose one-line message names the parameter, the rule and the value.
@@ -58,13 +60,12 @@ class Interval:
     le: float | None = None
 
     def describe(self) -> str:
-        parts = [f"> {self.gt:g}" if self.gt is not None else None, f">= {self.ge:g}" if self.ge is not None else None,
-                 f"< {self.lt:g}" if self.lt is not None else None, f"<= {self.le:g}" if self.le is not None else None]
-        parts = [p for p in parts if p]
+        bounds = (("> ", self.gt), (">= ", self.ge), ("< ", self.lt), ("<= ", self.le))
+        parts = [op + (str(b) if isinstance(b, int) else f"{b:g}") for op, b in bounds if b is not None]
         return "finite" if not parts else " and ".join(parts)
 
     def violated(self, value) -> bool:
-        v = float(value)
+        v = value if isinstance(value, int) else float(value)  # ints compared exactly (seeds beyond 2**53)
         return (
             not math.isfinite(v)
             or (self.gt is not None and not v > self.gt)
@@ -93,6 +94,9 @@ PositiveFloat = Annotated[float, Interval(gt=0)]
 NonNegativeFloat = Annotated[float, Interval(ge=0)]
 FiniteFloat = Annotated[float, Interval()]
 Probability = Annotated[float, Interval(ge=0, le=1)]
+#: The largest integer seed ``jax.random.key`` takes (a signed 64-bit integer).
+SEED_MAX = 2**63 - 1
+Seed = Annotated[int, Interval(ge=0, le=SEED_MAX)]
 OpenUnitFloat = Annotated[float, Interval(gt=0, lt=1)]
 
 
@@ -292,3 +296,65 @@ def check_array(
         where = f" at index {tuple(int(i) for i in bad[0])}" if arr.ndim else ""
         raise InputError(f"{name} must be finite; {len(bad)} NaN/inf entr{'y' if len(bad) == 1 else 'ies'}, first{where}")
     return arr
+
+
+# --------------------------------------------------------------------------
+# PRNG keys and seeds
+# --------------------------------------------------------------------------
+
+_KEY_HINT = "make one with jax.random.key(seed)"
+
+
+def _is_typed_key(value) -> bool:
+    return hasattr(value, "dtype") and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key)
+
+
+def _describe(value) -> str:
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return f"{type(value).__name__} of dtype {value.dtype} and shape {tuple(value.shape)}"
+    return f"{type(value).__name__} {value!r}"
+
+
+def check_key(name: str, value):
+    """``value`` if it is ONE PRNG key: a typed key (``jax.random.key``) or a raw ``uint32`` key vector.
+
+    Raises
+    ------
+    InputError
+        Anything else (a seed, a float, a batch of keys), naming ``name``, with
+        the hint ``jax.random.key(seed)``.
+    """
+    if _is_typed_key(value):
+        if value.ndim:
+            raise InputError(f"{name} must be ONE PRNG key, got a batch of shape {tuple(value.shape)}", _KEY_HINT)
+        return value
+    if hasattr(value, "dtype") and value.dtype == np.uint32 and getattr(value, "ndim", 0) >= 1:
+        if value.ndim != 1:
+            raise InputError(f"{name} must be ONE PRNG key, got a batch of shape {tuple(value.shape[:-1])}", _KEY_HINT)
+        return value  # a raw (legacy) key
+    raise InputError(f"{name} must be a PRNG key, got {_describe(value)}", _KEY_HINT)
+
+
+def as_key(name: str, value):
+    """``value`` as ONE PRNG key: an integer seed through ``jax.random.key``, a key as :func:`check_key` takes it.
+
+    A seed is any integer: a Python ``int``, a NumPy integer scalar or a 0-d
+    integer array, within a signed 64-bit integer's range. ``bool`` is not a seed.
+
+    Raises
+    ------
+    InputError
+        A float, bool, string, batch of keys or anything else that is not a key
+        or a seed, naming ``name``, with the hint ``jax.random.key(seed)``.
+    """
+    is_int_array = hasattr(value, "dtype") and getattr(value, "ndim", None) == 0 and np.issubdtype(value.dtype, np.integer)
+    if (isinstance(value, (int, np.integer)) and not isinstance(value, bool)) or is_int_array:
+        if _is_tracer(value):
+            return jax.random.key(value)
+        seed = int(value)
+        if not -SEED_MAX - 1 <= seed <= SEED_MAX:
+            raise InputError(f"{name}: an integer seed must fit in a signed 64-bit integer, got {seed}", _KEY_HINT)
+        return jax.random.key(seed)
+    if _is_typed_key(value) or (hasattr(value, "dtype") and value.dtype == np.uint32 and getattr(value, "ndim", 0) >= 1):
+        return check_key(name, value)
+    raise InputError(f"{name} must be a PRNG key or an integer seed, got {_describe(value)}", _KEY_HINT)

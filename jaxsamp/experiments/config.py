@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from jaxsamp.core.errors import ConfigError
@@ -32,6 +32,7 @@ from jaxsamp.core.validation import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    Seed,
     check_fields,
 )
 
@@ -67,7 +68,7 @@ class ExperimentConfig:
     """One experiment: ``jaxsamp run configs/<name>.yaml [key=value ...]``."""
 
     name: str = "???"
-    seed: NonNegativeInt = 0
+    seed: Seed = 0
     kind: str = "mcmc"
     target: Component = dataclasses.field(default_factory=Component)
     sampler: Component = dataclasses.field(default_factory=Component)
@@ -123,9 +124,9 @@ def _one_line(err: OmegaConfBaseException) -> str:
 
 
 def _parse_override(item: str) -> tuple[str, Any]:
-    if "=" not in item:
-        raise ConfigError(f"override {item!r} is not of the form key=value")
     key, _, raw = item.partition("=")
+    if "=" not in item or not key.strip():
+        raise ConfigError(f"override {item!r} is not of the form key=value")
     node = OmegaConf.create({"v": raw} if raw == "" else f"v: {raw}")
     return key.strip(), OmegaConf.to_container(node, resolve=False)["v"]  # interpolations stay unresolved
 
@@ -164,12 +165,16 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
         and names the culprit.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"config path is a folder, not a file: {path}", "give a YAML file, e.g. configs/quickstart.yaml")
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:
         raw = OmegaConf.load(path)
     except Exception as err:  # yaml.YAMLError and friends
         raise ConfigError(f"{path}: cannot parse YAML: {str(err).splitlines()[0]}") from None
+    if not isinstance(raw, DictConfig):
+        raise ConfigError(f"{path}: a config must be a mapping of keys (name, kind, target, ...), got a YAML list")
     try:
         cfg = OmegaConf.merge(OmegaConf.structured(ExperimentConfig), raw)
         for item in overrides:

@@ -109,12 +109,17 @@ def _worth_keeping(run_dir: Path) -> bool:
 
 
 def _record_failure(run_dir: Path, created: list[Path], err: BaseException) -> None:
-    """Remove a failed run's folder if nothing in it is worth keeping, else write ``error.json`` into it."""
+    """Remove a failed run's folder if nothing in it is worth keeping, else write ``error.json`` into it.
+
+    The folder kept (or ``None``) is set as ``err.run_dir``, so that the command
+    line can name it in its ``jaxsamp resume`` hint.
+    """
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ckpt.CheckpointSkippedWarning)
         keep = _worth_keeping(run_dir)
+    err.run_dir = None if not keep and created else run_dir
     if not keep and created:
         for folder in created:  # innermost first; a parent is removed only when it is empty
             if folder == run_dir:

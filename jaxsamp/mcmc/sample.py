@@ -35,7 +35,7 @@ from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError, RunHealthError
 from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.core.target import Target, from_function
-from jaxsamp.core.validation import check_int
+from jaxsamp.core.validation import as_key, check_int
 from jaxsamp.diagnostics import health
 from jaxsamp.mcmc.warmup import (
     METHODS,
@@ -154,6 +154,11 @@ def as_model_target(model, init=None, model_args: tuple = (), model_kwargs: dict
     callable is a log density of one flat state, whose shape comes from
     ``init`` (an array of one state or of one state per chain).
     """
+    if not isinstance(model_args, (tuple, list)):
+        raise InputError(f"model_args must be a tuple of the model's positional arguments, got {type(model_args).__name__}",
+                         f"pass model_args=({type(model_args).__name__} value,) for one argument")
+    if model_kwargs is not None and not isinstance(model_kwargs, dict):
+        raise InputError(f"model_kwargs must be a dict of the model's keyword arguments, got {type(model_kwargs).__name__}")
     kwargs = model_kwargs or {}
     if isinstance(model, Target):
         return model
@@ -238,6 +243,7 @@ def sample(
     model : Target, numpyro model, Inference Gym model, or callable
         A plain callable is a log density of one flat state (give ``init``).
     key : PRNG key or int
+        A key, or an integer seed (Python or NumPy integer, 0-d integer array).
     sampler : str
         ``"nuts"`` or ``"hmc"`` (adapted by the warm-up), or any other
         registered sampler (``jaxsamp list``), run with ``sampler_params`` and
@@ -278,7 +284,7 @@ def sample(
     adapted = sampler in WINDOW_ALGORITHMS or warmup_method != "window"
     if not adapted:
         SAMPLERS.validate(sampler, sampler_params, skip=("target",))
-    key = jax.random.key(key) if isinstance(key, int) else key
+    key = as_key("key", key)
     target = as_model_target(model, init, model_args, model_kwargs)
     k_init, k_warm, k_draw = jax.random.split(key, 3)
     positions = starting_points(target, k_init, num_chains, init)

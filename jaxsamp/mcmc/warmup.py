@@ -61,11 +61,13 @@ from jaxsamp.core.combinators import thin as thin_kernel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
-from jaxsamp.core.validation import check_float, check_int
+from jaxsamp.core.validation import check_array, check_float, check_int
 
 #: The HMC-family algorithms the window warm-up adapts.
 WINDOW_ALGORITHMS = {"nuts": blackjax.nuts, "hmc": blackjax.hmc}
 #: Warm-up methods and the sampler each one tunes.
+#: The window algorithms' own parameters, fixed during the warm-up.
+_WINDOW_FIXED = {"nuts": ("max_num_doublings",), "hmc": ("num_integration_steps",)}
 METHODS = {"window": "nuts or hmc", "chees": "dynamic_hmc", "meads": "ghmc"}
 
 
@@ -177,6 +179,8 @@ def starting_points(target, key, num_chains: int, init=None, *, scale: float = 1
     elif callable(init):
         positions = jnp.asarray(init(key, num_chains))
     else:
+        if np.iscomplexobj(check_array("init", init, finite=False)):
+            raise InputError("init must be real positions, got a complex array", "pass init.real if that is what you mean")
         positions = jnp.asarray(init, dtype=jnp.result_type(float))
         if positions.shape == tuple(target.event_shape):
             positions = positions + check_float("jitter", jitter, ge=0) * jax.random.normal(key, shape)
@@ -396,6 +400,14 @@ def warmup(
         Per step and chain (``window`` only).
     """
     options = {"progress": progress, "checkpoint": checkpoint, "identity": identity, "desc": f"warm-up ({method})"}
+    own = {"window": ("target_acceptance", "initial_step_size", *_WINDOW_FIXED.get(algorithm, ())),
+           "chees": ("target_acceptance", "initial_step_size", "learning_rate", "max_sampling_steps"), "meads": ()}
+    unknown = sorted(set(fixed) - set(own.get(method, ())))
+    if unknown:
+        raise InputError(
+            f"{algorithm if method == 'window' else method} warm-up: unknown parameter {unknown[0]!r}; "
+            f"accepted: {', '.join(own.get(method, ())) or 'none'}"
+        )
     if method == "window":
         if algorithm == "hmc":
             fixed.setdefault("num_integration_steps", 10)

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import Target
 
 
@@ -18,6 +19,34 @@ def _in_dtype(leaf, dtype):
     if isinstance(leaf, (np.ndarray, jax.Array, float)) and jnp.issubdtype(jnp.result_type(leaf), jnp.floating):
         return jnp.asarray(leaf, dtype)
     return leaf
+
+
+def _refuse_discrete_latents(model: Callable, args: tuple, kwargs: dict, key: jax.Array) -> None:
+    """Raise when ``model`` has a latent (not observed) sample site whose distribution has discrete support.
+
+    jaxsamp samples a numpyro model's unconstrained continuous latents with
+    gradient-based kernels; numpyro itself would ask for ``funsor`` here.
+
+    Raises
+    ------
+    InputError
+        Naming the discrete latent sites and their distributions, with what to do instead.
+    """
+    from numpyro import handlers
+
+    trace = handlers.trace(handlers.seed(model, key)).get_trace(*args, **(kwargs or {}))
+    discrete = [
+        f"{name!r} ({type(site['fn']).__name__})" for name, site in trace.items()
+        if site["type"] == "sample" and not site["is_observed"] and site["fn"].support.is_discrete
+    ]
+    if discrete:
+        raise InputError(
+            f"{getattr(model, '__name__', 'the numpyro model')}: discrete latent site(s) {', '.join(discrete)}; "
+            "jaxsamp samples the continuous latents of a numpyro model with HMC/NUTS",
+            "marginalise the discrete latent out of the model by hand (or with numpyro's own enumeration, "
+            "numpyro.contrib.funsor, and numpyro's MCMC), or write a Target of your own over the discrete "
+            "states and use a discrete sampler from `jaxsamp list`",
+        )
 
 
 class NumpyroTarget(Target):
@@ -40,6 +69,7 @@ class NumpyroTarget(Target):
     def __init__(self, model: Callable, args: tuple, kwargs: dict, init_key: jax.Array):
         from numpyro.infer.util import initialize_model, potential_energy
 
+        _refuse_discrete_latents(model, args, kwargs, init_key)
         self._potential_energy = potential_energy
         info = initialize_model(init_key, model, model_args=args, model_kwargs=kwargs or None, dynamic_args=False)
         flat, self.unravel = ravel_pytree(info.param_info.z)
@@ -99,6 +129,8 @@ def from_numpyro(model: Callable, *args, init_key: jax.Array | None = None, **kw
     ------
     ImportError
         When numpyro (an optional extra: ``pip install 'jaxsamp[numpyro]'``) is missing.
+    InputError
+        When the model has a discrete latent site (a ``Bernoulli`` or ``Categorical`` that is not observed).
     """
     try:
         from numpyro.infer.util import initialize_model  # noqa: F401
