@@ -1,4 +1,4 @@
-"""Health checks of a finished MCMC run: the silent failures that look like success.
+"""Health checks of a finished run (MCMC chains, a learned sampler's training): silent failures that look like success.
 
 A sampler with degenerate settings often returns normally: HMC with zero
 integration steps accepts every "proposal" without moving, MALA with a negative
@@ -19,6 +19,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+#: Training steps from which a loss that did not improve is flagged (shorter runs: noise and warm-up).
+MIN_STEPS_FOR_PROGRESS = 200
+#: Growth of the loss's magnitude (last tenth of training against the first) called an explosion.
+LOSS_EXPLOSION_FACTOR = 1e3
 #: Fraction of non-finite (NaN/inf) proposals above which a run is flagged.
 NONFINITE_THRESHOLD = 0.01
 #: R-hat above which the chains are said to disagree, once they are long enough to tell (Vehtari,
@@ -82,6 +86,71 @@ def convergence_warnings(r_hat, ess_bulk, num_chains: int) -> list[str]:
             f"the chains disagree: max R-hat {defined.max():.3f} > {threshold} "
             f"({'' if long_enough else 'under '}{ESS_PER_CHAIN_FOR_RHAT_WARNING} effective draws per chain; "
             "run longer, discard more burn-in, or look for modes the chains do not share)"
+        )
+    return out
+
+
+def training_warnings(loss, *, ess: float | None = None, num_samples: int | None = None,
+                      judge_progress: bool = True) -> list[str]:
+    """Warnings about a learned sampler's training run, the same for every family; each one line.
+
+    The rules, on the per-step training loss (the median of the first and of the last
+    tenth of the steps, finite values only):
+
+    * a NaN/inf loss at any step;
+    * an exploding loss: the last tenth's magnitude above :data:`LOSS_EXPLOSION_FACTOR`
+      (1e3) times the first tenth's (or 1, whichever is larger);
+    * no improvement: the last tenth not below the first, judged only for runs of at
+      least :data:`MIN_STEPS_FOR_PROGRESS` (200) steps and when ``judge_progress`` (a
+      loss whose regression target moves with training, as adjoint matching's, may
+      rise while the sampler improves);
+    * the importance-sampling ESS at its floor: ``ess * num_samples < 1.5``, one of the
+      ``num_samples`` samples carrying nearly all the weight.
+
+    Parameters
+    ----------
+    loss : array, shape (num_steps,) or (num_steps, ...)
+        The training loss of every step (trailing axes are averaged).
+    ess : float, optional
+        The trained sampler's normalised ESS ``(sum w)^2 / (n sum w^2)`` in ``(0, 1]``.
+    num_samples : int, optional
+        The number of weighted samples ``ess`` was computed on (needed with ``ess``).
+    judge_progress : bool
+        Flag a loss that did not decrease.
+
+    Returns
+    -------
+    list of str
+        Empty for a healthy run.
+    """
+    loss = np.asarray(loss, np.float64)
+    loss = loss.reshape(len(loss), -1).mean(axis=1) if loss.ndim > 1 else loss
+    out = []
+    nonfinite = int(np.sum(~np.isfinite(loss)))
+    if nonfinite:
+        out.append(
+            f"the training loss was NaN/inf at {nonfinite} of {loss.size} steps: training diverged "
+            "(lower the learning rate, clip the gradients)"
+        )
+    window = max(1, loss.size // 10)
+    first, last = loss[:window], loss[-window:]
+    first, last = first[np.isfinite(first)], last[np.isfinite(last)]
+    if first.size and last.size:
+        first, last = float(np.median(first)), float(np.median(last))
+        if abs(last) > LOSS_EXPLOSION_FACTOR * max(abs(first), 1.0):
+            out.append(
+                f"the training loss exploded from {first:.3g} (first tenth of the steps) to {last:.3g} (last tenth): "
+                "training diverged (lower the learning rate)"
+            )
+        elif judge_progress and loss.size >= MIN_STEPS_FOR_PROGRESS and last >= first:
+            out.append(
+                f"the training loss did not improve: {first:.4g} in the first tenth of the {loss.size} steps, "
+                f"{last:.4g} in the last (check the learning rate and the loss)"
+            )
+    if ess is not None and num_samples and not float(ess) * num_samples >= 1.5:
+        out.append(
+            f"the ESS is {float(ess):.3g}, at its floor 1/{num_samples}: one sample carries nearly all the "
+            "importance weight, the trained sampler misses the target"
         )
     return out
 

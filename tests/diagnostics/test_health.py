@@ -48,3 +48,18 @@ def test_diagnostics_stay_finite_past_2_to_24_draws_per_coordinate():
     diagnostics = convergence_diagnostics(draws)
     assert abs(float(diagnostics.r_hat[0]) - 1.0) < 1e-3
     assert 0.9 < float(diagnostics.ess_bulk[0]) / draws.size < 1.1
+
+
+def test_training_warnings_name_a_nonfinite_exploding_or_stalled_loss_and_an_ess_at_its_floor():
+    steps = np.arange(400.0)
+    healthy = 10.0 / (1.0 + steps / 50.0)
+    assert health.training_warnings(healthy, ess=0.2, num_samples=64) == []
+    assert health.training_warnings(np.r_[healthy[:-1], np.nan])[0].startswith("the training loss was NaN/inf at 1 of 400")
+    exploded = np.r_[healthy[:200], np.full(200, 1.6e29)]  # PIS at learning rate 1e4: ELBO -1.6e29
+    assert health.training_warnings(exploded)[0].startswith("the training loss exploded from 7.19 ")
+    stalled = 5.0 + 0.01 * np.sin(steps)
+    assert health.training_warnings(stalled)[0].startswith("the training loss did not improve")
+    assert health.training_warnings(stalled[:100]) == []  # under 200 steps: not judged
+    assert health.training_warnings(stalled, judge_progress=False) == []
+    (floor,) = health.training_warnings(healthy, ess=1 / 64, num_samples=64)
+    assert floor.startswith("the ESS is 0.0156, at its floor 1/64")
