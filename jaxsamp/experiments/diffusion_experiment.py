@@ -57,7 +57,11 @@ def run_diffusion(cfg, target, sampler: DiffusionSampler, run_dir: Path) -> dict
     samples = jax.jit(sampler.sample, static_argnums=2)(state.params, k_sample, cfg.run.num_eval_samples)
     evaluation = evaluate_path_sampler(sampler, state.params, k_eval, cfg.run.num_eval_samples, forward=samples)
     metrics.update(evaluation)
-    metrics["warnings"] = health.sample_warnings(evaluation["nonfinite_paths"], cfg.run.num_eval_samples)
+    metrics["warnings"] = health.sample_warnings(
+        evaluation["nonfinite_paths"], cfg.run.num_eval_samples
+    ) + health.training_warnings(
+        trace["loss"], ess=evaluation.get("ess"), num_samples=cfg.run.num_eval_samples - evaluation["nonfinite_paths"]
+    )
     x = np.asarray(samples.x)
     np.savez(run_dir / "samples.npz", samples=x, log_w=np.asarray(samples.log_w))
     reference = np.asarray(target.sample(jax.random.fold_in(k_eval, 1), len(x))) if target.has_exact_samples else None

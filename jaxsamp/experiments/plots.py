@@ -103,7 +103,9 @@ def trace_and_rank(path: Path, draws: np.ndarray, title: str, max_dims: int = 4,
     """Trace plots (left) and rank plots (right) of the first coordinates, for the first chains.
 
     ``draws`` is ``(chains, draws, d)``. A rank plot histograms, per chain, the
-    ranks of its draws among all chains' draws; well-mixed chains give flat,
+    ranks of its draws among the shown chains' draws (ranking all chains' draws
+    would copy a million-chain trace in float64 for the sake of eight histograms);
+    well-mixed chains give flat,
     overlapping histograms (Vehtari et al. 2021, "Rank-normalization, folding,
     and localization", Sec. 5.3).
     """
@@ -113,9 +115,9 @@ def trace_and_rank(path: Path, draws: np.ndarray, title: str, max_dims: int = 4,
     chains, n, d = draws.shape
     shown_chains, k = min(chains, max_chains), min(max_dims, d)
     fig, axes = plt.subplots(k, 2, figsize=(10, 2.2 * k), squeeze=False)
-    bins = np.linspace(0, chains * n, 21)
+    bins = np.linspace(0, shown_chains * n, 21)
     for j in range(k):
-        ranks = rankdata(draws[:, :, j], method="average").reshape(chains, n)
+        ranks = rankdata(draws[:shown_chains, :, j], method="average").reshape(shown_chains, n)
         for c in range(shown_chains):
             axes[j, 0].plot(draws[c, :, j], lw=0.6, alpha=0.8)
             axes[j, 1].hist(ranks[c], bins=bins, histtype="step", lw=1.0)
@@ -124,7 +126,7 @@ def trace_and_rank(path: Path, draws: np.ndarray, title: str, max_dims: int = 4,
     axes[0, 0].set_title("trace (per chain)")
     axes[0, 1].set_title("rank histogram (per chain; flat when mixed)")
     axes[-1, 0].set_xlabel("draw")
-    axes[-1, 1].set_xlabel("rank among all draws")
+    axes[-1, 1].set_xlabel("rank among the shown chains' draws")
     fig.suptitle(f"{title}: {min(chains, max_chains)} of {chains} chains")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -10,8 +10,11 @@ space for numpyro and Inference Gym models), the sampler's per-draw info
 (acceptance, divergences, integration steps, tree depth), the warm-up, a
 numpyro-style ``summary()`` and ``to_arviz()``.
 
-A run that does not sample well says so: divergences after warm-up, R-hat above
-1.01, chains that never moved or an acceptance of exactly 0 or 1 become
+A run that does not sample well says so: divergences after warm-up, chains that
+disagree (rank-normalised split R-hat above 1.01 once every coordinate has a bulk
+ESS of 400 per chain, above 1.05 for shorter runs, where well-mixed chains reach
+1.01-1.03 by noise alone), a NaN R-hat or ESS, chains that never moved or an
+acceptance of exactly 0 or 1 become
 ``Posterior.warnings`` and :class:`RunHealthWarning` s (``strict=True``
 raises :class:`~jaxsamp.core.errors.RunHealthError` instead).
 """
@@ -361,7 +364,8 @@ def _health(posterior: Posterior, start, end, bad_starts: int, moved, nonfinite)
             f"({100 * posterior.num_divergences / (posterior.num_chains * posterior.num_samples):.2g}% of draws)"
         )
     if posterior.num_chains > 1 and posterior.num_samples >= 4:
-        from jaxsamp.diagnostics.mcmc import chain_rhat
+        from jaxsamp.diagnostics.mcmc import convergence_diagnostics
 
-        out += health.rhat_warnings(float(np.nanmax(np.asarray(chain_rhat(posterior.positions, chain_axis=0, sample_axis=1)))))
+        diagnostics = convergence_diagnostics(posterior.positions)
+        out += health.convergence_warnings(diagnostics.r_hat, diagnostics.ess_bulk, posterior.num_chains)
     return out

@@ -70,3 +70,23 @@ def test_bad_settings_are_one_line_config_errors(tmp_path):
         with pytest.raises(ConfigError, match=fragment):
             run_experiment(cfg, verbose=False)
     assert not list(tmp_path.rglob("metrics.json"))
+
+
+def test_a_diverged_training_run_warns_and_fails_under_strict(capsys, tmp_path):
+    from jaxsamp.cli import EXIT_ERROR, main
+
+    args = ["run", str(CONFIGS / "pis_funnel.yaml"), *SHRINK, "run.num_steps=20", "run.checkpoint_every=null",
+            "sampler.params.learning_rate=1e4", f"run.out_dir={tmp_path}"]
+    assert main(args) == 0
+    (run_dir,) = (tmp_path / "pis_funnel").iterdir()
+    warnings = json.loads((run_dir / "metrics.json").read_text())["warnings"]
+    assert any(w.startswith("the training loss was NaN/inf at") for w in warnings)
+    assert "jaxsamp: warning: the training loss was NaN/inf" in capsys.readouterr().err
+    assert main(["run", "--strict", *args[1:]]) == EXIT_ERROR
+    assert "RunHealthError" in capsys.readouterr().err
+
+
+def test_a_healthy_short_training_run_does_not_warn(tmp_path):
+    overrides = [*SHRINK, "run.num_steps=30", "run.num_chains=16", "run.num_eval_samples=64", f"run.out_dir={tmp_path}"]
+    _, metrics = run_experiment(load_config(CONFIGS / "pis_funnel.yaml", overrides), verbose=False)
+    assert metrics["warnings"] == [] and metrics["ess"] > 0.05

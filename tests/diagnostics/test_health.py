@@ -1,0 +1,65 @@
+"""Run-health rules: R-hat's threshold, NaN diagnostics, diagnostics over many chains."""
+
+import numpy as np
+import pytest
+
+from jaxsamp.diagnostics import health
+from jaxsamp.diagnostics.mcmc import convergence_diagnostics
+from jaxsamp.experiments.mcmc_experiment import MAX_DIAGNOSED_CHAINS, chain_diagnostics
+
+
+def test_rhat_threshold_is_1_01_once_chains_have_400_effective_draws_each_and_1_05_before():
+    long_chains = np.full(3, 4 * 500.0)  # 4 chains, 500 effective draws each
+    short_chains = np.full(3, 4 * 50.0)
+    assert health.convergence_warnings([1.0, 1.02, 1.0], long_chains, 4)[0].startswith("the chains disagree: max R-hat 1.020 > 1.01")
+    assert health.convergence_warnings([1.0, 1.02, 1.0], short_chains, 4) == []
+    assert "1.060 > 1.05" in health.convergence_warnings([1.0, 1.06, 1.0], short_chains, 4)[0]
+    assert "max R-hat inf" in health.convergence_warnings([1.0, np.inf, 1.0], short_chains, 4)[0]
+    assert health.convergence_warnings([1.0, 1.005, 1.0], long_chains, 4) == []
+
+
+def test_a_nan_rhat_or_ess_is_a_warning_never_silence():
+    (rhat_warning,) = health.convergence_warnings([np.nan, np.nan], [100.0, 100.0], 4)
+    assert rhat_warning.startswith("R-hat is NaN for 2 of 2 coordinates")
+    warnings = health.convergence_warnings([1.0, 1.0], [np.nan, 100.0], 4)
+    assert warnings == ["the bulk ESS is NaN/inf for 1 of 2 coordinates (NaN draws): convergence cannot be judged there"]
+
+
+def test_the_mcmc_experiment_warns_about_a_coordinate_with_nan_draws():
+    draws = np.random.default_rng(0).standard_normal((50, 4, 2)).astype(np.float32)
+    draws[10, 2, 1] = np.nan
+    metrics, warnings = chain_diagnostics(draws, None)
+    assert np.isfinite(metrics["max_rhat"])  # the defined coordinate's
+    assert any(w.startswith("R-hat is NaN for 1 of 2 coordinates") for w in warnings)
+
+
+def test_the_mcmc_experiment_diagnoses_at_most_4096_evenly_spaced_chains():
+    draws = np.random.default_rng(1).standard_normal((8, 3 * MAX_DIAGNOSED_CHAINS, 1)).astype(np.float32)
+    metrics, warnings = chain_diagnostics(draws, np.zeros(8))
+    assert metrics["diagnosed_chains"] == MAX_DIAGNOSED_CHAINS and metrics["divergences"] == 0
+    assert np.isfinite(metrics["max_rhat"]) and warnings == []
+
+
+@pytest.mark.slow
+def test_diagnostics_stay_finite_past_2_to_24_draws_per_coordinate():
+    # 4097 x 4096 > 2**24: float32 ranks rounded the largest rank past n, erfinv(> 1) was NaN
+    # (a million-chain quickstart reported max_rhat = min_ess_bulk = NaN); the ranks are now integers.
+    draws = np.random.default_rng(2).standard_normal((4097, 4096, 1)).astype(np.float32)
+    diagnostics = convergence_diagnostics(draws)
+    assert abs(float(diagnostics.r_hat[0]) - 1.0) < 1e-3
+    assert 0.9 < float(diagnostics.ess_bulk[0]) / draws.size < 1.1
+
+
+def test_training_warnings_name_a_nonfinite_exploding_or_stalled_loss_and_an_ess_at_its_floor():
+    steps = np.arange(400.0)
+    healthy = 10.0 / (1.0 + steps / 50.0)
+    assert health.training_warnings(healthy, ess=0.2, num_samples=64) == []
+    assert health.training_warnings(np.r_[healthy[:-1], np.nan])[0].startswith("the training loss was NaN/inf at 1 of 400")
+    exploded = np.r_[healthy[:200], np.full(200, 1.6e29)]  # PIS at learning rate 1e4: ELBO -1.6e29
+    assert health.training_warnings(exploded)[0].startswith("the training loss exploded from 7.19 ")
+    stalled = 5.0 + 0.01 * np.sin(steps)
+    assert health.training_warnings(stalled)[0].startswith("the training loss did not improve")
+    assert health.training_warnings(stalled[:100]) == []  # under 200 steps: not judged
+    assert health.training_warnings(stalled, judge_progress=False) == []
+    (floor,) = health.training_warnings(healthy, ess=1 / 64, num_samples=64)
+    assert floor.startswith("the ESS is 0.0156, at its floor 1/64")
