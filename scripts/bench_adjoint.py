@@ -67,7 +67,7 @@ from jaxsamp.diagnostics import discrepancies
 from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
 from jaxsamp.experiments.adjoint_experiment import SAMPLERS, SampleScorer, evaluate, reference_samples
 from jaxsamp.experiments.config import load_config
-from jaxsamp.learned.adjoint import adjoint_matching_loss, energy_gradients
+from jaxsamp.learned.diffusion.adjoint import adjoint_matching_loss, energy_gradients
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 CONFIG = {"as": "adjoint_{}_cpu.yaml", "asbs": "asbs_{}_cpu.yaml", "as_reference": "adjoint_{}_cpu.yaml"}

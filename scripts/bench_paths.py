@@ -2,7 +2,7 @@
 
 Protocol (fixed before the first run; every variant gets the same budget):
 
-* **PIS and DDS** (``jaxsamp.learned.diffusion_samplers``), each with the ``kl`` and the
+* **PIS and DDS** (``jaxsamp.learned.diffusion.pis_dds``), each with the ``kl`` and the
   ``log_variance`` loss, on ``funnel`` (d = 10), ``gmm`` (40 modes, d = 2) and ``many_well``
   (d = 32). 100 SDE steps (the published yardstick's), batches of 256 paths, learning rate 1e-3
   (twice the Beyond-ELBOs 5e-4: the CPU budget allows ~1/40 of its 40 000 iterations), gradient
@@ -17,7 +17,7 @@ Protocol (fixed before the first run; every variant gets the same budget):
   recorded as measured (it grows when other jobs share the machine).
 * **Mode coverage plot**: samples of the four gmm runs of each seed next to exact samples,
   ``benchmarks/results/bench_paths_gmm_seed{k}.png``.
-* **Evaluation** (``jaxsamp.learned.evaluation.evaluate_path_sampler``): 2000 forward paths, 2000
+* **Evaluation** (``jaxsamp.learned.diffusion.evaluation.evaluate_path_sampler``): 2000 forward paths, 2000
   exact samples and their backward paths. Headline: ``logz_abs_err``, the importance-weighted
   (reverse) log Z error; also ``elbo``, ``eubo``, ``ess``, ``sinkhorn``, ``emc`` (gmm),
   ``energy_evals`` (training) and ``train_minutes``.
@@ -26,7 +26,7 @@ Protocol (fixed before the first run; every variant gets the same budget):
   whose length spends the mean training evaluations of the four diffusion runs of that target and
   seed, 5 MALA steps per level (step 0.05 / 0.5 / 0.02), resampling at ESS < 0.5:
   ``smc_{target}_logz_abs_err``.
-* **TPS-DPS** (``jaxsamp.learned.tps_dps``) on ``double_well_2d``: the reference's settings at half
+* **TPS-DPS** (``jaxsamp.learned.diffusion.tps_dps``) on ``double_well_2d``: the reference's settings at half
   its energy evaluations (256 paths per rollout, 19 rollouts, annealing over the first 10, 100
   updates of batch 256 per rollout, learning rates 1e-3 / 1e-2), with each control variate
   (``learned`` is the headline: ``tps_thp``, ``tps_ets``, ``tps_rmsd``, ``tps_energy_evals``; then
@@ -52,9 +52,9 @@ import numpy as np
 
 import jaxsamp
 from jaxsamp.core import run
-from jaxsamp.learned.diffusion_samplers import DiffusionSampler, DiffusionSettings
-from jaxsamp.learned.evaluation import evaluate_path_sampler
-from jaxsamp.learned.tps_dps import TpsDps, TpsDpsSettings, tps_dps_figures
+from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
+from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings, tps_dps_figures
 
 TARGETS = {  # name: (registry params, PIS max_diffusion, DDS init_std, training updates, SMC base scale, MALA step)
     "funnel": ({"name": "funnel", "dim": 10}, 4.0, 1.0, 950, 1.0, 0.05),

@@ -124,7 +124,7 @@ def diffusion_sampler(method: str, quick: bool):
 
     from jaxsamp.core.registry import validate_dataclass
     from jaxsamp.experiments.config import load_config
-    from jaxsamp.learned.diffusion_samplers import DiffusionSampler, DiffusionSettings
+    from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
 
     cfg = load_config(ROOT / "configs" / f"{method}_funnel.yaml")
     settings = validate_dataclass("sampler", cfg.sampler.params, DiffusionSettings)
@@ -252,7 +252,7 @@ def family_train(method: str, quick: bool, deadline: float) -> dict:
     import jax
 
     from jaxsamp.core import run
-    from jaxsamp.learned.evaluation import evaluate_path_sampler
+    from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
 
     name = f"train_{method}_funnel"
     sampler = diffusion_sampler(method, quick)

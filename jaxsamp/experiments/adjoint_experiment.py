@@ -1,8 +1,8 @@
 """The ``adjoint`` experiment kind: train Adjoint Sampling or ASBS through the driver, then evaluate it.
 
 Config ``sampler`` block: ``name: adjoint`` with ``params`` validated into
-:class:`~jaxsamp.learned.adjoint.AdjointSettings`, or ``name: asbs`` with
-:class:`~jaxsamp.learned.asbs.AsbsSettings`. ``run.num_chains`` is the
+:class:`~jaxsamp.learned.diffusion.adjoint.AdjointSettings`, or ``name: asbs`` with
+:class:`~jaxsamp.learned.diffusion.asbs.AsbsSettings`. ``run.num_chains`` is the
 number of trajectories simulated per epoch (one energy gradient each) and
 ``run.num_steps`` the number of epochs (each a rollout plus
 ``steps_per_epoch`` Adam steps; for ASBS, corrector epochs spend no energy
@@ -30,9 +30,9 @@ from jaxsamp.core.target import ReferenceUnavailableError
 from jaxsamp.diagnostics import discrepancies, health
 from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
 from jaxsamp.experiments import plots
-from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
-from jaxsamp.learned.asbs import Asbs, AsbsSettings
-from jaxsamp.learned.evaluation import evaluate_path_sampler
+from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
+from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
+from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
 
 EVAL_BATCH = 1000
 
@@ -123,7 +123,7 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
     """Sample ``num_samples`` states and compare them with the target's reference set.
 
     Returns a flat metrics dict: the diffusion samplers' protocol
-    (:func:`~jaxsamp.learned.evaluation.evaluate_path_sampler`: ``elbo``,
+    (:func:`~jaxsamp.learned.diffusion.evaluation.evaluate_path_sampler`: ``elbo``,
     ``log_Z_reverse``, ``ess``, and with a reference ``eubo``, ``log_Z_forward``,
     their errors against a known ``log Z``, and ``emc`` for mixtures), plus
     ``energy_w2``, ``w2`` (geometric for particles; NaN with fewer than two finite samples) and ``nonfinite_samples``;

@@ -1,11 +1,11 @@
 """The ``diffusion`` experiment kind: train PIS or DDS through the driver, then score it by the Beyond-ELBOs protocol.
 
 Config ``sampler`` block: ``name: pis`` or ``name: dds`` and ``params`` validated
-into :class:`~jaxsamp.learned.diffusion_samplers.DiffusionSettings` (the loss:
+into :class:`~jaxsamp.learned.diffusion.pis_dds.DiffusionSettings` (the loss:
 ``kl``, ``log_variance`` or ``trajectory_balance``). ``run.num_chains`` is the
 number of paths per training step and ``run.num_steps`` the number of training
 steps; ``run.num_eval_samples`` paths (and as many exact target samples)
-are used by :func:`~jaxsamp.learned.evaluation.evaluate_path_sampler`.
+are used by :func:`~jaxsamp.learned.diffusion.evaluation.evaluate_path_sampler`.
 
 Writes ``samples.npz`` (states and log-weights), ``samples.png`` (2-D targets:
 samples over the density next to exact samples) or ``marginals.png``, and
@@ -24,8 +24,8 @@ from jaxsamp.core import run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.diagnostics import health
 from jaxsamp.experiments import plots
-from jaxsamp.learned.diffusion_samplers import METHODS, DiffusionSampler, DiffusionSettings
-from jaxsamp.learned.evaluation import evaluate_path_sampler
+from jaxsamp.learned.diffusion.pis_dds import METHODS, DiffusionSampler, DiffusionSettings
+from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
 
 
 def check(cfg, target) -> DiffusionSampler:

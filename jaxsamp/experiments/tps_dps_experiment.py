@@ -1,7 +1,7 @@
 """The ``tps_dps`` experiment kind: train TPS-DPS on a 2-D transition-path target, then sample paths.
 
 Config ``sampler`` block: ``name: tps_dps`` and ``params`` validated into
-:class:`~jaxsamp.learned.tps_dps.TpsDpsSettings`. ``run.num_chains`` is the
+:class:`~jaxsamp.learned.diffusion.tps_dps.TpsDpsSettings`. ``run.num_chains`` is the
 number of paths per rollout and ``run.num_steps`` the number of rounds (one
 rollout plus ``updates_per_rollout`` Adam steps each), run by the driver with
 checkpoints in ``run_dir/checkpoints``.
@@ -29,7 +29,7 @@ import numpy as np
 from jaxsamp.core import run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
-from jaxsamp.learned.tps_dps import TpsDps, TpsDpsSettings, evaluate, truncated_paths
+from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings, evaluate, truncated_paths
 
 PLOTTED_PATHS = 64
 

@@ -110,7 +110,7 @@ def test_a_scorer_compiles_its_sampler_and_energy_once_for_every_draw(caplog):
 
     import jaxsamp.targets
     from jaxsamp.experiments.adjoint_experiment import SampleScorer
-    from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
+    from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 
     target = jaxsamp.targets.get("gaussian", dim=2, scale=0.7)
     sampler = AdjointSampling(target, AdjointSettings(network="mlp", hidden=8, num_layers=1, nfe=5), batch_size=8)

@@ -14,8 +14,8 @@ from pathlib import Path
 import jax
 
 import jaxsamp.targets
-from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings
-from jaxsamp.learned.asbs import Asbs, AsbsSettings
+from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
+from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _kill_resume import child_main, child_run  # noqa: E402

@@ -12,7 +12,7 @@ from pathlib import Path
 import jax
 
 import jaxsamp.targets
-from jaxsamp.learned.diffusion_samplers import DiffusionSampler, DiffusionSettings
+from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _kill_resume import child_main, child_run  # noqa: E402

@@ -13,7 +13,7 @@ from pathlib import Path
 import jax
 
 import jaxsamp.targets
-from jaxsamp.learned.tps_dps import TpsDps, TpsDpsSettings
+from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _kill_resume import child_main, child_run  # noqa: E402

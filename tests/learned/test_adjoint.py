@@ -22,7 +22,7 @@ from _kill_resume import assert_kill_resume_bit_identical
 
 from jaxsamp.core import run
 from jaxsamp.core.target import Target
-from jaxsamp.learned.adjoint import (
+from jaxsamp.learned.diffusion.adjoint import (
     AdjointSampling,
     AdjointSettings,
     GeometricNoiseSchedule,

@@ -17,9 +17,9 @@ from _kill_resume import assert_kill_resume_bit_identical
 
 from jaxsamp.core import run
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned.adjoint import AdjointSampling, AdjointSettings, simulate
-from jaxsamp.learned.asbs import Asbs, AsbsSettings, corrector_target
-from jaxsamp.learned.sde import StateSpace
+from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings, simulate
+from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings, corrector_target
+from jaxsamp.learned.diffusion.sde import StateSpace
 from jaxsamp.targets.gaussian import Gaussian
 
 import jaxsamp.targets

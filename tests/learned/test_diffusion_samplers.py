@@ -16,8 +16,8 @@ from _kill_resume import assert_kill_resume_bit_identical
 import jaxsamp.targets
 from jaxsamp.core import run
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned.diffusion_samplers import DiffusionSampler, DiffusionSettings
-from jaxsamp.learned.evaluation import evaluate_path_sampler
+from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
 
 HERE = Path(__file__).parent
 TARGET = jaxsamp.targets.get("gaussian", dim=2, mean=[1.0, -1.0], scale=0.5)

@@ -2,7 +2,7 @@
 
 Gaussian oracle: target ``N(0, s^2 I)`` in d = 2. For a Gaussian reference chain
 the Doob h-transform of the continuous-time reference gives the optimal control
-in closed form (module docstrings of ``jaxsamp.learned.sde`` and the tests'
+in closed form (module docstrings of ``jaxsamp.learned.diffusion.sde`` and the tests'
 helpers below). With it every path log-weight equals ``log Z`` up to the
 discretisation, whose error shrinks as the steps get finer; with zero control
 ``E[w] = Z`` holds exactly for any number of steps.
@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxsamp.learned import path_losses, sde
+from jaxsamp.learned.diffusion import path_losses, sde
 from jaxsamp.targets.gaussian import Gaussian
 
 S2 = 0.3

@@ -20,7 +20,7 @@ import jaxsamp.targets
 from jaxsamp.core.errors import ConfigError
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.runner import run_experiment
-from jaxsamp.learned.tps_dps import (
+from jaxsamp.learned.diffusion.tps_dps import (
     TpsDps,
     TpsDpsParams,
     TpsDpsSettings,

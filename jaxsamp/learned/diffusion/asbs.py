@@ -2,7 +2,7 @@
 
 Liu, Havens, ... & Chen (2025), "Adjoint Schrödinger Bridge Sampler" (arXiv 2506.22565),
 as implemented in the official synthetic-energy code (``facebookresearch/adjoint_samplers``).
-Adjoint Sampling (:mod:`jaxsamp.learned.adjoint`) needs its base process to start
+Adjoint Sampling (:mod:`jaxsamp.learned.diffusion.adjoint`) needs its base process to start
 from a point mass, so that the base forgets its start ("memoryless") and the
 terminal cost is ``E + log p_1^base``. ASBS starts the same controlled SDE
 
@@ -26,8 +26,8 @@ corrector stage runs, and ASBS is exactly Adjoint Sampling (the paper's
 Proposition; proved by a test on equal seeds).
 
 Priors are centred Gaussians on the state subspace, so the base chain is the
-shared :class:`~jaxsamp.learned.sde.GaussianChain` with ``v0 > 0`` and the path
-weights of :mod:`jaxsamp.learned.sde` stay exact importance weights
+shared :class:`~jaxsamp.learned.diffusion.sde.GaussianChain` with ``v0 > 0`` and the path
+weights of :mod:`jaxsamp.learned.diffusion.sde` stay exact importance weights
 (``E[w] = Z``): ``point`` (``v0 = 0``), ``gaussian`` (``v0 = prior_scale^2``) and
 ``harmonic`` for particles, the reference's ``CenteredParticlesHarmonic`` (the
 harmonic prior of Jing et al. 2023 on the fully connected graph, precision
@@ -48,7 +48,7 @@ from flax import nnx
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt
 from jaxsamp.learned import buffer as replay
-from jaxsamp.learned.adjoint import (
+from jaxsamp.learned.diffusion.adjoint import (
     AdjointSampling,
     AdjointSettings,
     adjoint_chain,
@@ -58,7 +58,7 @@ from jaxsamp.learned.adjoint import (
     epoch_metrics,
     regression_epoch,
 )
-from jaxsamp.learned.sde import GeometricNoiseSchedule, StateSpace
+from jaxsamp.learned.diffusion.sde import GeometricNoiseSchedule, StateSpace
 
 PRIORS = ("point", "gaussian", "harmonic")
 
@@ -76,7 +76,7 @@ def prior_variance(prior: str, scale: float, space: StateSpace) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class AsbsSettings(AdjointSettings):
-    """Hyper-parameters of ASBS: those of :class:`~jaxsamp.learned.adjoint.AdjointSettings` plus the prior and the stages.
+    """Hyper-parameters of ASBS: those of :class:`~jaxsamp.learned.diffusion.adjoint.AdjointSettings` plus the prior and the stages.
 
     Defaults are the paper's DW-4 run (``adjoint_samplers`` ``configs/experiment/dw4_asbs.yaml``).
 
@@ -132,7 +132,7 @@ class Asbs(AdjointSampling):
     ----------
     trainer : Trainer
     chain : GaussianChain
-        The discretised base process from the prior (:func:`~jaxsamp.learned.adjoint.adjoint_chain`).
+        The discretised base process from the prior (:func:`~jaxsamp.learned.diffusion.adjoint.adjoint_chain`).
     stage_length : int
         Epochs per stage (``adjoint_epochs``, plus ``corrector_epochs`` unless the prior is a point).
     """

@@ -2,7 +2,7 @@
 
 Every loss here takes ``log_w``, one log-weight per path,
 ``log w = log (target path density / sampler path density)`` (for the diffusion
-samplers :func:`jaxsamp.learned.sde.path_log_weights`; for TPS-DPS the
+samplers :func:`jaxsamp.learned.diffusion.sde.path_log_weights`; for TPS-DPS the
 relaxed-indicator path density over the biased one), so that ``E_sampler[w] = Z``.
 
 * :func:`reverse_kl`: ``E[-log w]``, the negative ELBO; the paths are simulated

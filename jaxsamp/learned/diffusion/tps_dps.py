@@ -24,7 +24,7 @@ path density adds the relaxed end-state indicator at the path's closest approach
 to ``x_B``, ``log q~ = log p_0 + max_s -mean_d (x_s - x_B)^2 / (2 sigma_ri^2)``
 (``sigma_ri = 3``), computed once when a path enters the replay buffer. Training
 minimises the log-variance loss ``E_buffer[(c - log w)^2]``,
-``log w = log q~ - log p_theta`` (:func:`jaxsamp.learned.path_losses.variance_loss`;
+``log w = log q~ - log p_theta`` (:func:`jaxsamp.learned.diffusion.path_losses.variance_loss`;
 ``c`` a learned ``log Z``, the batch mean or zero: the paper's ``global``,
 ``local`` and ``zero`` control variates), on paths from a FIFO buffer, so
 nothing is differentiated through the simulation.
@@ -59,7 +59,7 @@ from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer
 from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields, check_widths
 from jaxsamp.learned import buffer as replay
-from jaxsamp.learned.path_losses import CONTROL_VARIATES, variance_loss
+from jaxsamp.learned.diffusion.path_losses import CONTROL_VARIATES, variance_loss
 from jaxsamp.nets.mlp import MLP
 
 # --------------------------------------------------------------------------

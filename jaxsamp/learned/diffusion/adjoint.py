@@ -23,7 +23,7 @@ For particle targets every state, increment, bridge noise, adjoint and drift is
 projected onto the zero-centre-of-mass subspace (ASBS, Liu et al. 2025, App. C).
 
 The schedule, the state space, the simulation and the path weights are the
-shared controlled-SDE core, :mod:`jaxsamp.learned.sde`; this module holds what
+shared controlled-SDE core, :mod:`jaxsamp.learned.diffusion.sde`; this module holds what
 is Adjoint Sampling's own: the lean adjoint, the base bridge, the matching loss
 and the training loop.
 """
@@ -43,8 +43,8 @@ from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt, check_fields
 from jaxsamp.learned import buffer as replay
-from jaxsamp.learned import sde
-from jaxsamp.learned.sde import GeometricNoiseSchedule, StateSpace, centred_normal, state_space
+from jaxsamp.learned.diffusion import sde
+from jaxsamp.learned.diffusion.sde import GeometricNoiseSchedule, StateSpace, centred_normal, state_space
 from jaxsamp.nets.egnn import EGNN
 from jaxsamp.nets.mlp import MLP, fourier_time_features
 
@@ -90,7 +90,7 @@ def adjoint_chain(schedule: GeometricNoiseSchedule, nfe: int, exact_variance: bo
     """``dX = g^2 u dt + g dW`` on :func:`time_grid` from ``N(0, v0)`` (``v0 = 0``: Adjoint Sampling's point mass).
 
     ``exact_variance``: increments of variance ``nu(t_{k+1}) - nu(t_k)`` in the
-    noise and the drift (:func:`jaxsamp.learned.sde.exact_variance_chain`), so the
+    noise and the drift (:func:`jaxsamp.learned.diffusion.sde.exact_variance_chain`), so the
     base chain ends at exactly the ``N(0, v0 + nu_1)`` the terminal adjoint assumes;
     otherwise left-point Euler-Maruyama as in the reference code, whose base
     variance at ``t = 1`` overshoots ``nu_1``.
@@ -103,7 +103,7 @@ def adjoint_chain(schedule: GeometricNoiseSchedule, nfe: int, exact_variance: bo
 def simulate(drift, chain: sde.GaussianChain, space: StateSpace, key, num_samples: int, *, keep_path: bool = False) -> Rollout:
     """Simulate ``chain`` under the control ``drift(t (B,), x (B, D))``, every increment projected.
 
-    :func:`jaxsamp.learned.sde.simulate`; the discrete path log Radon-Nikodym
+    :func:`jaxsamp.learned.diffusion.sde.simulate`; the discrete path log Radon-Nikodym
     derivative against the base chain, ``sum_k b_k^2 |u_k|^2 / (2 c_k^2) + (b_k / c_k) u_k . xi_k``,
     is exact for the simulated Markov chain (Girsanov's theorem in discrete time).
     """
@@ -116,7 +116,7 @@ def path_log_weights(log_prob, rollout: Rollout, chain: sde.GaussianChain, space
 
     ``log w = log_prob(X_1) - log N(X_1; 0, v_K I) - log dQ^u/dQ^base``, with
     ``v_K`` the base chain's terminal variance and the Gaussian taken on the state
-    subspace (:func:`jaxsamp.learned.sde.path_log_weights`): ``E_u[w] = Z`` exactly
+    subspace (:func:`jaxsamp.learned.diffusion.sde.path_log_weights`): ``E_u[w] = Z`` exactly
     for the discretised sampler (for particles: the integral over the zero-COM subspace).
     """
     return sde.path_log_weights(chain, space, log_prob, rollout.x1, rollout.log_rn)

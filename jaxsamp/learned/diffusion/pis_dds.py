@@ -2,18 +2,18 @@
 
 * **PIS**, the Path Integral Sampler (Zhang & Chen 2022, ICLR): ``x_0 = 0``,
   Euler-Maruyama of ``dX = s(t) u dt + s(t) dW`` with the cosine schedule
-  (:class:`~jaxsamp.learned.sde.CosineNoiseSchedule`, ``sigma_max = max_diffusion``);
+  (:class:`~jaxsamp.learned.diffusion.sde.CosineNoiseSchedule`, ``sigma_max = max_diffusion``);
   the score input of the control is ``t grad log rho`` (the Beyond-ELBOs code's
   ``(1 - step/T) log rho`` in forward time).
 * **DDS**, the Denoising Diffusion Sampler (Vargas, Grathwohl & Doucet 2023,
   ICLR): the Ornstein-Uhlenbeck process stationary at ``N(0, init_std^2)``, its
   exponential integrator ``x' = sqrt(1 - b^2) x + b^2 u + b init_std xi`` with the
-  squared-cosine step scheme (:func:`~jaxsamp.learned.sde.cosine_ou_betas`,
+  squared-cosine step scheme (:func:`~jaxsamp.learned.diffusion.sde.cosine_ou_betas`,
   ``noise_scale`` 6); the score input is ``grad log rho``.
 
 Both use the Langevin-preconditioned network (:class:`~jaxsamp.nets.langevin_net.LangevinNet`)
-and the exact discrete Girsanov weights of :mod:`jaxsamp.learned.sde`. The loss
-(:mod:`jaxsamp.learned.path_losses`):
+and the exact discrete Girsanov weights of :mod:`jaxsamp.learned.diffusion.sde`. The loss
+(:mod:`jaxsamp.learned.diffusion.path_losses`):
 
 * ``kl``: the negative ELBO, differentiated through the simulated paths
   (``jax.checkpoint`` per step bounds the memory);
@@ -48,7 +48,7 @@ from flax import nnx
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields
-from jaxsamp.learned import path_losses, sde
+from jaxsamp.learned.diffusion import path_losses, sde
 from jaxsamp.nets.langevin_net import LangevinNet
 
 METHODS = ("pis", "dds")

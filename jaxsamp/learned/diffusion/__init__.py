@@ -1,0 +1,25 @@
+"""Diffusion samplers: controlled SDEs from a simple start to the target, trained on path measures.
+
+Papers: the Path Integral Sampler (Zhang & Chen 2022, ICLR), the Denoising Diffusion
+Sampler (Vargas, Grathwohl & Doucet 2023, ICLR), Adjoint Sampling (Havens et al.
+2025, ICML), the Adjoint Schrödinger Bridge Sampler (Liu et al. 2025), TPS-DPS
+(Seong et al. 2025, ICLR) and the Beyond-ELBOs evaluation protocol (Blessing et al.
+2024, ICML).
+
+Files
+-----
+sde
+    Controlled SDEs on a time grid: schedules, integrators, exact Girsanov path weights (shared).
+path_losses
+    Losses from path log-weights: reverse KL, log-variance, trajectory balance.
+pis_dds
+    PIS and DDS, one :class:`~jaxsamp.learned.diffusion.pis_dds.DiffusionSampler` for both.
+adjoint
+    Adjoint Sampling: reciprocal adjoint matching from a point mass, replay buffer, EMA.
+asbs
+    ASBS: adjoint matching from a Gaussian or harmonic prior, with a learned corrector.
+tps_dps
+    TPS-DPS: transition paths by overdamped dynamics with a learned bias force.
+evaluation
+    The diffusion samplers' evaluation protocol (ELBO, EUBO, both log Z estimates, ESS, Sinkhorn, EMC).
+"""
