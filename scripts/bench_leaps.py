@@ -94,9 +94,9 @@ from jaxsamp.core import run
 from jaxsamp.core.errors import CheckpointError
 from jaxsamp.experiments.plots import pyplot
 from jaxsamp.learned import buffer as replay
-from jaxsamp.learned.leaps import metropolis_correction
-from jaxsamp.learned.leaps import simulate as leaps_simulate
-from jaxsamp.learned.leaps_training import (
+from jaxsamp.learned.leaps.simulation import metropolis_correction
+from jaxsamp.learned.leaps.simulation import simulate as leaps_simulate
+from jaxsamp.learned.leaps.training import (
     LeapsSettings,
     build_networks,
     curriculum_schedule,

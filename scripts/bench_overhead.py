@@ -84,7 +84,7 @@ def leaps_trainer(quick: bool):
 
     from jaxsamp.experiments.config import load_config
     from jaxsamp.experiments.leaps_experiment import check
-    from jaxsamp.learned.leaps_training import make_trainer
+    from jaxsamp.learned.leaps.training import make_trainer
     from jaxsamp.targets.lattice import LatticePath
 
     name = "leaps_ising_L8" if quick else "leaps_ising_L15"

@@ -203,7 +203,7 @@ def family_leaps(quick: bool, seconds: float) -> dict:
 
     from jaxsamp.experiments.config import load_config
     from jaxsamp.experiments.leaps_experiment import check
-    from jaxsamp.learned.leaps_training import make_trainer
+    from jaxsamp.learned.leaps.training import make_trainer
     from jaxsamp.targets import get
     from jaxsamp.targets.lattice import LatticePath
 

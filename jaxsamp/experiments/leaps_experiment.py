@@ -37,8 +37,8 @@ from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.experiments import plots
-from jaxsamp.learned import leaps
-from jaxsamp.learned.leaps_training import (
+from jaxsamp.learned.leaps import simulation as leaps
+from jaxsamp.learned.leaps.training import (
     LeapsSettings,
     free_energy_log_Z,
     make_trainer,

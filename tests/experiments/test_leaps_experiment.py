@@ -25,7 +25,7 @@ from jaxsamp.experiments.leaps_experiment import (
     weight_figures,
 )
 from jaxsamp.experiments.runner import run_experiment
-from jaxsamp.learned.leaps_training import LeapsSettings
+from jaxsamp.learned.leaps.training import LeapsSettings
 from jaxsamp.targets.lattice import ising, potts
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jax
 
-from jaxsamp.learned.leaps_training import LeapsSettings, make_trainer
+from jaxsamp.learned.leaps.training import LeapsSettings, make_trainer
 from jaxsamp.targets.lattice import LatticePath, ising
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -16,8 +16,8 @@ from flax import nnx
 
 from jaxsamp.core import WeightedSamples
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned import leaps
-from jaxsamp.learned.leaps_training import curriculum_grid, curriculum_schedule
+from jaxsamp.learned.leaps import simulation
+from jaxsamp.learned.leaps.training import curriculum_grid, curriculum_schedule
 from jaxsamp.nets.locally_equivariant import LocallyEquivariantMLP
 from jaxsamp.targets.lattice import LatticePath, ising, potts
 
@@ -48,7 +48,7 @@ def test_one_pass_integrand_equals_the_generator_definition(model):
     t = jnp.float32(0.6)
     G = net(x, t)
     log_ratios = path.flip_log_ratios(x, t)
-    fast = leaps.jarzynski_integrand(G, log_ratios, path.dlog_prob_dt(x, t))
+    fast = simulation.jarzynski_integrand(G, log_ratios, path.dlog_prob_dt(x, t))
 
     inflow = 0.0
     for i in np.ndindex(3, 3):
@@ -69,7 +69,7 @@ def test_euler_jump_laws():
     """Spins flip w.p. clip(h ReLU(G)); Potts sites jump w.p. 1 - exp(-h sum ReLU(G)) to c ∝ ReLU(G_c)."""
     n = 20000
     keys = jax.random.split(jax.random.key(0), n)
-    jump = jax.jit(jax.vmap(leaps.euler_jump, in_axes=(0, None, None, None)))
+    jump = jax.jit(jax.vmap(simulation.euler_jump, in_axes=(0, None, None, None)))
     # spins: flip probabilities 0.15, 0.6, 0, 0 (G = 0.5, 2, -1, 0 with h = 0.3), and 1 (clipped)
     x = jnp.ones((1, 5))
     G = jnp.array([[0.5, 2.0, -1.0, 0.0, 10.0]])
@@ -97,7 +97,7 @@ def test_euler_jump_laws():
 
 
 @pytest.mark.parametrize(
-    "model,weight_point", [("ising", w) for w in leaps.WEIGHT_POINTS] + [("potts", "pre")]
+    "model,weight_point", [("ising", w) for w in simulation.WEIGHT_POINTS] + [("potts", "pre")]
 )
 def test_zero_rates_is_unbiased_importance_sampling(model, weight_point):
     """With G = 0 and no kernel, walkers stay at x0 ~ uniform and A = log p~(x0) exactly; Z-hat is unbiased."""
@@ -105,7 +105,7 @@ def test_zero_rates_is_unbiased_importance_sampling(model, weight_point):
     q = None if model == "ising" else 3
     path = LatticePath(target)
     n = 20000
-    ws = jax.jit(lambda k: leaps.sample(k, _zero_rates(q), path, n, leaps.uniform_grid(4), weight_point=weight_point))(
+    ws = jax.jit(lambda k: simulation.sample(k, _zero_rates(q), path, n, simulation.uniform_grid(4), weight_point=weight_point))(
         jax.random.key(3)
     )
     np.testing.assert_allclose(np.asarray(ws.log_w), np.asarray(jax.vmap(target.log_prob)(ws.x)), rtol=1e-4, atol=1e-4)
@@ -122,14 +122,14 @@ def test_zero_rates_with_metropolis_is_ais_or_smc(resample_threshold):
     """G = 0 plus a pi_t-invariant Metropolis correction is AIS (SMC with resampling): E[Z-hat] = Z."""
     target = ising(3, BETA)
     path = LatticePath(target)
-    correction = leaps.metropolis_correction(path, num_updates=3)
+    correction = simulation.metropolis_correction(path, num_updates=3)
     reps, n = 16, 1000
 
     @jax.jit
     def one_run(key):
         key_x0, key_sim = jax.random.split(key)
-        out = leaps.simulate(
-            key_sim, _zero_rates(None), path, path.sample_base(key_x0, n), leaps.uniform_grid(8),
+        out = simulation.simulate(
+            key_sim, _zero_rates(None), path, path.sample_base(key_x0, n), simulation.uniform_grid(8),
             correction=correction, resample_threshold=resample_threshold,
         )
         return WeightedSamples(out.x, out.log_w, path.log_Z0).log_Z, out.num_resampled
@@ -175,8 +175,8 @@ def test_exact_weights_have_expectation_z_by_enumeration(model, shape):
     floor = 0.05
 
     def step_matrix(x_from, rates, h):
-        probs = jax.vmap(leaps.jump_probabilities, in_axes=(0, 0, None, None))(x_from, rates, h, floor)
-        log_p = jax.vmap(lambda xf, pr: jax.vmap(lambda y: leaps.log_jump_probability(xf, y, pr))(states))(x_from, probs)
+        probs = jax.vmap(simulation.jump_probabilities, in_axes=(0, 0, None, None))(x_from, rates, h, floor)
+        log_p = jax.vmap(lambda xf, pr: jax.vmap(lambda y: simulation.log_jump_probability(xf, y, pr))(states))(x_from, probs)
         return np.exp(np.asarray(log_p, np.float64))
 
     log_pi = lambda t: np.asarray(jax.vmap(path.log_prob, in_axes=(0, None))(states, t), np.float64)  # noqa: E731
@@ -187,7 +187,7 @@ def test_exact_weights_have_expectation_z_by_enumeration(model, shape):
         F = step_matrix(states, jax.nn.relu(G), h)
         G_next = jax.vmap(net, in_axes=(0, None))(states, t_next)
         ratios = jax.vmap(path.flip_log_ratios, in_axes=(0, None))(states, t_next)
-        B = step_matrix(states, jax.vmap(leaps.backward_rates)(G_next, ratios), h)  # B[x', x]
+        B = step_matrix(states, jax.vmap(simulation.backward_rates)(G_next, ratios), h)  # B[x', x]
         np.testing.assert_allclose(F.sum(1), 1.0, rtol=1e-5)
         np.testing.assert_allclose(B.sum(1), 1.0, rtol=1e-5)
         assert float(jnp.abs(G).max()) > 0.5 and np.all(F > 0)
@@ -215,7 +215,7 @@ def test_exact_weights_from_the_simulation_estimate_z(model):
     path = LatticePath(target)
     net = LocallyEquivariantMLP((3, 3), q, hidden=(16,), rngs=nnx.Rngs(1))
     x0 = path.sample_base(jax.random.key(4), 200_000 if model == "ising" else 50_000)
-    run = jax.jit(lambda c, rule: leaps.simulate(jax.random.key(5), net, path, x0, leaps.uniform_grid(5),
+    run = jax.jit(lambda c, rule: simulation.simulate(jax.random.key(5), net, path, x0, simulation.uniform_grid(5),
                                                 correction=c, weight_point=rule, jump_floor=0.01), static_argnums=(0, 1))
 
     def z_score(log_w):
@@ -234,8 +234,8 @@ def test_exact_weights_with_zero_rates_are_importance_weights_of_the_final_state
     """G = 0: the floored jumps keep the uniform base and B_k / F_k = 1, so A = log p~(X_K) exactly."""
     target = potts(3, 1.0, q=3)
     path = LatticePath(target)
-    out = jax.jit(lambda k: leaps.simulate(k, _zero_rates(3), path, path.sample_base(jax.random.key(0), 500),
-                                           leaps.uniform_grid(6), jump_floor=0.1))(jax.random.key(1))
+    out = jax.jit(lambda k: simulation.simulate(k, _zero_rates(3), path, path.sample_base(jax.random.key(0), 500),
+                                           simulation.uniform_grid(6), jump_floor=0.1))(jax.random.key(1))
     np.testing.assert_allclose(np.asarray(out.log_w), np.asarray(jax.vmap(target.log_prob)(out.x)), rtol=1e-4, atol=1e-4)
     x0 = path.sample_base(jax.random.key(0), 500)
     assert np.mean(np.asarray(out.x) != np.asarray(x0)) > 0.3  # the floor moved the walkers
@@ -246,9 +246,9 @@ def test_exact_weights_refuse_a_floor_outside_its_range():
     x0 = path.sample_base(jax.random.key(0), 4)
     for floor in (0.0, 0.4):
         with pytest.raises(InputError, match="jump_floor"):
-            leaps.simulate(jax.random.key(1), _zero_rates(3), path, x0, leaps.uniform_grid(2), jump_floor=floor)
+            simulation.simulate(jax.random.key(1), _zero_rates(3), path, x0, simulation.uniform_grid(2), jump_floor=floor)
         with pytest.raises(InputError, match="jump_floor_rate"):
-            leaps.simulate(jax.random.key(1), _zero_rates(3), path, x0, leaps.uniform_grid(2), jump_floor_rate=floor)
+            simulation.simulate(jax.random.key(1), _zero_rates(3), path, x0, simulation.uniform_grid(2), jump_floor_rate=floor)
 
 
 @pytest.mark.parametrize("num_steps", [5, 50])
@@ -260,7 +260,7 @@ def test_a_floor_per_unit_time_makes_as_many_floor_moves_at_any_number_of_steps_
     rate, walkers = 0.3, 4000
     path = LatticePath(ising(3, BETA))
     x0 = path.sample_base(jax.random.key(0), walkers)
-    out = jax.jit(lambda k: leaps.simulate(k, _zero_rates(None), path, x0, leaps.cubic_exponential_grid(num_steps),
+    out = jax.jit(lambda k: simulation.simulate(k, _zero_rates(None), path, x0, simulation.cubic_exponential_grid(num_steps),
                                            jump_floor_rate=rate, record=True))(jax.random.key(1))
     traj = np.asarray(out.trajectory)
     flips = (traj[1:] != traj[:-1]).reshape(num_steps, walkers, -1).sum(axis=(0, 2))
@@ -277,7 +277,7 @@ def test_exact_weights_with_a_floor_per_unit_time_estimate_z():
     path = LatticePath(target)
     net = LocallyEquivariantMLP((3, 3), None, hidden=(16,), rngs=nnx.Rngs(1))
     x0 = path.sample_base(jax.random.key(4), 100_000)
-    run = jax.jit(lambda c: leaps.simulate(jax.random.key(5), net, path, x0, leaps.cubic_exponential_grid(5),
+    run = jax.jit(lambda c: simulation.simulate(jax.random.key(5), net, path, x0, simulation.cubic_exponential_grid(5),
                                            correction=c, jump_floor_rate=0.05), static_argnums=0)
     deferred = run(None)
     w = np.exp(np.asarray(deferred.log_w, np.float64))

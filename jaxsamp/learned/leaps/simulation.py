@@ -19,7 +19,7 @@ so that ``E[e^{A_t} phi(X_t)] = (Z_t / Z_0) E_{pi_t}[phi]``; hence
 ``log Z_1 ≈ log Z_0 + log mean e^{A_1}`` and the self-normalised weights are
 ``softmax(A_1)``. The weights have zero variance exactly when ``Q_t`` transports
 ``pi_t`` (the Kolmogorov forward equation holds), which is what the PINN loss of
-:mod:`jaxsamp.learned.leaps_training` learns.
+:mod:`jaxsamp.learned.leaps.training` learns.
 
 Simulation (LEAPS Algorithm 1): Euler steps on a time grid ``t_0 = 0 < ... <
 t_K = 1``. At step ``k`` with ``h = t_{k+1} - t_k``:

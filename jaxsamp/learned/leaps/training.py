@@ -1,7 +1,7 @@
 """Training LEAPS: the PINN loss over a replay buffer, with the step-count curriculum of the paper.
 
 Holderrieth, Albergo & Jaakkola (2025), "LEAPS", ICML: the PINN objective.
-The weights of :mod:`jaxsamp.learned.leaps` have zero variance when the
+The weights of :mod:`jaxsamp.learned.leaps.simulation` have zero variance when the
 integrand ``K_t(x)`` equals ``d_t log Z_t`` for every ``x``. The physics-informed
 loss asks exactly that, with a learned free energy ``F_phi(t)`` (an MLP of
 ``t``; at the optimum ``F_phi(t) = -log Z_t + const``)::
@@ -44,7 +44,7 @@ from flax import nnx
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.learned import buffer as replay
-from jaxsamp.learned import leaps
+from jaxsamp.learned.leaps import simulation
 from jaxsamp.mcmc import discrete
 from jaxsamp.nets.locally_equivariant import NETWORKS
 from jaxsamp.nets.mlp import MLP
@@ -80,15 +80,15 @@ class LeapsSettings:
     mcmc_updates: int = 200
     eval_steps: int = 100
     eval_grid: str = "uniform"
-    """``uniform`` or ``cubic_exponential`` (:data:`jaxsamp.learned.leaps.TIME_GRIDS`)."""
+    """``uniform`` or ``cubic_exponential`` (:data:`jaxsamp.learned.leaps.simulation.TIME_GRIDS`)."""
     eval_mcmc_updates: int = 0
     eval_batch: int = 1000
     weight_point: str = "exact"
-    """The importance-weight rule (:func:`jaxsamp.learned.leaps.simulate`): ``exact`` (unbiased) or a quadrature."""
-    jump_floor: float = leaps.JUMP_FLOOR
+    """The importance-weight rule (:func:`jaxsamp.learned.leaps.simulation.simulate`): ``exact`` (unbiased) or a quadrature."""
+    jump_floor: float = simulation.JUMP_FLOOR
     """The exact rule's floor on each site's move probabilities, per step."""
     jump_floor_rate: float | None = None
-    """A floor per unit time instead (:func:`jaxsamp.learned.leaps.simulate`): ``jump_floor_rate * h`` per step."""
+    """A floor per unit time instead (:func:`jaxsamp.learned.leaps.simulation.simulate`): ``jump_floor_rate * h`` per step."""
     compare_weight_points: bool = True
     """Also evaluate the other weight conventions (the experiment reports ESS and log Z of each)."""
     resample_threshold: float | None = None
@@ -106,10 +106,10 @@ class LeapsSettings:
             raise InputError(
                 f"network_params {unknown} are not parameters of network {self.network!r}; accepted: {sorted(accepted)}"
             )
-        if self.eval_grid not in leaps.TIME_GRIDS:
-            raise InputError(f"eval_grid must be one of {sorted(leaps.TIME_GRIDS)}, got {self.eval_grid!r}")
-        if self.weight_point not in leaps.WEIGHT_POINTS:
-            raise InputError(f"weight_point must be one of {leaps.WEIGHT_POINTS}, got {self.weight_point!r}")
+        if self.eval_grid not in simulation.TIME_GRIDS:
+            raise InputError(f"eval_grid must be one of {sorted(simulation.TIME_GRIDS)}, got {self.eval_grid!r}")
+        if self.weight_point not in simulation.WEIGHT_POINTS:
+            raise InputError(f"weight_point must be one of {simulation.WEIGHT_POINTS}, got {self.weight_point!r}")
         if not 0.0 < self.jump_floor < 0.5:
             raise InputError(f"jump_floor must lie in (0, 1/q) (below 0.5 for spins), got {self.jump_floor}")
         if self.jump_floor_rate is not None and not 0.0 < self.jump_floor_rate < 0.5:
@@ -124,7 +124,7 @@ class LeapsModel(NamedTuple):
     rates: nnx.GraphDef
     free_energy: nnx.GraphDef
 
-    def rate_fn(self, params) -> leaps.RateFn:
+    def rate_fn(self, params) -> simulation.RateFn:
         """``G(x, t)`` for one state with the rate network's parameters ``params["rates"]``."""
         return lambda x, t: nnx.merge(self.rates, params["rates"])(x, t)
 
@@ -217,7 +217,7 @@ def pinn_residuals(model: LeapsModel, params, path, x: jax.Array, t: jax.Array) 
 
     def one(xi, ti):
         G = rate_fn(xi, ti)
-        K = leaps.jarzynski_integrand(G, path.flip_log_ratios(xi, ti), path.dlog_prob_dt(xi, ti))
+        K = simulation.jarzynski_integrand(G, path.flip_log_ratios(xi, ti), path.dlog_prob_dt(xi, ti))
         dF = jax.jvp(free_energy, (ti,), (jnp.ones_like(ti),))[1]
         return K + dF
 
@@ -275,7 +275,7 @@ def make_trainer(path, settings: LeapsSettings, num_walkers: int) -> tuple[Train
         curriculum_schedule(settings.curriculum_start, settings.rollout_steps, settings.curriculum_steps, settings.warm_up)
     )
     k_max = settings.rollout_steps
-    correction = leaps.metropolis_correction(path, settings.mcmc_updates) if settings.mcmc_updates > 0 else None
+    correction = simulation.metropolis_correction(path, settings.mcmc_updates) if settings.mcmc_updates > 0 else None
     event_shape = path.target.event_shape
     pairs = num_walkers * settings.states_per_walker
 
@@ -290,7 +290,7 @@ def make_trainer(path, settings: LeapsSettings, num_walkers: int) -> tuple[Train
         ts = curriculum_grid(key_ts, k, k_max)
         x0 = path.sample_base(key_x0, num_walkers)
         frozen = jax.lax.stop_gradient(params)
-        out = leaps.simulate(
+        out = simulation.simulate(
             key_sim, model.rate_fn(frozen), path, x0, ts, correction=correction, num_active=k, record=True,
             weight_point="pre",  # the weights only feed the rollout_ess monitor: the rule with one pass per step
         )
@@ -321,13 +321,13 @@ def make_trainer(path, settings: LeapsSettings, num_walkers: int) -> tuple[Train
 
 def sampler(model: LeapsModel, params, path, settings: LeapsSettings, weight_point: str | None = None):
     """``draw(key, num_walkers) -> WeightedSamples`` with the trained rates and the evaluation settings."""
-    ts = leaps.TIME_GRIDS[settings.eval_grid](settings.eval_steps)
+    ts = simulation.TIME_GRIDS[settings.eval_grid](settings.eval_steps)
     correction = (
-        leaps.metropolis_correction(path, settings.eval_mcmc_updates) if settings.eval_mcmc_updates > 0 else None
+        simulation.metropolis_correction(path, settings.eval_mcmc_updates) if settings.eval_mcmc_updates > 0 else None
     )
 
     def draw(key, num_walkers):
-        return leaps.sample(
+        return simulation.sample(
             key,
             model.rate_fn(params),
             path,
