@@ -17,9 +17,9 @@ import pytest
 from scipy import stats
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned import gflownet_losses as losses
+from jaxsamp.learned.gflownet import losses
 from jaxsamp.learned.gflownet import GFlowNet, GFlowNetSettings
-from jaxsamp.learned.gflownet_policy import (
+from jaxsamp.learned.gflownet.policy import (
     backward_log_probs,
     forward_log_probs,
     rollout,

@@ -10,14 +10,14 @@ matches ``P_F`` to a backward policy ``P_B`` on complete trajectories. One drive
 step of :class:`GFlowNet`'s trainer is one iteration of the paper's algorithm:
 
 1. roll out ``B`` trajectories (16 in the paper) of the current ``P_F`` in one
-   ``lax.scan`` (:func:`~jaxsamp.learned.gflownet_policy.rollout`);
+   ``lax.scan`` (:func:`~jaxsamp.learned.gflownet.policy.rollout`);
 2. **backward step** (``tlm`` and ``pessimistic``): one Adam step on
    ``-sum_tau sum_t log P_B(s_t | s_{t+1})``. TLM uses the fresh trajectories, a
    learning rate decaying by ``backward_lr_decay`` (0.999) per step, and
    forward losses that read ``P_B`` from a Polyak-averaged copy
    ``theta_bar <- (1 - rate) theta_bar + rate theta`` (rate 0.25);
 3. **forward step** with any forward loss, ``P_B`` held fixed in it
-   (:mod:`~jaxsamp.learned.gflownet_losses`): ``tb`` (with a learned ``log Z``,
+   (:mod:`~jaxsamp.learned.gflownet.losses`): ``tb`` (with a learned ``log Z``,
    learning rate 0.1), ``db`` and ``subtb`` (learned ``log F``, ``lambda = 0.9``),
    or ``soft_dqn`` / ``munchausen_dqn`` (Huber TD loss on 256 transitions of a
    prioritised buffer of 10^5, target network Polyak rate 0.25, Munchausen
@@ -76,9 +76,9 @@ from jaxsamp.core.validation import (
     check_widths,
 )
 from jaxsamp.learned import buffer as fifo
-from jaxsamp.learned import gflownet_losses as losses
+from jaxsamp.learned.gflownet import losses
 from jaxsamp.learned import prioritized_buffer as prioritized
-from jaxsamp.learned.gflownet_policy import (
+from jaxsamp.learned.gflownet.policy import (
     PolicyModel,
     Trajectories,
     backward_log_probs,

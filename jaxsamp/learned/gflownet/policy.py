@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from jaxsamp.learned.gflownet_losses import MASKED
+from jaxsamp.learned.gflownet.losses import MASKED
 from jaxsamp.targets.dag_environment import DagEnvironment
 
 
