@@ -1,6 +1,6 @@
 """Accuracy per velocity evaluation of the Boltzmann-curve ODE: fixed-step RK4 against diffrax's adaptive solvers.
 
-What decided the integrator of :mod:`jaxsamp.learned.boltzmann_curves_ode`. Each solver integrates the
+What decided the integrator of :mod:`jaxsamp.learned.curves.ode`. Each solver integrates the
 augmented ODE ``(x, int div v)`` of 256 samples from ``N(0, I)`` (the whole batch as one state, so an
 adaptive solver's steps are shared, as they would be in a batched sampler) and is scored by the error of
 the log-weights ``log w = f_0(x_0) - f_1(x_1) + int div v`` against a reference, as a function of the
@@ -32,9 +32,9 @@ import numpy as np
 import jaxsamp.targets  # noqa: F401  (registers the targets)
 from jaxsamp.core import run
 from jaxsamp.core.registry import TARGETS
-from jaxsamp.learned.boltzmann_curves import BoltzmannCurve, BoltzmannCurveSettings
-from jaxsamp.learned.boltzmann_curves_ode import rk4_step
-from jaxsamp.learned.boltzmann_interpolations import (
+from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
+from jaxsamp.learned.curves.ode import rk4_step
+from jaxsamp.learned.curves.interpolations import (
     make_interpolation,
     value_and_divergence,
 )

@@ -1,13 +1,13 @@
 """The ``boltzmann_curves`` experiment kind: train a Boltzmann-curve sampler, sample it by ODE, plot its curve.
 
 Config ``sampler`` block: ``name: boltzmann_curve`` and ``params`` validated into
-:class:`~jaxsamp.learned.boltzmann_curves.BoltzmannCurveSettings` (the
+:class:`~jaxsamp.learned.curves.training.BoltzmannCurveSettings` (the
 interpolation ``linear``, ``learned`` or ``gradient_flow``, collocation, divergence,
 networks, the sampling ODE and its Langevin corrections). ``run.num_chains`` is
 the number of collocation points per training step, ``run.num_steps`` the number
 of Adam updates (through the driver, checkpoints in ``run_dir/checkpoints``), and
 ``run.num_eval_samples`` the ODE samples of the evaluation
-(:func:`~jaxsamp.learned.boltzmann_curves.evaluate`: ESS, both log Z estimates
+(:func:`~jaxsamp.learned.curves.training.evaluate`: ESS, both log Z estimates
 and the learned one, MMD to exact samples, velocity norms, target evaluations).
 
 Outputs: ``samples.npz`` (samples, both log-weights, the speeds along t),
@@ -31,8 +31,8 @@ import numpy as np
 from jaxsamp.core import run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
-from jaxsamp.learned import boltzmann_curves_ode as ode
-from jaxsamp.learned.boltzmann_curves import (
+from jaxsamp.learned.curves import ode
+from jaxsamp.learned.curves.training import (
     BoltzmannCurve,
     BoltzmannCurveSettings,
     evaluate,

@@ -12,7 +12,7 @@ from pathlib import Path
 import jax
 
 import jaxsamp.targets
-from jaxsamp.learned.boltzmann_curves import BoltzmannCurve, BoltzmannCurveSettings
+from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _kill_resume import child_main, child_run

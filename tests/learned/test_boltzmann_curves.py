@@ -16,7 +16,7 @@ from _kill_resume import assert_kill_resume_bit_identical
 import jaxsamp.targets
 from jaxsamp.core import run
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned.boltzmann_curves import (
+from jaxsamp.learned.curves.training import (
     RATE_INIT_SAMPLES,
     BoltzmannCurve,
     BoltzmannCurveSettings,

@@ -18,14 +18,14 @@ import pytest
 
 import jaxsamp.targets
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned.boltzmann_curves_ode import (
+from jaxsamp.learned.curves.ode import (
     LangevinCorrection,
     exact_speeds_1d,
     integrate,
     mixture_curves_1d,
     transport,
 )
-from jaxsamp.learned.boltzmann_interpolations import CurveFields, make_interpolation
+from jaxsamp.learned.curves.interpolations import CurveFields, make_interpolation
 
 MU, SIGMA, S = (
     np.array([1.0, -2.0]),

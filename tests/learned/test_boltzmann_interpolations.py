@@ -16,7 +16,7 @@ import pytest
 
 import jaxsamp.targets
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned.boltzmann_interpolations import (
+from jaxsamp.learned.curves.interpolations import (
     continuity_residual,
     make_interpolation,
     value_and_divergence,

@@ -11,10 +11,10 @@ The pieces:
 
 * the three interpolations (linear, learned, gradient flow) and the residual
   ``R_t = d/dt f_t - div v_t + <grad f_t, v_t> + C(t)``:
-  :mod:`jaxsamp.learned.boltzmann_interpolations`;
+  :mod:`jaxsamp.learned.curves.interpolations`;
 * sampling by ODE from ``N(0, s^2 I)`` with change-of-variables and Jarzynski
   weights, optional Langevin corrections, velocity diagnostics:
-  :mod:`jaxsamp.learned.boltzmann_curves_ode`;
+  :mod:`jaxsamp.learned.curves.ode`;
 * here: the networks (flax nnx), the loss and the :class:`~jaxsamp.core.Trainer`.
 
 **Networks.** ``v_t(x)`` and ``g(x, t)`` are MLPs (SiLU, smooth enough for the
@@ -74,8 +74,8 @@ from jaxsamp.core.validation import (
     check_widths,
 )
 from jaxsamp.diagnostics.discrepancies import mmd
-from jaxsamp.learned import boltzmann_curves_ode as ode
-from jaxsamp.learned.boltzmann_interpolations import (
+from jaxsamp.learned.curves import ode
+from jaxsamp.learned.curves.interpolations import (
     INTERPOLATIONS,
     CurveFields,
     continuity_residual,
@@ -458,7 +458,7 @@ class BoltzmannCurve:
         langevin: ode.LangevinCorrection | None = None,
         num_steps: int | None = None,
     ) -> ode.CurveSamples:
-        """:func:`~jaxsamp.learned.boltzmann_curves_ode.transport` at ``params`` (default: the settings' ODE and Langevin)."""
+        """:func:`~jaxsamp.learned.curves.ode.transport` at ``params`` (default: the settings' ODE and Langevin)."""
         steps = self.settings.ode_steps if num_steps is None else num_steps
         langevin = self.settings.langevin if langevin is None else langevin
         fields = self.fields(jax.lax.stop_gradient(params))

@@ -1,7 +1,7 @@
 """Sampling along a Boltzmann curve by ODE, with exact importance weights, and velocity diagnostics.
 
 Samples start at ``x_0 ~ rho_0 = N(0, s^2 I)`` and follow ``dx/dt = v_t(x)``
-(:mod:`jaxsamp.learned.boltzmann_interpolations`). Along each path the ODE
+(:mod:`jaxsamp.learned.curves.interpolations`). Along each path the ODE
 carries, next to ``x``:
 
 * ``int_0^t div v_s(x_s) ds``, so the model density is known by the
@@ -70,7 +70,7 @@ import numpy as np
 from jaxsamp.core.combinators import ensemble, repeat
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import WeightedSamples
-from jaxsamp.learned.boltzmann_interpolations import (
+from jaxsamp.learned.curves.interpolations import (
     CurveFields,
     Interpolation,
     continuity_residual,

@@ -1,0 +1,22 @@
+"""Boltzmann curves: a curve of densities ``rho_t ∝ exp(-f_t)`` and its velocity field, trained by a PINN loss.
+
+Papers: Chemseddine, Wald, Duong & Steidl (2025), "Neural Sampling from Boltzmann Densities:
+Fisher-Rao Curves in the Wasserstein Geometry", ICLR; Máté & Fleuret (2023), "Learning
+interpolations between Boltzmann densities", TMLR.
+
+Files
+-----
+training
+    The networks, the continuity-equation (PINN) loss, the :class:`BoltzmannCurve` trainer and its evaluation.
+interpolations
+    The linear, learned and gradient-flow interpolations and the residual of the continuity equation.
+ode
+    Sampling by the ODE (RK4) with change-of-variables and Jarzynski weights, optional MALA corrections.
+
+The main names are re-exported here:
+``from jaxsamp.learned.curves import BoltzmannCurve, BoltzmannCurveSettings, evaluate``.
+"""
+
+from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings, evaluate
+
+__all__ = ["BoltzmannCurve", "BoltzmannCurveSettings", "evaluate"]
