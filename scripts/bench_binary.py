@@ -3,7 +3,7 @@
 Protocol (fixed before the first full run; the sampler settings were chosen on the 16-bit mixture with
 the EXACT denoiser only, never on a learned one or on digits/Ising figures):
 
-* **Noise and samplers** (``jaxsamp.learned.bernoulli_samplers``). alpha = 1 (flip probability 0.119)
+* **Noise and samplers** (``jaxsamp.learned.binary.bernoulli_samplers``). alpha = 1 (flip probability 0.119)
   everywhere. One denoiser per data set and seed, trained with up to 4 measurements per example,
   serves the three samplers, each given **100 denoiser evaluations per sample** (one at ``init``, one
   per step), every chain starting from uniform noise:
@@ -80,8 +80,8 @@ from jaxsamp.experiments.bernoulli_denoising_experiment import (
     magnetization_tv,
     sample_grid,
 )
-from jaxsamp.learned import bernoulli_samplers as bs
-from jaxsamp.learned.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings, exact_posterior_mean
+from jaxsamp.learned.binary import bernoulli_samplers as bs
+from jaxsamp.learned.binary.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings, exact_posterior_mean
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets.boltzmann_machine import fit_pseudo_likelihood
 

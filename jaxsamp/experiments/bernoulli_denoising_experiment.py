@@ -1,7 +1,7 @@
 """The ``bernoulli_denoising`` experiment kind: learn a Bernoulli-noise denoiser from data, then sample.
 
-Bach & Saremi (2025, ICML); :mod:`jaxsamp.learned.bernoulli_denoising` derives
-the method and :mod:`jaxsamp.learned.bernoulli_samplers` the samplers.
+Bach & Saremi (2025, ICML); :mod:`jaxsamp.learned.binary.bernoulli_denoising` derives
+the method and :mod:`jaxsamp.learned.binary.bernoulli_samplers` the samplers.
 
 Config ``sampler`` block: ``name: bernoulli_denoising`` and ``params``
 validated into :class:`BernoulliDenoisingSettings` (the denoiser's training
@@ -50,8 +50,8 @@ from jaxsamp.core.validation import PositiveFloat, PositiveInt, check_fields
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.diagnostics.binary_discrepancies import expected_tv_of_exact_samples, hamming_mmd, total_variation
 from jaxsamp.experiments import plots
-from jaxsamp.learned import bernoulli_samplers as samplers
-from jaxsamp.learned.bernoulli_denoising import (
+from jaxsamp.learned.binary import bernoulli_samplers as samplers
+from jaxsamp.learned.binary.bernoulli_denoising import (
     BernoulliDenoiser,
     DenoiserSettings,
     exact_posterior_mean,
@@ -68,9 +68,9 @@ class BernoulliDenoisingSettings:
     """The checked settings of a ``bernoulli_denoising`` run.
 
     The config's ``params`` is one flat mapping (:func:`settings_from_params`
-    splits it): the fields of :class:`~jaxsamp.learned.bernoulli_denoising.DenoiserSettings`
+    splits it): the fields of :class:`~jaxsamp.learned.binary.bernoulli_denoising.DenoiserSettings`
     except ``batch_size`` (that is ``run.num_chains``), those of
-    :class:`~jaxsamp.learned.bernoulli_samplers.SamplerSettings`, and the three below.
+    :class:`~jaxsamp.learned.binary.bernoulli_samplers.SamplerSettings`, and the three below.
     Defaults are those classes' own.
 
     Attributes

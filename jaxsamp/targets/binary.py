@@ -2,7 +2,7 @@
 
 States are ``+-1`` spins (``x = 2 b - 1`` for bits ``b``), float32 by default,
 so that the Bernoulli-noise denoisers of
-:mod:`jaxsamp.learned.bernoulli_denoising` see their clean bits and noisy
+:mod:`jaxsamp.learned.binary.bernoulli_denoising` see their clean bits and noisy
 measurements in the same coding.
 
 The product and mixture targets carry what that method needs to be checked
@@ -18,7 +18,7 @@ with means ``mu = E[x]`` (``(1 + mu_i x_i) / 2 = exp(b_i x_i) / (2 cosh b_i)``),
     mixture:   A(h) = logsumexp_k [ log pi_k + sum_i log cosh(h_i + b_ki) - log cosh(b_ki) ].
 
 Every noise-smoothed density and posterior mean of the Bernoulli-noise method
-is a function of ``A`` (:mod:`jaxsamp.learned.bernoulli_denoising`), and
+is a function of ``A`` (:mod:`jaxsamp.learned.binary.bernoulli_denoising`), and
 :func:`enumerated_log_partition` gives ``A`` for any target with ``d <= 20`` by
 enumerating all ``2^d`` states.
 

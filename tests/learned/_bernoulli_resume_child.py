@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jax
 
-from jaxsamp.learned.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings
+from jaxsamp.learned.binary.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings
 from jaxsamp.targets.binary import bernoulli_mixture
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -1,6 +1,6 @@
 """Bernoulli-noise denoising: the noise model and its identities against enumeration, the denoiser, its training.
 
-Oracles (module docstring of jaxsamp.learned.bernoulli_denoising): the product
+Oracles (module docstring of jaxsamp.learned.binary.bernoulli_denoising): the product
 prior's closed-form posterior mean tanh(atanh mu + alpha y) (eq. 5); the
 posterior mean and q_alpha by explicit sums over all 2^d clean states; the
 uniform prior's exact denoiser tanh(h), which an untrained network reproduces.
@@ -17,7 +17,7 @@ from flax import nnx
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.diagnostics.binary_discrepancies import chi_square_p_value
-from jaxsamp.learned.bernoulli_denoising import (
+from jaxsamp.learned.binary.bernoulli_denoising import (
     BernoulliDenoiser,
     BitDenoiser,
     DenoiserSettings,

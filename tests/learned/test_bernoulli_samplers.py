@@ -13,8 +13,8 @@ import pytest
 from jaxsamp.core import ensemble, run
 from jaxsamp.core.errors import InputError
 from jaxsamp.diagnostics.binary_discrepancies import chi_square_p_value, expected_tv_of_exact_samples, total_variation
-from jaxsamp.learned import bernoulli_samplers as bs
-from jaxsamp.learned.bernoulli_denoising import (
+from jaxsamp.learned.binary import bernoulli_samplers as bs
+from jaxsamp.learned.binary.bernoulli_denoising import (
     BernoulliDenoiser,
     DenoiserSettings,
     exact_posterior_mean,

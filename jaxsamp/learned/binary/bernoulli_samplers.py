@@ -3,7 +3,7 @@
 Bach & Saremi (2025), "Sampling binary data by denoising through score
 functions", ICML. The noise model, the identity
 ``E[x | y] = alpha^-1 grad log q_alpha(y)`` and the denoisers are in
-:mod:`jaxsamp.learned.bernoulli_denoising`, whose docstring derives equations
+:mod:`jaxsamp.learned.binary.bernoulli_denoising`, whose docstring derives equations
 (1)-(5) used here. The paper's update formulas were not available; these
 kernels are our construction from that identity, and the tests check each
 against exact enumeration.
@@ -70,7 +70,7 @@ from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields
-from jaxsamp.learned.bernoulli_denoising import flip_probability, measure
+from jaxsamp.learned.binary.bernoulli_denoising import flip_probability, measure
 
 MOVES = ("one_stage", "two_stage")
 CORRECTIONS = ("none", "trapezoid", "exact")

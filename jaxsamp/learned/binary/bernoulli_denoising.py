@@ -7,7 +7,7 @@ research/anchors2.md); what follows is our derivation from the identity the
 paper states, ``E[x | y] = alpha^-1 grad log q_alpha(y)``, and every step of it
 is checked by an exact test (tests/learned/test_bernoulli_denoising.py and
 test_bernoulli_samplers.py). The samplers built on it are in
-:mod:`jaxsamp.learned.bernoulli_samplers`.
+:mod:`jaxsamp.learned.binary.bernoulli_samplers`.
 
 Derivation
 ----------
