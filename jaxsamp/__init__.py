@@ -12,7 +12,7 @@ run by one driver, :func:`run`. :func:`sample` is the one-call path.
 >>> state, trace = jaxsamp.run(kernel.step, state, jax.random.key(0), 100, progress=False)
 
 The subpackages (``targets``, ``mcmc``, ``smc``, ``diagnostics``, ``learned``,
-``nets``, ``experiments``) are imported on first use, so ``import jaxsamp``
+``selection``, ``nets``, ``experiments``) are imported on first use, so ``import jaxsamp``
 stays fast.
 """
 
@@ -45,7 +45,7 @@ from jaxsamp.core import (
 
 __version__ = "0.1.0"
 
-_SUBPACKAGES = ("core", "diagnostics", "experiments", "learned", "mcmc", "nets", "smc", "targets")
+_SUBPACKAGES = ("core", "diagnostics", "experiments", "learned", "mcmc", "nets", "selection", "smc", "targets")
 _LAZY = {"sample": ("jaxsamp.mcmc.sample", "sample"), "Posterior": ("jaxsamp.mcmc.sample", "Posterior")}
 
 __all__ = [

@@ -14,7 +14,7 @@ Protocol (fixed before the first run; run alone on the machine):
   each of 256 different queries over 10^6 uniform actions in d = 64, kappa = 10 (the per-query cost:
   Boltzmann needs every score and a softmax per query; vMF-exp one maximum-inner-product search per
   query, exact).
-* vMF-exp through an inverted-file index (``jaxsamp.learned.inverted_file_index``): 1024 lists
+* vMF-exp through an inverted-file index (``jaxsamp.selection.inverted_file_index``): 1024 lists
   (about sqrt(n)), 10 Lloyd iterations on 65 536 training vectors; ``nprobe`` is the smallest of 8, 16,
   ..., 512 whose recall@1 against the exact search reaches 0.9 on 256 *tuning* queries (their own
   seed), then ``vmfexp_ivf_selections_per_s_{set}`` and ``vmfexp_ivf_recall_{set}`` are measured on the
@@ -47,8 +47,8 @@ import numpy as np
 from benchmark_io import RESULTS_DIR, write_results
 
 from jaxsamp.experiments.vmf_experiment import VmfExplorationSettings, action_embeddings
-from jaxsamp.learned.inverted_file_index import build_ivf_index, ivf_argmax
-from jaxsamp.learned.vmf_exploration import boltzmann_select, max_inner_product, uniform_actions, vmf_exp_select
+from jaxsamp.selection.inverted_file_index import build_ivf_index, ivf_argmax
+from jaxsamp.selection.vmf_exploration import boltzmann_select, max_inner_product, uniform_actions, vmf_exp_select
 from jaxsamp.targets.sphere import log_vmf_normalizer, sample_vmf
 
 DIMS, KAPPAS = (3, 64, 256), (1.0, 100.0)

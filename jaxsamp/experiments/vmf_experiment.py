@@ -26,8 +26,8 @@ from jaxsamp.core.errors import InputError
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.core.validation import Interval, NonNegativeInt, OneOf, PositiveFloat, PositiveInt, check_fields
 from jaxsamp.experiments import plots
-from jaxsamp.learned.inverted_file_index import build_ivf_index, ivf_argmax
-from jaxsamp.learned.vmf_exploration import (
+from jaxsamp.selection.inverted_file_index import build_ivf_index, ivf_argmax
+from jaxsamp.selection.vmf_exploration import (
     SEARCHES,
     max_inner_product,
     boltzmann_probabilities,

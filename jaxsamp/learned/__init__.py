@@ -1,1 +1,22 @@
-"""Learned samplers, one file each (LEAPS, Adjoint Sampling, ...), and their replay buffer."""
+"""Learned samplers, one subpackage per family and one file per method inside it.
+
+Subpackages
+-----------
+diffusion
+    Controlled-SDE samplers: the shared SDE core, path losses, PIS/DDS, Adjoint Sampling, ASBS, TPS-DPS, evaluation.
+leaps
+    LEAPS: CTMC simulation with exact weights, and its PINN training.
+gflownet
+    GFlowNets with a choice of backward policy (TLM among them): trainer, losses, policy network.
+curves
+    Boltzmann curves: interpolations, PINN training, ODE sampling.
+binary
+    Bernoulli-noise denoising of binary data and its samplers.
+
+Shared modules
+--------------
+buffer
+    The FIFO replay buffer PyTree (LEAPS, Adjoint Sampling, ASBS, TPS-DPS, GFlowNets).
+prioritized_buffer
+    The prioritised replay buffer on the same slots (GFlowNets' DQN losses).
+"""

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned.inverted_file_index import build_ivf_index, ivf_argmax
-from jaxsamp.learned.vmf_exploration import max_inner_product, uniform_actions, vmf_exp_select
+from jaxsamp.selection.inverted_file_index import build_ivf_index, ivf_argmax
+from jaxsamp.selection.vmf_exploration import max_inner_product, uniform_actions, vmf_exp_select
 from jaxsamp.targets.sphere import sample_vmf
 
 

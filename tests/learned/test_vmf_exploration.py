@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned.vmf_exploration import (
+from jaxsamp.selection.vmf_exploration import (
     boltzmann_probabilities,
     boltzmann_select,
     first_order_probabilities,

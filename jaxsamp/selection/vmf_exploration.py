@@ -20,7 +20,7 @@ Selections are batched (``num_draws`` at once) and jittable; vMF-exp's exact
 search runs over blocks of draws and of actions with a running maximum, so memory
 stays bounded for any number of draws and actions (``n = 10^6`` fits easily), and
 Boltzmann draws use the inverse CDF of the ``n`` probabilities (``O(n + m log n)``).
-Given an :class:`~jaxsamp.learned.inverted_file_index.InvertedFileIndex` of the
+Given an :class:`~jaxsamp.selection.inverted_file_index.InvertedFileIndex` of the
 actions instead of the array, vMF-exp searches only ``nprobe`` of its lists: the
 sub-linear search that makes it cheaper than Boltzmann exploration, which must
 score every action.
@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned.inverted_file_index import InvertedFileIndex, ivf_argmax
+from jaxsamp.selection.inverted_file_index import InvertedFileIndex, ivf_argmax
 from jaxsamp.targets.sphere import log_vmf_normalizer, sample_vmf
 
 SCORES_PER_CHUNK = 2**24  # approximate search: inner products computed at once (64 MB in float32)
@@ -100,7 +100,7 @@ def vmf_exp_select(key, query, actions, kappa: float, num_draws: int, *, search:
     key : PRNG key
     query : (d,) unit vector ``V``.
     actions : (n, d) unit action embeddings ``X``, or an ``InvertedFileIndex`` of them
-        (:func:`~jaxsamp.learned.inverted_file_index.build_ivf_index`), searched in
+        (:func:`~jaxsamp.selection.inverted_file_index.build_ivf_index`), searched in
         ``nprobe`` lists (``search`` and ``recall`` are then unused).
     kappa : float
         Concentration (``0``: uniform choice).
