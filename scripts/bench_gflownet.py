@@ -62,7 +62,7 @@ POLICIES = ("uniform", "naive", "maxent", "tlm")
 REWARDS = ("standard", "hard")
 FULL = {"dim": 4, "side": 20, "iterations": 5000, "history": 16_000, "hidden": (256, 256), "rollouts": 4096}
 QUICK = {"dim": 2, "side": 8, "iterations": 60, "history": 320, "hidden": (64, 64), "rollouts": 64}
-QUICK_RUNS = (("tb", "tlm"),)  # the rest of the code paths are exercised by tests/learned/test_gflownet.py
+QUICK_RUNS = (("tb", "tlm"),)  # the rest of the code paths are exercised by tests/learned/gflownet/test_gflownet.py
 TRAJECTORIES_PER_ITERATION, EVAL_EVERY, WARMUP = 16, 100, 100
 
 

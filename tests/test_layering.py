@@ -20,6 +20,7 @@ class BlockExperiments:
 sys.meta_path.insert(0, BlockExperiments())
 import jaxsamp, jaxsamp.targets, jaxsamp.mcmc, jaxsamp.smc, jaxsamp.diagnostics
 import jaxsamp.learned.diffusion.adjoint, jaxsamp.learned.leaps.training, jaxsamp.nets.egnn
+import jaxsamp.learned.gflownet, jaxsamp.learned.curves, jaxsamp.learned.binary.bernoulli_samplers, jaxsamp.selection.vmf_exploration
 from jaxsamp.core.registry import SAMPLERS, TARGETS
 assert "ising" in TARGETS.names() and "hmc" in SAMPLERS.names()
 SAMPLERS.get("mala", TARGETS.get("gaussian", dim=2), step_size=0.1)

@@ -5,7 +5,7 @@ functions", ICML (PMLR 267:2221-2240, arXiv 2502.00557). The paper's own update
 formulas were not available to us (research/methods.md section 8,
 research/anchors2.md); what follows is our derivation from the identity the
 paper states, ``E[x | y] = alpha^-1 grad log q_alpha(y)``, and every step of it
-is checked by an exact test (tests/learned/test_bernoulli_denoising.py and
+is checked by an exact test (tests/learned/binary/test_bernoulli_denoising.py and
 test_bernoulli_samplers.py). The samplers built on it are in
 :mod:`jaxsamp.learned.binary.bernoulli_samplers`.
 

@@ -14,7 +14,7 @@ import jax
 from jaxsamp.learned.binary.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings
 from jaxsamp.targets.binary import bernoulli_mixture
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _kill_resume import child_main, child_run  # noqa: E402
 
 NUM_STEPS, EVERY = 40, 10

@@ -33,7 +33,7 @@ from jaxsamp.learned.diffusion.tps_dps import (
 )
 
 HERE = Path(__file__).parent
-CONFIGS = HERE.parents[1] / "configs"
+CONFIGS = HERE.parents[2] / "configs"
 KB = 8.6173303e-5
 
 # A 3-step path in 2-D, the drifts at its first three points, and what they give by hand.

@@ -15,7 +15,7 @@ import jax
 from jaxsamp.learned.gflownet import GFlowNet, GFlowNetSettings
 from jaxsamp.targets.hypergrid import Hypergrid
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _kill_resume import child_main, child_run
 
 NUM_STEPS, EVERY = 12, 3

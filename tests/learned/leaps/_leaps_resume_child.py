@@ -13,7 +13,7 @@ import jax
 from jaxsamp.learned.leaps.training import LeapsSettings, make_trainer
 from jaxsamp.targets.lattice import LatticePath, ising
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _kill_resume import child_main, child_run  # noqa: E402
 
 NUM_STEPS, EVERY = 40, 4

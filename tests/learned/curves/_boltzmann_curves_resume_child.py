@@ -14,7 +14,7 @@ import jax
 import jaxsamp.targets
 from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _kill_resume import child_main, child_run
 
 NUM_STEPS, EVERY = 12, 3

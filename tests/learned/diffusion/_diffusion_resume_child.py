@@ -1,4 +1,4 @@
-"""Child process of test_diffusion_samplers' kill-and-resume test: a checkpointed DDS run (trajectory balance).
+"""Child process of test_pis_dds' kill-and-resume test: a checkpointed DDS run (trajectory balance).
 
 A small network and 8 SDE steps on a 2-D Gaussian, so compiling is cheap; the
 whole train state (network, learned log Z, both Adam states, counters) has to
@@ -14,7 +14,7 @@ import jax
 import jaxsamp.targets
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _kill_resume import child_main, child_run  # noqa: E402
 
 NUM_STEPS, EVERY = 24, 4

@@ -17,7 +17,7 @@ import jaxsamp.targets
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _kill_resume import child_main, child_run  # noqa: E402
 
 NUM_STEPS, EVERY = 24, 4

@@ -29,7 +29,7 @@ from jaxsamp.targets.bit_sequence import BitSequence
 from jaxsamp.targets.hypergrid import Hypergrid
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parents[1]))
 from _kill_resume import assert_kill_resume_bit_identical
 
 GRID = Hypergrid(2, 5)  # standard reward: R0 = 1e-3, R1 = 0.5, R2 = 2

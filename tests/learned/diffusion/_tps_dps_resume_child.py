@@ -15,7 +15,7 @@ import jax
 import jaxsamp.targets
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _kill_resume import child_main, child_run  # noqa: E402
 
 NUM_STEPS, EVERY = 12, 3
