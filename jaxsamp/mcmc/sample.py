@@ -35,7 +35,7 @@ import numpy as np
 from jaxsamp.core.combinators import ensemble, guard_finite, position_of
 from jaxsamp.core.combinators import thin as thin_kernel
 from jaxsamp.core.driver import run
-from jaxsamp.core.errors import InputError, RunHealthError
+from jaxsamp.core.errors import InputError, RunHealthError, RunHealthWarning  # noqa: F401  (re-exported)
 from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.core.target import Target, from_function
 from jaxsamp.core.validation import as_key, check_int
@@ -50,10 +50,6 @@ from jaxsamp.mcmc.warmup import (
 
 #: Per-draw sampler statistics kept when the sampler reports them.
 INFO_FIELDS = ("acceptance_rate", "is_divergent", "num_integration_steps", "num_trajectory_expansions")
-
-
-class RunHealthWarning(UserWarning):
-    """A sampling run finished but shows signs that it did not sample the target well."""
 
 
 class Posterior:
