@@ -303,9 +303,9 @@ def run(
         state is not. It costs one host copy of the start and end positions and
         log densities, compared in NumPy once per call (about 1 ms for 1000
         chains in dimension 100), nothing inside the scan. ``False`` turns it
-        off; :func:`jaxsamp.sample`, the
-        warm-up, SMC and the experiment kinds turn it off and run their own,
-        fuller checks (:mod:`jaxsamp.diagnostics.health`: acceptance,
+        off; :func:`jaxsamp.sample`, the warm-up, SMC, MILE's tuning phases and
+        the ``mcmc`` experiment kind turn it off and run their own, fuller
+        checks on the trace (:mod:`jaxsamp.diagnostics.health`: acceptance,
         non-finite proposals, divergences, R-hat, training losses).
 
     Returns
