@@ -460,6 +460,11 @@ class TunedState(NamedTuple):
     def position(self):
         return self.chains.position
 
+    @property
+    def logdensity(self):
+        """The chains' log densities (read by the end-of-run check, :mod:`jaxsamp.core.chain_health`)."""
+        return self.chains.logdensity
+
 
 @functools.lru_cache(maxsize=64)
 def sampling_kernel(
