@@ -40,6 +40,7 @@ from jaxsamp.core import run
 from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.protocols import Trainer
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
+from jaxsamp.diagnostics import health
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
 from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
@@ -178,7 +179,9 @@ def run_vi(cfg, target, fit: VIFit, run_dir: Path) -> dict:
         "log_Z": float(samples.log_Z),
         "ess": float(samples.ess),
     }
-    metrics["warnings"] = training_warnings(cfg.sampler.name, trace, fit, metrics["ess"], n)
+    nonfinite = int(np.sum(~(np.all(np.isfinite(np.asarray(samples.x)), axis=1) & np.isfinite(log_w))))
+    metrics["warnings"] = health.sample_warnings(nonfinite, n) + training_warnings(
+        cfg.sampler.name, trace, fit, metrics["ess"], n)
     if target.log_Z is not None:
         metrics["log_Z_abs_err"] = abs(metrics["log_Z"] - float(target.log_Z))
     reference, label = reference_draws(target, k_ref, n, cfg.run.num_warmup)
@@ -202,7 +205,8 @@ def run_vi(cfg, target, fit: VIFit, run_dir: Path) -> dict:
             box_points = np.asarray(target.sample(jax.random.fold_in(k_ref, 1), BOX_SAMPLES)) if target.has_exact_samples \
                 else reference
             metrics.update(forward_kl_on_grid(log_p, log_q_points, box_around(box_points, 0.01, 0.25), GRID_POINTS))
-    plots.samples_against_target(run_dir, target, x, reference, title)
+    finite = np.all(np.isfinite(x), axis=1)  # a diverged fit's NaN/inf draws are left out of the plot
+    plots.samples_against_target(run_dir, target, x[finite], reference, title)
     plots.trace_plot(run_dir / "training.png", {k: np.asarray(v) for k, v in trace.items()},
                      f"{cfg.name}: loss, ELBO and ESS per step")
     return metrics
