@@ -37,6 +37,7 @@ from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.experiments import plots
+from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned import leaps
 from jaxsamp.learned.leaps_training import (
     LeapsSettings,
@@ -254,6 +255,10 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
     for rule in samples:
         metrics[f"sample_seconds_per_1000_walkers_{rule}"] = seconds[rule]
     main = samples[settings.weight_point]
+    # the PINN loss is taken on a replay buffer of the model's own walkers over a curriculum that lengthens
+    # the horizon: its data move with training, so progress is not judged; the ESS is the headline rule's
+    metrics["warnings"] = learned_run_warnings(loss, judge_progress=False, ess=float(main.ess),
+                                               num_samples=cfg.run.num_eval_samples)
     if exact is not None:
         metrics["log_Z_free_energy_abs_err"] = abs(metrics["log_Z_free_energy"] - exact)
 
