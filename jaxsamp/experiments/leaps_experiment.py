@@ -103,7 +103,8 @@ def glauber_reference(target, key, num_chains: int, num_sweeps: int, options: di
         two_point = obs.connected_two_point(x) if target.domain.kind == "spin" else jnp.zeros(())
         return {"values": values, "two_point": two_point}
 
-    options = {**options, "chunk": every * 10, "checkpoint_every": max(1, num_sweeps // 4), "desc": "glauber reference"}
+    spacing = max(1, num_sweeps // 4) if options.get("checkpoint") is not None else None
+    options = {**options, "chunk": every * 10, "checkpoint_every": spacing, "desc": "glauber reference"}
     _, tr = run(chains.step, state, key_run, num_sweeps, trace=trace, **options)
     keep = slice(num_sweeps // 2, None, every)
     values = np.asarray(tr["values"][keep]).ravel()
