@@ -1328,3 +1328,48 @@ def test_sample_arguments_are_checked_before_any_work(kwargs, fragment):
     args = {"model": _log_density, "init": jnp.zeros(2), **TINY, **kwargs}
     with pytest.raises(InputError, match=fragment):
         jaxsamp.sample(args.pop("model"), **args)
+
+
+# --------------------------------------------------------------------------
+# the driver's chain health (issue 40): bare kernels through jaxsamp.run, and sample's end-of-run check
+# --------------------------------------------------------------------------
+
+
+def _health_messages(fn) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [str(w.message) for w in caught if issubclass(w.category, RunHealthWarning)]
+
+
+def test_sample_says_when_nuts_chains_end_in_a_plus_inf_region():
+    """Was: 'no chain moved' and R-hat, never why; blackjax's NUTS accepts a move to +inf and stays there."""
+    def log_prob(x):
+        return jnp.where(x[0] > 1.5, jnp.inf, -0.5 * jnp.sum(x**2))
+
+    messages = _health_messages(
+        lambda: jaxsamp.sample(log_prob, init=jnp.zeros(2), num_warmup=100, num_samples=50, progress=False)
+    )
+    assert any("ended where the log density is +inf" in m for m in messages), messages
+
+
+def test_run_health_after_a_resume_compares_with_the_initial_state(tmp_path):
+    """A stuck run killed and resumed still says that no chain moved (start = the state given to the first call)."""
+    kernel = ensemble(blackjax.mala(lambda x: -0.5 * jnp.sum(x**2), 1e-30))
+    state = kernel.init(jnp.ones((4, 2)))
+    run(kernel.step, state, jax.random.key(0), 8, progress=False, checkpoint=tmp_path, health=False)
+    messages = _health_messages(
+        lambda: run(kernel.step, state, jax.random.key(0), 16, progress=False, checkpoint=tmp_path)
+    )
+    assert any("no chain moved" in m and "16 steps" in m for m in messages), messages
+
+
+def test_run_health_looks_through_wrapped_states():
+    """guard_finite and repeat keep blackjax's state: the check reads through the combinators."""
+    nan_density = lambda x: jnp.nan * jnp.sum(x)  # noqa: E731
+    kernel = ensemble(guard_finite(repeat(blackjax.mala(nan_density, 0.1), 2)))
+    messages = _health_messages(
+        lambda: run(kernel.step, kernel.init(jnp.zeros((4, 2))), jax.random.key(0), 5, progress=False)
+    )
+    assert any("all 4 chains started where the log density is NaN" in m for m in messages), messages
+    assert any("no chain moved" in m for m in messages), messages

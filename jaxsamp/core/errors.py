@@ -51,3 +51,11 @@ class CheckpointError(JaxsampError, ValueError):
 
 class RunHealthError(JaxsampError, RuntimeError):
     """A finished run failed its health checks (raised instead of a warning under ``--strict``)."""
+
+
+class RunHealthWarning(UserWarning):
+    """A run finished but shows signs that it did not sample the target well.
+
+    Emitted by :func:`jaxsamp.run` (:mod:`jaxsamp.core.chain_health`) and by
+    :func:`jaxsamp.sample`; also importable as ``jaxsamp.mcmc.sample.RunHealthWarning``.
+    """

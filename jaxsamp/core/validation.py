@@ -347,7 +347,8 @@ def as_key(name: str, value):
         A float, bool, string, batch of keys or anything else that is not a key
         or a seed, naming ``name``, with the hint ``jax.random.key(seed)``.
     """
-    is_int_array = hasattr(value, "dtype") and getattr(value, "ndim", None) == 0 and np.issubdtype(value.dtype, np.integer)
+    is_int_array = (hasattr(value, "dtype") and getattr(value, "ndim", None) == 0 and not _is_typed_key(value)
+                    and np.issubdtype(value.dtype, np.integer))  # numpy cannot read a typed key's dtype
     if (isinstance(value, (int, np.integer)) and not isinstance(value, bool)) or is_int_array:
         if _is_tracer(value):
             return jax.random.key(value)

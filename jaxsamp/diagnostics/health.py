@@ -105,7 +105,7 @@ def training_warnings(loss, *, ess: float | None = None, num_samples: int | None
       loss whose regression target moves with training, as adjoint matching's, may
       rise while the sampler improves);
     * the importance-sampling ESS at its floor: ``ess * num_samples < 1.5``, one of the
-      ``num_samples`` samples carrying nearly all the weight.
+      ``num_samples`` samples carrying nearly all the weight; or NaN/inf (non-finite weights).
 
     Parameters
     ----------
@@ -147,7 +147,12 @@ def training_warnings(loss, *, ess: float | None = None, num_samples: int | None
                 f"the training loss did not improve: {first:.4g} in the first tenth of the {loss.size} steps, "
                 f"{last:.4g} in the last (check the learning rate and the loss)"
             )
-    if ess is not None and num_samples and not float(ess) * num_samples >= 1.5:
+    if ess is not None and num_samples and not np.isfinite(float(ess)):
+        out.append(
+            f"the ESS is {float(ess)}: the importance weights are NaN/inf, the trained sampler cannot be judged "
+            "by them"
+        )
+    elif ess is not None and num_samples and not float(ess) * num_samples >= 1.5:
         out.append(
             f"the ESS is {float(ess):.3g}, at its floor 1/{num_samples}: one sample carries nearly all the "
             "importance weight, the trained sampler misses the target"

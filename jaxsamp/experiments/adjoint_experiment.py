@@ -30,6 +30,7 @@ from jaxsamp.core.target import ReferenceUnavailableError
 from jaxsamp.diagnostics import discrepancies, health
 from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
 from jaxsamp.experiments import plots
+from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
@@ -169,6 +170,20 @@ def check(cfg, target) -> AdjointSampling:
     return build_learned_sampler(cfg, "adjoint", samplers)
 
 
+def training_warnings(loss: np.ndarray, corrector: np.ndarray, ess: float | None, num_samples: int) -> list[str]:
+    """The learned-run health check of Adjoint Sampling / ASBS: each stage's per-epoch loss and the path-weight ESS.
+
+    The adjoint-matching loss regresses the drift on targets computed from the current model's own
+    trajectories (the lean adjoint), and ASBS's corrector matching on the current drift's endpoints: both
+    targets move with training, so a loss that rises is no sign of failure and progress is not judged;
+    NaN/inf and explosion are, for each stage on its own epochs (their losses have different scales).
+    """
+    out = learned_run_warnings(loss, judge_progress=False, steps=~corrector, ess=ess, num_samples=num_samples)
+    if corrector.any():
+        out += learned_run_warnings(loss, judge_progress=False, steps=corrector, label="corrector matching")
+    return out
+
+
 def run_adjoint(cfg, target, sampler: AdjointSampling, run_dir: Path) -> dict:
     """Train Adjoint Sampling or ASBS on ``target`` for ``run.num_steps`` epochs; evaluate its averaged network."""
     k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
@@ -194,6 +209,9 @@ def run_adjoint(cfg, target, sampler: AdjointSampling, run_dir: Path) -> dict:
     if corrector.any():
         metrics["final_corrector_loss"] = float(np.mean(loss[corrector][-10:]))
     metrics.update(evaluate(sampler, state.ema_params, k_eval, cfg.run.num_eval_samples, run_dir, cfg.name))
+    metrics["warnings"] = metrics["warnings"] + training_warnings(
+        loss, corrector, metrics.get("ess"), cfg.run.num_eval_samples - metrics.get("nonfinite_paths", 0)
+    )
     series = {"log10 adjoint-matching loss": np.log10(np.where(corrector, np.nan, loss)), "rollout energy": energy}
     if corrector.any():
         series["log10 corrector loss"] = np.log10(np.where(corrector, loss, np.nan))

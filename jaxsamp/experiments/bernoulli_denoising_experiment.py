@@ -50,6 +50,7 @@ from jaxsamp.core.validation import PositiveFloat, PositiveInt, check_fields
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.diagnostics.binary_discrepancies import expected_tv_of_exact_samples, hamming_mmd, total_variation
 from jaxsamp.experiments import plots
+from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.binary import bernoulli_samplers as samplers
 from jaxsamp.learned.binary.bernoulli_denoising import (
     BernoulliDenoiser,
@@ -343,8 +344,9 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
         )
     if is_spin_lattice(target) and "abs_m_exact" in metrics:
         metrics["train_abs_m_err"] = abs(float(obs.mean_abs_magnetization(train)) - metrics["abs_m_exact"])
-    if not np.all(np.isfinite(np.asarray(trace["loss"]))):
-        warnings.append("the training loss was not finite at some steps")
+    # the denoiser's cross-entropy on a fixed training set is a fixed objective: judged for progress
+    # (the samples are unweighted chains: no ESS)
+    warnings += learned_run_warnings(trace["loss"], judge_progress=True)
     metrics["warnings"] = warnings
 
     np.savez(

@@ -24,6 +24,7 @@ from jaxsamp.core import run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.diagnostics import health
 from jaxsamp.experiments import plots
+from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.diffusion.pis_dds import METHODS, DiffusionSampler, DiffusionSettings
 from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
 
@@ -57,10 +58,10 @@ def run_diffusion(cfg, target, sampler: DiffusionSampler, run_dir: Path) -> dict
     samples = jax.jit(sampler.sample, static_argnums=2)(state.params, k_sample, cfg.run.num_eval_samples)
     evaluation = evaluate_path_sampler(sampler, state.params, k_eval, cfg.run.num_eval_samples, forward=samples)
     metrics.update(evaluation)
-    metrics["warnings"] = health.sample_warnings(
-        evaluation["nonfinite_paths"], cfg.run.num_eval_samples
-    ) + health.training_warnings(
-        trace["loss"], ess=evaluation.get("ess"), num_samples=cfg.run.num_eval_samples - evaluation["nonfinite_paths"]
+    # the path losses (KL, log-variance, trajectory balance) are fixed objectives of the drift: judged for progress
+    metrics["warnings"] = health.sample_warnings(evaluation["nonfinite_paths"], cfg.run.num_eval_samples) + learned_run_warnings(
+        trace["loss"], judge_progress=True, ess=evaluation.get("ess"),
+        num_samples=cfg.run.num_eval_samples - evaluation["nonfinite_paths"],
     )
     x = np.asarray(samples.x)
     np.savez(run_dir / "samples.npz", samples=x, log_w=np.asarray(samples.log_w))

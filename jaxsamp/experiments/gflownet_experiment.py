@@ -34,8 +34,10 @@ from jaxsamp.core import run
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
+from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.gflownet import (
     BACKWARD_POLICIES,
+    DQN_LOSSES,
     GFlowNet,
     GFlowNetSettings,
     learning_curve,
@@ -74,6 +76,16 @@ def check(cfg, target) -> dict:
         return {p: GFlowNet(target, settings.for_policy(p), cfg.run.num_chains) for p in settings.policies}
 
     return build_learned_sampler(cfg, "gflownet", {"gflownet": (build, GFlowNetExperimentSettings)})
+
+
+def judges_progress(settings: GFlowNetSettings) -> bool:
+    """Whether a GFlowNet run's loss is judged for progress: not where its target moves with training.
+
+    The DQN losses regress on a Polyak-averaged target network, and under the ``tlm`` and ``pessimistic``
+    backward policies the forward loss reads a ``P_B`` trained by a separate likelihood step; TB, DB and
+    SubTB with a fixed (``uniform``, ``maxent``) or jointly trained (``naive``) ``P_B`` are judged.
+    """
+    return settings.loss not in DQN_LOSSES and settings.backward_policy not in ("tlm", "pessimistic")
 
 
 def curves_plot(path: Path, curves: dict, title: str) -> Path:
@@ -134,8 +146,8 @@ def run_gflownet(cfg, target, samplers: dict, run_dir: Path) -> dict:
         for name, values in curve.items():
             arrays[f"{policy}_{name}"] = values
         updating = np.arange(len(trace["loss"])) >= (sampler.settings.learning_starts + 1 if sampler.dqn else 0)
-        if not np.all(np.isfinite(trace["loss"][updating])):
-            warnings.append(f"{policy}: the training loss was not finite in some iterations")
+        warnings += learned_run_warnings(trace["loss"], judge_progress=judges_progress(sampler.settings),
+                                         steps=updating, label=policy)
         if not len(curve["l1"]):
             warnings.append(
                 f"{policy}: no exact evaluation (run.num_steps < eval_every = {sampler.settings.eval_every})"

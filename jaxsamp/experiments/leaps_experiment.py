@@ -37,6 +37,7 @@ from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.experiments import plots
+from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.leaps import simulation as leaps
 from jaxsamp.learned.leaps.training import (
     LeapsSettings,
@@ -102,7 +103,8 @@ def glauber_reference(target, key, num_chains: int, num_sweeps: int, options: di
         two_point = obs.connected_two_point(x) if target.domain.kind == "spin" else jnp.zeros(())
         return {"values": values, "two_point": two_point}
 
-    options = {**options, "chunk": every * 10, "checkpoint_every": max(1, num_sweeps // 4), "desc": "glauber reference"}
+    spacing = max(1, num_sweeps // 4) if options.get("checkpoint") is not None else None
+    options = {**options, "chunk": every * 10, "checkpoint_every": spacing, "desc": "glauber reference"}
     _, tr = run(chains.step, state, key_run, num_sweeps, trace=trace, **options)
     keep = slice(num_sweeps // 2, None, every)
     values = np.asarray(tr["values"][keep]).ravel()
@@ -254,6 +256,10 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
     for rule in samples:
         metrics[f"sample_seconds_per_1000_walkers_{rule}"] = seconds[rule]
     main = samples[settings.weight_point]
+    # the PINN loss is taken on a replay buffer of the model's own walkers over a curriculum that lengthens
+    # the horizon: its data move with training, so progress is not judged; the ESS is the headline rule's
+    metrics["warnings"] = learned_run_warnings(loss, judge_progress=False, ess=float(main.ess),
+                                               num_samples=cfg.run.num_eval_samples)
     if exact is not None:
         metrics["log_Z_free_energy_abs_err"] = abs(metrics["log_Z_free_energy"] - exact)
 

@@ -29,6 +29,7 @@ import numpy as np
 from jaxsamp.core import run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
+from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings, evaluate, truncated_paths
 
 PLOTTED_PATHS = 64
@@ -90,8 +91,9 @@ def run_tps_dps(cfg, target, sampler: TpsDps, run_dir: Path) -> dict:
     diverged = int(np.sum(~np.all(np.isfinite(positions), axis=(1, 2))))
     if diverged:
         warnings.append(f"{diverged} of {len(positions)} evaluation paths diverged (non-finite positions): lower sampler.params.time_step")
-    if not np.all(np.isfinite(trace["loss"])):
-        warnings.append("the training loss was not finite in some rollouts")
+    # the log-variance loss is taken on a buffer of paths rolled out at an annealed behaviour temperature:
+    # its data move with training, so progress is not judged (no importance weights: no ESS)
+    warnings += learned_run_warnings(trace["loss"], judge_progress=False)
     if evaluation["hits"] == 0:
         warnings.append("no evaluation path reached the end state (THP 0): train longer")
     annealing = sampler.settings.annealing_rollouts

@@ -40,8 +40,10 @@ from jaxsamp.core import run
 from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.protocols import Trainer
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
+from jaxsamp.diagnostics import health
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
 from jaxsamp.experiments import plots
+from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.vi.aisivi import AISIVI, AISIVISettings
 from jaxsamp.vi.elbo import ELBOSettings, elbo_trainer
 from jaxsamp.vi.families import family_from_spec
@@ -69,12 +71,15 @@ class VIFit(NamedTuple):
         ``log_q(state, z, key) -> (n,)``: the fitted density at points ``z`` ``(n, d)``
         (a Monte Carlo estimate for the semi-implicit family).
     settings : dataclass
+    warm_up : int
+        Leading training steps that do not update ``q`` (AISIVI's reverse-model pretraining).
     """
 
     trainer: Trainer
     weighted: Callable
     log_q: Callable
     settings: object
+    warm_up: int = 0
 
 
 def _objective_fit(target, name: str, settings, family_spec) -> VIFit:
@@ -90,7 +95,7 @@ def _semi_implicit_fit(target, name: str, settings: AISIVISettings) -> VIFit:
         raise ConfigError(f"sampler {name!r}: params.method is {settings.method!r}; leave it out or set it to {name!r}")
     model = AISIVI(target, settings)
     return VIFit(model.trainer, model.sample, lambda state, z, key: model.marginal_log_density(state.phi, z, key, settings.marginal_draws),
-                 settings)
+                 settings, model.pretrain_steps)
 
 
 def check(cfg, target) -> VIFit:
@@ -133,6 +138,28 @@ def _trace(state, metrics):
     return {k: metrics[k] for k in ("elbo", "ess") if k in metrics} | {"loss": metrics.get("loss", metrics["elbo"])}
 
 
+def training_warnings(name: str, trace: dict, fit: VIFit, ess: float, num_samples: int) -> list[str]:
+    """The learned-run health check of a VI fit: its per-step loss, progress where it can be judged, the draws' ESS.
+
+    * ``elbo``: the loss is the negative ELBO, a fixed objective of ``q`` -- judged for progress;
+    * ``snis_fkl``: the loss is a self-normalised estimate of ``KL(p || q) - log Z`` on draws of the
+      current ``q``; with a poor proposal the weights sit on one draw and it underestimates the KL, so
+      it can rise while ``q`` improves -- not judged for progress;
+    * ``softcvi``: a cross-entropy against soft labels computed from the current ``q``'s draws, at best
+      the labels' entropy, which grows as the labels even out (``q`` nearer ``p``) -- not judged for progress;
+    * ``aisivi``, ``bsivi``: no loss value (the ``phi`` update is a path-gradient surrogate), so the
+      negated ELBO estimate of the training draws is used, after ``fit.warm_up`` (AISIVI's
+      ``pretrain_steps``: no ``phi`` step is taken and it is NaN); its ``log q`` is itself estimated, with a
+      reverse model trained alongside (AISIVI) or a mixture whose bias changes with ``q`` (BSIVI), so
+      not judged for progress.
+    """
+    if name in SEMI_IMPLICIT:
+        elbo = np.asarray(trace["elbo"])
+        return learned_run_warnings(-elbo, judge_progress=False, steps=np.arange(len(elbo)) >= fit.warm_up,
+                                    ess=ess, num_samples=num_samples)
+    return learned_run_warnings(trace["loss"], judge_progress=name == "elbo", ess=ess, num_samples=num_samples)
+
+
 def run_vi(cfg, target, fit: VIFit, run_dir: Path) -> dict:
     """Train for ``run.num_steps`` steps; weight ``run.num_eval_samples`` draws; score and plot them."""
     k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
@@ -152,6 +179,9 @@ def run_vi(cfg, target, fit: VIFit, run_dir: Path) -> dict:
         "log_Z": float(samples.log_Z),
         "ess": float(samples.ess),
     }
+    nonfinite = int(np.sum(~(np.all(np.isfinite(np.asarray(samples.x)), axis=1) & np.isfinite(log_w))))
+    metrics["warnings"] = health.sample_warnings(nonfinite, n) + training_warnings(
+        cfg.sampler.name, trace, fit, metrics["ess"], n)
     if target.log_Z is not None:
         metrics["log_Z_abs_err"] = abs(metrics["log_Z"] - float(target.log_Z))
     reference, label = reference_draws(target, k_ref, n, cfg.run.num_warmup)
@@ -175,7 +205,8 @@ def run_vi(cfg, target, fit: VIFit, run_dir: Path) -> dict:
             box_points = np.asarray(target.sample(jax.random.fold_in(k_ref, 1), BOX_SAMPLES)) if target.has_exact_samples \
                 else reference
             metrics.update(forward_kl_on_grid(log_p, log_q_points, box_around(box_points, 0.01, 0.25), GRID_POINTS))
-    plots.samples_against_target(run_dir, target, x, reference, title)
+    finite = np.all(np.isfinite(x), axis=1)  # a diverged fit's NaN/inf draws are left out of the plot
+    plots.samples_against_target(run_dir, target, x[finite], reference, title)
     plots.trace_plot(run_dir / "training.png", {k: np.asarray(v) for k, v in trace.items()},
                      f"{cfg.name}: loss, ELBO and ESS per step")
     return metrics

@@ -451,13 +451,15 @@ def sample_mile(
 
     def tune():
         state = jax.jit(tuner.init)(members, k_init)
-        state, trace = run(tuner.step, state, k_tune, n1 + n2, trace=lambda s, info: info, **options("mile_tune"))
+        state, trace = run(tuner.step, state, k_tune, n1 + n2, trace=lambda s, info: info, health=False,
+                           **options("mile_tune"))
         sampling = _after_variance_phase(state)
         if n3 >= 2:
             chosen = np.random.default_rng(np.asarray(jax.random.key_data(k_subset))).permutation(dim)
             subset = jnp.asarray(np.sort(chosen[: min(settings.max_ess_parameters, dim)]))
             sampling, draws = run(
-                chains.step, sampling, k_ess, n3, trace=lambda s, info: s.position[:, subset], **options("mile_tune_L")
+                chains.step, sampling, k_ess, n3, trace=lambda s, info: s.position[:, subset], health=False,
+                **options("mile_tune_L"),
             )
             sampling = _with_ess_L(sampling, draws, settings.L_factor)
         return sampling, trace

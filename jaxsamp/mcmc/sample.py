@@ -14,7 +14,8 @@ A run that does not sample well says so: divergences after warm-up, chains that
 disagree (rank-normalised split R-hat above 1.01 once every coordinate has a bulk
 ESS of 400 per chain, above 1.05 for shorter runs, where well-mixed chains reach
 1.01-1.03 by noise alone), a NaN R-hat or ESS, chains that never moved or an
-acceptance of exactly 0 or 1 become
+acceptance of exactly 0 or 1, chains that end where the log density is NaN or
++inf (:mod:`jaxsamp.core.chain_health`, the driver's own check) become
 ``Posterior.warnings`` and :class:`RunHealthWarning` s (``strict=True``
 raises :class:`~jaxsamp.core.errors.RunHealthError` instead).
 """
@@ -32,10 +33,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core import chain_health
 from jaxsamp.core.combinators import ensemble, guard_finite, position_of
 from jaxsamp.core.combinators import thin as thin_kernel
 from jaxsamp.core.driver import run
-from jaxsamp.core.errors import InputError, RunHealthError
+from jaxsamp.core.errors import InputError, RunHealthError, RunHealthWarning  # noqa: F401  (re-exported)
 from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.core.target import Target, from_function
 from jaxsamp.core.validation import as_key, check_int
@@ -50,10 +52,6 @@ from jaxsamp.mcmc.warmup import (
 
 #: Per-draw sampler statistics kept when the sampler reports them.
 INFO_FIELDS = ("acceptance_rate", "is_divergent", "num_integration_steps", "num_trajectory_expansions")
-
-
-class RunHealthWarning(UserWarning):
-    """A sampling run finished but shows signs that it did not sample the target well."""
 
 
 class Posterior:
@@ -318,14 +316,14 @@ def sample(
         states = kernel.init(positions, k_warm)
         if num_warmup:
             burn = ensemble(guard_finite(single))
-            states, _ = run(burn.step, states, k_warm, num_warmup, desc="burn-in",
+            states, _ = run(burn.step, states, k_warm, num_warmup, desc="burn-in", health=False,
                             checkpoint=None if folder is None else folder / "burn_in", **options)
     jax.block_until_ready(states)
     seconds = {"warmup": time.perf_counter() - started}
     started = time.perf_counter()
-    start = position_of(states)
+    start, initial = position_of(states), states
     states, (draws, info) = run(
-        kernel.step, states, k_draw, num_samples, trace=_draw_trace,
+        kernel.step, states, k_draw, num_samples, trace=_draw_trace, health=False,  # _health checks more
         desc="sampling", checkpoint=None if folder is None else folder / "sampling", **options,
     )
     jax.block_until_ready(states)
@@ -338,7 +336,7 @@ def sample(
     posterior = Posterior(_constrained(target, positions_cd), positions_cd, info, warm, target, seconds)
     posterior.warnings = _health(
         posterior, start, position_of(states), bad, moved, None if nonfinite is None else nonfinite.sum(0)
-    )
+    ) + chain_health.chain_warnings(initial, states, num_samples, check_start=False, check_moved=False)
     for w in posterior.warnings:
         if strict:
             raise RunHealthError(w, "inspect posterior.warmup and the draws; more warm-up or another sampler may help")

@@ -417,7 +417,7 @@ def warmup(
             target_acceptance=0.8 if target_acceptance is None else target_acceptance,
             initial_step_size=initial_step_size, **fixed,
         )
-        state, trace = run(kernel.step, jax.jit(kernel.init)(positions), key, num_steps, trace=_warmup_trace, **options)
+        state, trace = run(kernel.step, jax.jit(kernel.init)(positions), key, num_steps, trace=_warmup_trace, health=False, **options)
         result = Warmup(state.chains, window_parameters(state), "window", algorithm, tuple(sorted(fixed.items())))
         return result, trace
     if method == "chees":
@@ -431,7 +431,8 @@ def warmup(
     else:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     states, parameters = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(one, positions, key))
-    result, _ = run(_one_shot(one, positions), Warmup(states, parameters, method, algorithm, static), key, 1, **options)
+    result, _ = run(_one_shot(one, positions), Warmup(states, parameters, method, algorithm, static), key, 1,
+                    health=False, **options)
     return result, None
 
 
@@ -458,6 +459,11 @@ class TunedState(NamedTuple):
     @property
     def position(self):
         return self.chains.position
+
+    @property
+    def logdensity(self):
+        """The chains' log densities (read by the end-of-run check, :mod:`jaxsamp.core.chain_health`)."""
+        return self.chains.logdensity
 
 
 @functools.lru_cache(maxsize=64)

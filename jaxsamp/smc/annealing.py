@@ -413,6 +413,7 @@ def anneal(
         chunk=chunk,
         identity=identity,
         desc="smc",
+        health=False,  # particles are judged by their weights and t reaching 1 (below), not by the chain check
     )
     if float(state.t) < 1.0:
         raise RunHealthError(

@@ -198,7 +198,10 @@ def test_unguarded_chain_is_poisoned_by_inf():
         return jnp.where(x[0] < -1.0, jnp.inf, -0.5 * jnp.sum(x**2))
 
     kernel = ensemble(blackjax.mala(inf_log_prob, 1.0))
-    state, _ = run(kernel.step, kernel.init(jnp.zeros((64, 2))), jax.random.key(0), 200, progress=False)
+    from jaxsamp.core.errors import RunHealthWarning
+
+    with pytest.warns(RunHealthWarning, match=r"ended where the log density is \+inf \(64 of them were absorbed"):
+        state, _ = run(kernel.step, kernel.init(jnp.zeros((64, 2))), jax.random.key(0), 200, progress=False)
     assert not np.all(np.isfinite(np.asarray(state.logdensity)))
 
 

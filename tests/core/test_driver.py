@@ -1,3 +1,4 @@
+import re
 import warnings
 from pathlib import Path
 
@@ -116,3 +117,90 @@ def test_resume_with_another_key_is_refused(tmp_path):
 def test_killed_run_resumes_bit_identically(tmp_path):
     """SIGKILL a checkpointing run in a subprocess after its first checkpoint, resume, compare."""
     assert_kill_resume_bit_identical(HERE / "_resume_child.py", tmp_path, min_arrays=4)
+
+
+# --------------------------------------------------------------------------
+# run health: a bare blackjax kernel through ensemble and jaxsamp.run (issue 40)
+# --------------------------------------------------------------------------
+
+from jaxsamp.core.errors import RunHealthWarning  # noqa: E402
+
+
+def _gauss(x):
+    return -0.5 * jnp.sum(x**2)
+
+
+def _absorbing(x):
+    """+inf on x[0] > 3: a random walk lands there and every later proposal is 'worse', so it stays."""
+    return jnp.where(x[0] > 3.0, jnp.inf, _gauss(x))
+
+
+UNHEALTHY = {
+    "all chains start at NaN": (
+        lambda: ensemble(blackjax.mala(lambda x: jnp.nan * jnp.sum(x), 0.5)), jnp.zeros((8, 2)),
+        ["all 8 chains started where the log density is NaN", "all 8 chains ended where the log density is NaN"],
+    ),
+    "absorbed by +inf": (
+        lambda: ensemble(blackjax.rmh(_absorbing, blackjax.mcmc.random_walk.normal(jnp.full(2, 2.0)))),
+        jnp.zeros((8, 2)),
+        ["8 chains ended where the log density is \\+inf \\(8 of them were absorbed there"],
+    ),
+    "step size 1e-30": (lambda: ensemble(blackjax.mala(_gauss, 1e-30)), jnp.ones((8, 2)), ["no chain moved"]),
+    "HMC with 0 integration steps": (
+        lambda: ensemble(blackjax.hmc(_gauss, 0.1, jnp.ones(2), 0)), jnp.ones((8, 2)), ["no chain moved"],
+    ),
+}
+
+
+def _run_recording(kernel, positions, **kwargs) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run(kernel.step, kernel.init(positions), jax.random.key(0), 300, progress=False, **kwargs)
+    return [str(w.message) for w in caught if issubclass(w.category, RunHealthWarning)]
+
+
+@pytest.mark.parametrize("case", list(UNHEALTHY))
+def test_run_warns_about_chains_that_did_not_sample(case):
+    """Was silence: the raw driver returned these runs normally."""
+    make, positions, fragments = UNHEALTHY[case]
+    messages = _run_recording(make(), positions)
+    for fragment in fragments:
+        assert any(re.search(fragment, m) for m in messages), (fragment, messages)
+
+
+@pytest.mark.parametrize("case", list(UNHEALTHY))
+def test_run_health_false_is_silent(case):
+    make, positions, _ = UNHEALTHY[case]
+    assert _run_recording(make(), positions, health=False) == []
+
+
+def test_a_healthy_run_and_a_single_chain_run_are_silent():
+    assert _run_recording(ensemble(blackjax.mala(_gauss, 0.5)), jnp.zeros((8, 2))) == []
+    assert _run_recording(blackjax.mala(_gauss, 0.5), jnp.zeros(2)) == []
+
+
+def test_a_single_stuck_chain_warns_too():
+    assert any("no chain moved" in m for m in _run_recording(blackjax.mala(_gauss, 1e-30), jnp.ones(2)))
+
+
+def test_a_trainer_state_is_never_checked():
+    """A learned sampler's train state has no chain positions: nothing to compare, even when nothing changes."""
+    from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+    import jaxsamp.targets
+
+    settings = DiffusionSettings(loss="trajectory_balance", num_steps=4, hidden=8, num_layers=1, learning_rate=1e-3)
+    sampler = DiffusionSampler("dds", jaxsamp.targets.get("gaussian", dim=2), settings, batch_size=8)
+    state = sampler.init(jax.random.key(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RunHealthWarning)
+        run(sampler.step, state, jax.random.key(1), 3, progress=False)
+    frozen = lambda key, s: (s, None)  # noqa: E731  (a trainer that never changes its state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RunHealthWarning)
+        run(frozen, state, jax.random.key(1), 3, progress=False)
+
+
+def test_run_health_warning_keeps_its_old_import_path():
+    from jaxsamp.mcmc.sample import RunHealthWarning as old
+
+    assert old is RunHealthWarning

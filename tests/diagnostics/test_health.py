@@ -63,3 +63,5 @@ def test_training_warnings_name_a_nonfinite_exploding_or_stalled_loss_and_an_ess
     assert health.training_warnings(stalled, judge_progress=False) == []
     (floor,) = health.training_warnings(healthy, ess=1 / 64, num_samples=64)
     assert floor.startswith("the ESS is 0.0156, at its floor 1/64")
+    (nan,) = health.training_warnings(healthy, ess=float("nan"), num_samples=64)
+    assert nan.startswith("the ESS is nan: the importance weights are NaN/inf")  # not called "at its floor"

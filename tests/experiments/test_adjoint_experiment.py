@@ -29,7 +29,7 @@ def test_tiny_run_writes_metrics_plots_and_resumes(tmp_path):
     run_dir, metrics = run_experiment(cfg, verbose=False)
     for key in ("energy_w2", "w2", "log_Z_reverse", "elbo", "ess", "log_Z_exact", "energy_evals"):
         assert key in metrics, key
-    assert metrics["energy_evals"] == 4 * 32
+    assert metrics["energy_evals"] == 4 * 32 and metrics["warnings"] == []
     assert json.loads((run_dir / "metrics.json").read_text())["epochs"] == 4
     for name in ("samples.npz", "samples.png", "energy_histogram.png", "training.png"):
         assert (run_dir / name).is_file(), name

@@ -77,6 +77,7 @@ def test_run_writes_metrics_samples_and_plots(tiny_run):
     run_dir, metrics = tiny_run
     assert 0 < metrics["ess_trapezoid"] <= 1 and "ess_pre" not in metrics  # compare_weight_points=false
     assert metrics["ess"] == metrics["ess_trapezoid"] and metrics["train_steps"] == 150
+    assert metrics["warnings"] == []  # a healthy run passes the learned-run health check
     saved = np.load(run_dir / "samples.npz")
     assert saved["x"].shape == (4000, 3, 3) and saved["x"].dtype == np.int8 and saved["log_w"].shape == (4000,)
     for png in ("training.png", "magnetization.png", "two_point.png", "log_weights.png"):
