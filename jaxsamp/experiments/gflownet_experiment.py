@@ -35,7 +35,7 @@ from jaxsamp.core.errors import InputError
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
-from jaxsamp.learned.gflownet import (
+from jaxsamp.learned.gflownet.training import (
     BACKWARD_POLICIES,
     DQN_LOSSES,
     GFlowNet,
