@@ -2,7 +2,8 @@
 
 Every sampler is a pair of pure functions over PyTree states (``Kernel`` for
 Markov kernels, ``Trainer`` for learned samplers), composed by combinators and
-run by one driver, :func:`run`. :func:`sample` is the one-call path.
+run by one driver, :func:`run`. :func:`sample` is the one-call path for MCMC,
+:func:`fit` for the learned samplers.
 
 >>> import jax, blackjax, jaxsamp
 >>> posterior = jaxsamp.sample(lambda x: -0.5 * (x ** 2).sum(), init=jax.numpy.zeros(3), progress=False)
@@ -46,12 +47,15 @@ from jaxsamp.core import (
 __version__ = "0.1.0"
 
 _SUBPACKAGES = ("core", "diagnostics", "experiments", "learned", "mcmc", "nets", "selection", "smc", "targets")
-_LAZY = {"sample": ("jaxsamp.mcmc.sample", "sample"), "Posterior": ("jaxsamp.mcmc.sample", "Posterior")}
+_LAZY = {
+    "sample": ("jaxsamp.mcmc.sample", "sample"), "Posterior": ("jaxsamp.mcmc.sample", "Posterior"),
+    "fit": ("jaxsamp.learned.fit", "fit"), "Fitted": ("jaxsamp.learned.fit", "Fitted"),
+}
 
 __all__ = [
-    "AnnealingPath", "GeometricPath", "Kernel", "Posterior", "Target", "Trainer", "WeightedSamples",
+    "AnnealingPath", "Fitted", "GeometricPath", "Kernel", "Posterior", "Target", "Trainer", "WeightedSamples",
     "adaptive", "chain_mesh", "compose", "ensemble", "guard_finite", "map_chains", "mixture",
-    "on_blocks", "position_of", "register_position", "repeat", "robbins_monro_step_size", "run", "sample",
+    "on_blocks", "position_of", "register_position", "repeat", "robbins_monro_step_size", "run", "sample", "fit",
     "shard", "shard_state", "thin", *_SUBPACKAGES,
 ]
 

@@ -98,7 +98,7 @@ def train_diffusion(method, loss, target_name, seed, quick):
     }
     if "emc" in figures:
         out["emc"] = figures["emc"]
-    samples = np.asarray(sampler.sample(state.params, jax.random.fold_in(key, 3), n_eval).x)
+    samples = np.asarray(sampler.sample(state, jax.random.fold_in(key, 3), n_eval).x)
     return out, samples
 
 

@@ -102,6 +102,11 @@ class ExperimentKind(NamedTuple):
 TARGETS = Registry("target")
 SAMPLERS = Registry("sampler", first_argument=as_target)  # a plain log-density function is a target
 EXPERIMENTS = Registry("experiment kind")
+#: Learned methods for :func:`jaxsamp.fit`: ``factory(target, settings, batch_size)`` returns a Trainer with
+#: ``sample(state, key, n)`` and ``evaluate(state, key, n)``; ``meta`` holds its ``settings`` dataclass and
+#: default ``batch_size``, and ``judge_progress``: whether its loss is a fixed objective whose failure to
+#: decrease means trouble (registered in :mod:`jaxsamp.learned.methods`).
+LEARNED = Registry("learned method")
 
 
 def validate_dataclass(where: str, params: dict, cls):

@@ -41,14 +41,14 @@ EVAL_BATCH = 1000
 class SampleScorer:
     """Draws of one sampler and their figures against a reference, compiled once for all of a run's draws.
 
-    ``sampler.sample`` (``num_samples`` static) and the batched energy ``-log_prob`` are jitted here, once:
+    ``sampler.sample_with`` (``num_samples`` static) and the batched energy ``-log_prob`` are jitted here, once:
     a fresh ``jax.jit`` per draw would compile both again at every call, which a learning curve of many
     points pays for each point.
     """
 
     def __init__(self, sampler: AdjointSampling):
         self.space = sampler.space
-        self._sample = jax.jit(sampler.sample, static_argnums=2)
+        self._sample = jax.jit(sampler.sample_with, static_argnums=2)
         self._energy = jax.jit(jax.vmap(lambda z: -sampler.target.log_prob(z)))
 
     def draw(self, params, key, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -208,7 +208,7 @@ def run_adjoint(cfg, target, sampler: AdjointSampling, run_dir: Path) -> dict:
     }
     if corrector.any():
         metrics["final_corrector_loss"] = float(np.mean(loss[corrector][-10:]))
-    metrics.update(evaluate(sampler, state.ema_params, k_eval, cfg.run.num_eval_samples, run_dir, cfg.name))
+    metrics.update(evaluate(sampler, sampler.sampling_params(state), k_eval, cfg.run.num_eval_samples, run_dir, cfg.name))
     metrics["warnings"] = metrics["warnings"] + training_warnings(
         loss, corrector, metrics.get("ess"), cfg.run.num_eval_samples - metrics.get("nonfinite_paths", 0)
     )

@@ -26,7 +26,6 @@ from jaxsamp.diagnostics import health
 from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.diffusion.pis_dds import METHODS, DiffusionSampler, DiffusionSettings
-from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
 
 
 def check(cfg, target) -> DiffusionSampler:
@@ -55,8 +54,8 @@ def run_diffusion(cfg, target, sampler: DiffusionSampler, run_dir: Path) -> dict
         "learned_log_z": float(state.log_z),
     }
     k_sample, k_eval = jax.random.split(k_eval)
-    samples = jax.jit(sampler.sample, static_argnums=2)(state.params, k_sample, cfg.run.num_eval_samples)
-    evaluation = evaluate_path_sampler(sampler, state.params, k_eval, cfg.run.num_eval_samples, forward=samples)
+    samples = jax.jit(sampler.sample, static_argnums=2)(state, k_sample, cfg.run.num_eval_samples)
+    evaluation = sampler.evaluate(state, k_eval, cfg.run.num_eval_samples, forward=samples)
     metrics.update(evaluation)
     # the path losses (KL, log-variance, trajectory balance) are fixed objectives of the drift: judged for progress
     metrics["warnings"] = health.sample_warnings(evaluation["nonfinite_paths"], cfg.run.num_eval_samples) + learned_run_warnings(

@@ -44,6 +44,7 @@ from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt, check_fields
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.diffusion import sde
+from jaxsamp.learned.diffusion.evaluation import TrainedPathSampler
 from jaxsamp.learned.diffusion.sde import GeometricNoiseSchedule, StateSpace, centred_normal, state_space
 from jaxsamp.nets.egnn import EGNN
 from jaxsamp.nets.mlp import MLP, fourier_time_features
@@ -297,7 +298,7 @@ def energy_gradients(target, x1, space: StateSpace, max_norm: float):
     return energy, space.project(clip_per_particle(grad, space, max_norm))
 
 
-class AdjointSampling:
+class AdjointSampling(TrainedPathSampler):
     """Adjoint Sampling for ``target``: a :class:`~jaxsamp.core.Trainer` plus a sampler.
 
     Parameters
@@ -379,8 +380,12 @@ class AdjointSampling:
         log_rn = sde.log_rn_along(self.chain, self.drift(jax.lax.stop_gradient(params)), self.space, states)
         return sde.path_log_weights(self.chain, self.space, self.target.log_prob, states[-1], log_rn)
 
-    def sample(self, params, key, num_samples: int) -> WeightedSamples:
-        """``num_samples`` terminal states with their Girsanov path log-weights (:func:`path_log_weights`)."""
+    def sampling_params(self, state) -> nnx.State:
+        """The parameters the trained sampler draws with: the network's exponential moving average."""
+        return state.ema_params
+
+    def sample_with(self, params, key, num_samples: int) -> WeightedSamples:
+        """``num_samples`` terminal states of the drift of ``params`` with their Girsanov path log-weights."""
         roll = self.rollout(params, key, num_samples)
         return WeightedSamples(roll.x1, path_log_weights(self.target.log_prob, roll, self.chain, self.space), 0.0)
 

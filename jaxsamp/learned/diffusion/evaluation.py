@@ -15,8 +15,10 @@ from ``n`` exact target samples:
 * ``emc``: entropic mode coverage of the samples for mixture targets
   (``assign_modes``), with ``modes_visited``.
 
-A sampler takes part by providing ``sample(params, key, n) -> WeightedSamples`` and
-``backward_log_weights(params, key, x_target) -> log w``.
+A sampler takes part by providing ``sample_with(params, key, n) -> WeightedSamples`` and
+``backward_log_weights(params, key, x_target) -> log w``; :class:`TrainedPathSampler` then gives
+it the train-state methods every learned method has, ``sample(state, key, n)`` and
+``evaluate(state, key, n)``.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def evaluate_path_sampler(
         and the Sinkhorn divergence are left out.
     forward : WeightedSamples, optional
         Forward samples already drawn (for example in memory-bounded batches);
-        default ``sampler.sample(params, key, num_samples)``.
+        default ``sampler.sample_with(params, key, num_samples)``.
     sinkhorn : bool
         Compute the Sinkhorn divergence (not E(n)-invariant: particle systems use
         their geometric W2 instead).
@@ -78,7 +80,7 @@ def evaluate_path_sampler(
     target = sampler.target
     k_fwd, k_ref, k_bwd = jax.random.split(key, 3)
     if forward is None:
-        forward = jax.jit(sampler.sample, static_argnums=2)(params, k_fwd, num_samples)
+        forward = jax.jit(sampler.sample_with, static_argnums=2)(params, k_fwd, num_samples)
     x, log_w = np.asarray(forward.x), np.asarray(forward.log_w, np.float64)
     finite = np.isfinite(log_w) & np.all(np.isfinite(x), axis=-1)
     x, log_w = x[finite], log_w[finite]
@@ -112,3 +114,20 @@ def evaluate_path_sampler(
         out["emc"] = float(entropic_mode_coverage(modes, len(target.weights_np)))
         out["modes_visited"] = int(np.unique(np.asarray(modes)).size)
     return out
+
+
+class TrainedPathSampler:
+    """``sample`` and ``evaluate`` from a train state, for the path samplers (PIS, DDS, Adjoint Sampling, ASBS).
+
+    A subclass defines ``sampling_params(state)`` (the parameters the trained sampler
+    draws with: the network's, or their running average where the method keeps one),
+    ``sample_with(params, key, n)`` and ``backward_log_weights(params, key, x)``.
+    """
+
+    def sample(self, state, key, num_samples: int) -> WeightedSamples:
+        """``num_samples`` terminal states of the trained sampler with their path log-weights (``.log_Z`` estimates log Z)."""
+        return self.sample_with(self.sampling_params(state), key, num_samples)
+
+    def evaluate(self, state, key, num_samples: int, **options) -> dict:
+        """The protocol's figures (:func:`evaluate_path_sampler`, whose keyword ``options`` it takes) of the trained sampler."""
+        return evaluate_path_sampler(self, self.sampling_params(state), key, num_samples, **options)

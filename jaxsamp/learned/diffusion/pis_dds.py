@@ -49,6 +49,7 @@ from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields
 from jaxsamp.learned.diffusion import path_losses, sde
+from jaxsamp.learned.diffusion.evaluation import TrainedPathSampler
 from jaxsamp.nets.langevin_net import LangevinNet
 
 METHODS = ("pis", "dds")
@@ -108,7 +109,7 @@ class DiffusionTrainState(NamedTuple):
     energy_evals: jax.Array
 
 
-class DiffusionSampler:
+class DiffusionSampler(TrainedPathSampler):
     """PIS or DDS for ``target``: a :class:`~jaxsamp.core.Trainer` plus a sampler.
 
     Parameters
@@ -210,8 +211,12 @@ class DiffusionSampler:
                    "log_z": state.log_z, "energy_evals": new.energy_evals, "skipped_updates": opt_state.total_notfinite}
         return new, metrics
 
-    def sample(self, params, key, num_samples: int) -> WeightedSamples:
-        """``num_samples`` terminal states with their path log-weights: ``.log_Z`` estimates ``log Z``."""
+    def sampling_params(self, state: DiffusionTrainState) -> nnx.State:
+        """The parameters the trained sampler draws with: the network's (PIS and DDS keep no average)."""
+        return state.params
+
+    def sample_with(self, params, key, num_samples: int) -> WeightedSamples:
+        """``num_samples`` terminal states of the control of ``params`` with their path log-weights."""
         path = sde.simulate(self.chain, self.control(jax.lax.stop_gradient(params)), self.space, key, num_samples)
         return WeightedSamples(path.x, self.log_weights(path.x, path.log_rn), 0.0)
 

@@ -223,7 +223,7 @@ def test_short_training_run_matches_a_gaussian_target():
     state, trace = run(sampler.step, sampler.init(jax.random.key(0)), jax.random.key(1), 40, trace=lambda s, m: m, chunk=40, progress=False)
     assert int(state.energy_evals) == 40 * 256
     assert float(trace["loss"][-1]) < 0.1 * float(trace["loss"][0])
-    ws = sampler.sample(state.ema_params, jax.random.key(2), 4000)
+    ws = sampler.sample(state, jax.random.key(2), 4000)
     x = np.asarray(ws.x, np.float64)
     np.testing.assert_allclose(x.mean(0), [1.0, -0.5], atol=0.1)
     np.testing.assert_allclose(x.var(0), [0.25, 0.64], rtol=0.2)

@@ -103,7 +103,7 @@ def test_short_gaussian_prior_run_matches_a_gaussian_target():
     assert corrector.sum() == 15 and int(state.energy_evals) == 45 * 256
     corrector_loss = np.asarray(trace["loss"])[corrector]
     assert corrector_loss[-1] < 0.9 * corrector_loss[0]
-    ws = sampler.sample(state.ema_params, jax.random.key(2), 4000)
+    ws = sampler.sample(state, jax.random.key(2), 4000)
     x = np.asarray(ws.x, np.float64)
     np.testing.assert_allclose(x.mean(0), [1.0, -0.5], atol=0.1)
     np.testing.assert_allclose(x.var(0), [0.25, 0.64], rtol=0.2)
