@@ -38,10 +38,11 @@ def _cmd_resume(args) -> int:
 
 
 def _cmd_list(args) -> int:
-    from jaxsamp.core.registry import EXPERIMENTS, SAMPLERS, TARGETS
+    import jaxsamp.learned.methods  # noqa: F401  (registers the methods of jaxsamp.fit)
+    from jaxsamp.core.registry import EXPERIMENTS, LEARNED, SAMPLERS, TARGETS
     from jaxsamp.experiments import runner  # noqa: F401  (imports every registering module)
 
-    for registry in (TARGETS, SAMPLERS, EXPERIMENTS):
+    for registry in (TARGETS, SAMPLERS, LEARNED, EXPERIMENTS):
         print(f"{registry.kind}s:")
         for name in registry.names():
             print(f"  {name:<22} {registry.entry(name).summary}")
@@ -68,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_resume = sub.add_parser("resume", parents=[common, strict], help="continue a killed run from its newest checkpoint")
     p_resume.add_argument("run_dir")
     p_resume.set_defaults(func=_cmd_resume)
-    p_list = sub.add_parser("list", parents=[common], help="list targets, samplers and experiment kinds")
+    p_list = sub.add_parser("list", parents=[common], help="list targets, samplers, learned methods and experiment kinds")
     p_list.set_defaults(func=_cmd_list)
     return parser
 

@@ -69,8 +69,8 @@ def test_missing_config_file_and_bad_run_folder(tmp_path, capsys):
     assert "not a run folder" in capsys.readouterr().err
 
 
-def test_list_names_targets_samplers_and_kinds(capsys):
+def test_list_names_targets_samplers_learned_methods_and_kinds(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    for name in ("gaussian", "gmm", "hmc", "mala", "mcmc"):
+    for name in ("gaussian", "gmm", "hmc", "mala", "mcmc", "pis", "asbs"):
         assert f"  {name} " in out
