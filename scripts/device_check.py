@@ -375,6 +375,24 @@ def _stream(proc: subprocess.Popen, lines: queue.Queue) -> None:
     lines.put(None)
 
 
+def _spawn(command: list[str], env: dict) -> tuple[subprocess.Popen, queue.Queue]:
+    """Start ``command`` in a session of its own (so it can be killed whole); its output lines arrive on the queue,
+    then None."""
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, env=env)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=_stream, args=(proc, lines), daemon=True).start()
+    return proc, lines
+
+
+def _next_line(lines: queue.Queue) -> str | None:
+    """The next output line, "" when none came within a second (so the caller can check its clock), None at the end."""
+    try:
+        return lines.get(timeout=1.0)
+    except queue.Empty:
+        return ""
+
+
 def _kill(proc: subprocess.Popen) -> None:
     """End the process group this script started for ``proc``."""
     try:
@@ -402,16 +420,10 @@ def run_tests(report: Report, quick: bool) -> None:
     start = time.perf_counter()
     # the kill-and-resume tests start child processes: none may take most of the accelerator's memory up front
     env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True, env=env)
-    lines: queue.Queue = queue.Queue()
-    threading.Thread(target=_stream, args=(proc, lines), daemon=True).start()
+    proc, lines = _spawn(command, env)
     tail, timed_out = [], False
     while True:
-        try:
-            line = lines.get(timeout=1.0)
-        except queue.Empty:
-            line = ""
+        line = _next_line(lines)
         if line is None:
             break
         if line:
@@ -455,16 +467,10 @@ def run_families(report: Report, families: list[str], args, quick: bool) -> None
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         if quick and QUICK_XLA_FLAGS not in env.get("XLA_FLAGS", ""):  # tests/conftest.py's: compile speed on CPU
             env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {QUICK_XLA_FLAGS}".strip()
-        proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True, env=env)
-        lines: queue.Queue = queue.Queue()
-        threading.Thread(target=_stream, args=(proc, lines), daemon=True).start()
+        proc, lines = _spawn(command, env)
         current, started, cap = None, time.perf_counter(), None
         while True:
-            try:
-                line = lines.get(timeout=1.0)
-            except queue.Empty:
-                line = ""
+            line = _next_line(lines)
             if line is None:
                 break
             if line.startswith(EVENT):
