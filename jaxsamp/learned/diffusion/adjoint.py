@@ -317,6 +317,21 @@ class AdjointSampling(TrainedPathSampler):
         :func:`adjoint_matching_loss`, all in one jittable function.
     chain : GaussianChain
         The discretised base process (:func:`adjoint_chain`).
+
+    Notes
+    -----
+    ``step`` (one epoch) returns:
+
+    * ``loss``: the mean adjoint-matching loss of the epoch's Adam steps (squared drift units); its
+      regression targets move with the drift, so it need not decrease while the sampler improves;
+    * ``energy_mean``: the mean energy ``-log_prob`` of the epoch's rollout end points (nats);
+    * ``nonfinite``: rollout end points whose energy was not finite;
+    * ``energy_evals``: energy gradients so far (one per simulated path).
+
+    ``sample`` and ``evaluate`` use the exponential moving average of the parameters (``ema_params``).
+    Scales for a new target: the base process starts at 0 (a point mass) and ends with standard deviation about
+    ``sigma_max``, which should cover the target's spread (a short MCMC run or a Laplace fit gives it);
+    ``sigma_min`` sets the finest noise near the end.
     """
 
     method = "Adjoint Sampling"

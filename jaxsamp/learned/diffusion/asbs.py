@@ -135,6 +135,14 @@ class Asbs(AdjointSampling):
         The discretised base process from the prior (:func:`~jaxsamp.learned.diffusion.adjoint.adjoint_chain`).
     stage_length : int
         Epochs per stage (``adjoint_epochs``, plus ``corrector_epochs`` unless the prior is a point).
+
+    Notes
+    -----
+    ``step`` (one epoch) returns Adjoint Sampling's metrics (``loss``, ``energy_mean``, ``nonfinite``,
+    ``energy_evals``) and ``corrector_epoch``: True for corrector-matching epochs, whose ``loss`` is the
+    corrector's regression loss and whose ``energy_mean`` is NaN (they call no energy). Scales for a new target:
+    ``prior_scale`` is the prior's standard deviation (``"gaussian"``) or the harmonic prior's scale, and with
+    ``sigma_max`` should cover the target's spread.
     """
 
     method = "ASBS"

@@ -120,6 +120,26 @@ class DiffusionSampler(TrainedPathSampler):
     settings : DiffusionSettings
     batch_size : int
         Paths simulated per training step.
+
+    Notes
+    -----
+    ``step`` returns these metrics (one value per step, on the step's ``batch_size`` paths):
+
+    * ``loss``: the configured loss (nats for ``kl``: minus the ELBO; nats squared for the variance losses);
+    * ``elbo``: the mean path log-weight, a lower bound on ``log Z`` (nats);
+    * ``log_Z_hat``: ``logsumexp(log w) - log n``, the importance-sampling estimate of ``log Z`` (nats);
+    * ``ess``: the normalised ESS of the path weights, in ``(0, 1]``;
+    * ``log_z``: the learned ``log Z`` before the step (trajectory balance; 0 otherwise);
+    * ``energy_evals``: target evaluations so far (gradients and log densities);
+    * ``skipped_updates``: batches whose gradient was not finite and were skipped, so far.
+
+    Scales for a new target: PIS's paths start at 0 and spread by about ``max_diffusion / 2`` over the unit
+    time, so ``max_diffusion`` should be about twice the target's largest marginal standard deviation plus its
+    distance from 0 (the Beyond-ELBOs settings: funnel 4, GMM40 160, many-well 4); DDS's prior is
+    ``N(0, init_std^2)``, so ``init_std`` should cover the target's spread (funnel 1, GMM40 40, many-well 1). A
+    short MCMC run or a Laplace fit gives the spread; a scale too small leaves modes unvisited (low ESS,
+    ``log Z`` low), one too large wastes paths (noisy weights). The log density must have a finite gradient
+    where paths start (0 for PIS).
     """
 
     def __init__(self, method: str, target, settings: DiffusionSettings, batch_size: int):
