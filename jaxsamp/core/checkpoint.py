@@ -161,9 +161,14 @@ class _HeldLogs(logging.Filter):
 
 def save(
     directory, step: int, state: Any, trace: Any, key_data: list[int], fingerprint: str | None = None,
-    run: str | dict = "",
+    run: str | dict = "", trace_steps: int | None = None,
 ) -> Path:
     """Write a checkpoint of ``state`` and ``trace`` at ``step``; return its folder.
+
+    ``trace_steps`` keeps only the trace's first so many steps (the driver's
+    trace buffer holds the whole run's steps, filled so far up to ``step``); the
+    cut is made on the host copy, so no second copy of the trace is made on the
+    device.
 
     ``run`` says who writes it: a name, or a dict with a ``"name"`` and what else
     identifies the run to a person (its step function, script, fingerprint parts);
@@ -178,7 +183,7 @@ def save(
     import orbax.checkpoint as ocp
 
     target = step_dir(directory, step)
-    trace_arrays = [_host_array(a) for a in (jax.tree.leaves(trace) if trace is not None else [])]
+    trace_arrays = [_host_array(a)[:trace_steps] for a in (jax.tree.leaves(trace) if trace is not None else [])]
     absl_logger, held = logging.getLogger("absl"), _HeldLogs()
     absl_logger.addFilter(held)
     try:

@@ -206,12 +206,41 @@ def _strong_types(state: Any) -> Any:
     return jax.tree.map(strong, state)
 
 
-def _concat(parts: list) -> Any:
-    if not parts:
-        return None
-    if len(parts) == 1:
-        return parts[0]
-    return jax.tree.map(lambda *a: jnp.concatenate(a, axis=0), *parts)
+@functools.partial(jax.jit, donate_argnums=0)
+def _write(buffer, part, at):
+    """``buffer`` with ``part`` written at step ``at``; the buffer is donated, so it is updated in place."""
+    return jax.tree.map(lambda b, p: jax.lax.dynamic_update_slice_in_dim(b, p.astype(b.dtype), at, axis=0), buffer, part)
+
+
+class _Trace:
+    """A run's trace, gathered chunk by chunk into one buffer of ``num_steps`` steps.
+
+    The buffer is allocated, with the chunks' sharding, when a second piece
+    arrives, and every later chunk is written into it in place: the peak memory
+    is the whole trace plus one chunk, not the chunks and their concatenation.
+    A run of one chunk returns that chunk itself. A resumed run's restored trace
+    (its first steps, on the host) is the first piece.
+    """
+
+    def __init__(self, num_steps: int, restored: Any = None):
+        self.num_steps = num_steps
+        self.value = None if restored is None else jax.tree.map(np.asarray, restored)
+        self.filled = 0 if restored is None else int(jax.tree.leaves(restored)[0].shape[0])
+        self.in_buffer = False
+
+    def add(self, part: Any) -> None:
+        """Append the trace of the chunk that ran the next steps."""
+        leaves = jax.tree.leaves(part)
+        if self.value is None or not leaves:
+            self.value = part
+        else:
+            if not self.in_buffer:
+                first = self.value
+                buffer = jax.tree.map(lambda a: jnp.zeros((self.num_steps, *a.shape[1:]), a.dtype, device=a.sharding), part)
+                self.value, self.in_buffer = _write(buffer, first, jnp.int32(0)), True
+                del first, buffer
+            self.value = _write(self.value, part, jnp.int32(self.filled))
+        self.filled += int(leaves[0].shape[0]) if leaves else 0
 
 
 def run(
@@ -346,13 +375,13 @@ def run(
     chunk = _even_chunk(chunk, checkpoint_every or max(num_steps, 1))
     key_data = _key_data(key)
 
-    start, parts = 0, []
+    start, restored_trace = 0, None
     initial = state
     if checkpoint is not None:
         fingerprint, who = _describe_run(step, trace, state, key, desc, fingerprint, identity)
         start, state, restored_trace = _resume(checkpoint, step, state, key, key_data, num_steps, trace, fingerprint, who)
-        if restored_trace is not None and start > 0:
-            parts.append(restored_trace)
+    gathered = _Trace(num_steps, restored_trace if start > 0 else None)
+    del restored_trace
 
     bar = None
     if progress:
@@ -369,14 +398,15 @@ def run(
             _explain_failure(step, trace, state, key)
             raise
         if trace is not None:
-            parts.append(out)
+            gathered.add(out)
+            del out
         if pending is not None and bar is not None:
             jax.block_until_ready(pending[0])
             bar.update(pending[1])
         pending = (jax.tree.leaves(state)[:1], length)
         end = s0 + length
         if checkpoint is not None and checkpoint_every and end % checkpoint_every == 0 and end < num_steps:
-            ckpt.save(checkpoint, end, state, _concat(parts), key_data, fingerprint, who)
+            ckpt.save(checkpoint, end, state, gathered.value, key_data, fingerprint, who, trace_steps=end)
             ckpt.prune(checkpoint, keep)
     if pending is not None:
         jax.block_until_ready(pending[0])
@@ -384,9 +414,8 @@ def run(
             bar.update(pending[1])
     if bar is not None:
         bar.close()
-    full_trace = _concat(parts)
-    if parts and len(parts) > 1:
-        parts[:] = [full_trace]
+    full_trace = gathered.value
+    del gathered
     if checkpoint is not None and num_steps > start:
         ckpt.save(checkpoint, num_steps, state, full_trace, key_data, fingerprint, who)
         ckpt.prune(checkpoint, keep)

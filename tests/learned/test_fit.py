@@ -32,10 +32,14 @@ SMALL = {
 N = 2000
 
 
+#: registered methods whose fit test lives beside their family's tests (targets other than this Gaussian)
+TESTED_IN_FAMILY: set[str] = set()
+
+
 def test_every_registered_method_is_tested():
     import jaxsamp.learned.methods  # noqa: F401
 
-    assert sorted(SMALL) == LEARNED.names()
+    assert sorted(set(SMALL) | TESTED_IN_FAMILY) == LEARNED.names()
 
 
 @pytest.mark.parametrize("method", sorted(SMALL))
