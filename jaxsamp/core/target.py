@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from typing import Any, Callable
 
 import chex
@@ -94,6 +95,18 @@ def sphere(d: int) -> Domain:
     return Domain("sphere", ambient_dim=int(d))
 
 
+def _checked_sample(sample: Callable) -> Callable:
+    """``sample(key, n)`` with ``key`` a PRNG key or an integer seed and ``n`` a non-negative integer, else InputError."""
+
+    @functools.wraps(sample)
+    def checked(self, key, n, *args, **kwargs):
+        from jaxsamp.core.validation import as_key, check_int
+
+        return sample(self, as_key("key", key), check_int("n", n, ge=0), *args, **kwargs)
+
+    return checked
+
+
 class Target:
     """Base class of every target density.
 
@@ -108,6 +121,12 @@ class Target:
     log_Z: float | None = None
     check: bool = True
     """Check states of discrete domains in :meth:`log_prob` (see there); :meth:`with_checks` turns it off."""
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass's own ``sample`` gets the base class's argument checks (:func:`_checked_sample`)."""
+        super().__init_subclass__(**kwargs)
+        if "sample" in cls.__dict__:
+            cls.sample = _checked_sample(cls.__dict__["sample"])
 
     # -- density ---------------------------------------------------------
     def log_prob(self, x: jax.Array) -> jax.Array:
@@ -192,7 +211,13 @@ class Target:
         return type(self).sample is not Target.sample
 
     def sample(self, key: jax.Array, n: int) -> jax.Array:
-        """``n`` exact samples, shape ``(n, *event_shape)``."""
+        """``n`` exact samples, shape ``(n, *event_shape)``.
+
+        ``key`` is a PRNG key or an integer seed; a key of another kind, or an
+        ``n`` that is not a non-negative integer, raises
+        :class:`~jaxsamp.core.errors.InputError` (in every subclass: the check
+        is added to a subclass's own ``sample``).
+        """
         raise ReferenceUnavailableError(f"target {self.name!r} has no exact sampler")
 
     def reference(self) -> Any:
