@@ -66,3 +66,18 @@ def test_gaussian_log_z_matches_quadrature():
     vals = np.exp(np.asarray(jax.vmap(target.log_prob)(pts), np.float64))
     integral = vals.sum() * (g[1] - g[0]) ** 2
     assert np.log(integral) == pytest.approx(target.log_Z, abs=1e-4)
+
+
+@pytest.mark.parametrize("name, params", [("gaussian", {"dim": 2}), ("funnel", {}),
+                                          ("bernoulli_mixture", {"dim": 4, "num_components": 2})])
+def test_every_target_sample_checks_key_and_n(name, params):
+    """The base class adds the checks to each subclass's own sample: a seed works, bad n or key is an InputError."""
+    from jaxsamp.core.errors import InputError
+
+    target = get(name, **params)
+    np.testing.assert_array_equal(target.sample(7, 3), target.sample(jax.random.key(7), 3))
+    assert target.sample(np.int64(7), 0).shape == (0, *target.event_shape)
+    for key, n, match in [(0, 1.5, "n must be int"), (0, -1, "n must be >= 0"), (1.5, 2, "key must be a PRNG key"),
+                          (jax.random.split(jax.random.key(0)), 2, "ONE PRNG key")]:
+        with pytest.raises(InputError, match=match):
+            target.sample(key, n)
