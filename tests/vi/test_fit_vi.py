@@ -69,14 +69,6 @@ def test_softcvi_at_the_target_has_flat_weights():
     assert np.ptp(log_w) < 1e-2 and abs(np.mean(log_w) - TARGET.log_Z) < 1e-3
 
 
-def test_a_plain_log_density_gives_the_numbers_of_the_target():
-    common = dict(num_steps=20, key=3, batch_size=8, progress=False, **GAUSSIAN_Q)
-    from_target = jaxsamp.fit("elbo", TARGET, **common)
-    from_function = jaxsamp.fit("elbo", TARGET.log_prob, init=jnp.zeros(2), **common)
-    np.testing.assert_array_equal(from_target.history["loss"], from_function.history["loss"])
-    np.testing.assert_array_equal(from_target.sample(0, 50).x, from_function.sample(0, 50).x)
-
-
 def test_bad_targets_and_settings_are_clear_errors():
     with pytest.raises(InputError, match="method 'softcvi': softcvi lives on R\\^d: the target must be real-valued"):
         jaxsamp.fit("softcvi", jaxsamp.targets.get("ising", L=2, beta=0.4), num_steps=2)
