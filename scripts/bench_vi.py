@@ -56,18 +56,18 @@ from jaxsamp.core import run
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
 from jaxsamp.experiments.vi_experiment import box_around
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression, load_breast_cancer
-from jaxsamp.vi.aisivi import AISIVI, AISIVISettings
-from jaxsamp.vi.elbo import ELBOSettings, elbo_trainer
-from jaxsamp.vi.families import CouplingFlow, FullRankGaussian
-from jaxsamp.vi.snis_forward_kl import SNISForwardKLSettings, snis_forward_kl_trainer
-from jaxsamp.vi.softcvi import SoftCVISettings, softcvi_trainer
+from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
+from jaxsamp.vi.elbo import ELBO, ELBOSettings
+from jaxsamp.vi.snis_forward_kl import SNISForwardKL, SNISForwardKLSettings
+from jaxsamp.vi.softcvi import SoftCVI, SoftCVISettings
 
-OBJECTIVES = {  # name: (trainer factory, settings at K draws and learning rate lr)
-    "softcvi": (softcvi_trainer, lambda k, lr: SoftCVISettings(num_samples=k, alpha=0.75, learning_rate=lr)),
-    "elbo": (elbo_trainer, lambda k, lr: ELBOSettings(num_samples=k, learning_rate=lr)),
-    "snis_fkl": (snis_forward_kl_trainer, lambda k, lr: SNISForwardKLSettings(num_samples=k, learning_rate=lr)),
+OBJECTIVES = {  # name: (method class, settings at learning rate lr on a family spec)
+    "softcvi": (SoftCVI, lambda lr, family: SoftCVISettings(alpha=0.75, learning_rate=lr, family=family)),
+    "elbo": (ELBO, lambda lr, family: ELBOSettings(learning_rate=lr, family=family)),
+    "snis_fkl": (SNISForwardKL, lambda lr, family: SNISForwardKLSettings(learning_rate=lr, family=family)),
 }
-SEMI_IMPLICIT = ("aisivi", "bsivi")
+SEMI_IMPLICIT = {"aisivi": AISIVI, "bsivi": BSIVI}
+K = 8  # draws per step of the objectives (the SoftCVI paper's)
 TOYS = ("banana", "x_shaped", "multimodal")
 GROUPS = ("linreg", "eight_schools", "toys", "logreg", "speed")
 # --quick runs each code path once rather than every method everywhere (compilation dominates it)
@@ -77,21 +77,28 @@ QUICK_METHODS = {"linreg": ("softcvi",), "eight_schools": ("elbo",), "toys": ("a
 
 def methods(group: str, quick: bool) -> tuple[str, ...]:
     """The methods a group runs: all of its kind, or the quick subset."""
-    every = SEMI_IMPLICIT if group in ("toys", "logreg") else tuple(OBJECTIVES) + (SEMI_IMPLICIT if group == "speed" else ())
+    if group in ("toys", "logreg"):
+        every = tuple(SEMI_IMPLICIT)
+    else:
+        every = tuple(OBJECTIVES) + (tuple(SEMI_IMPLICIT) if group == "speed" else ())
     return QUICK_METHODS[group] if quick else every
 
 
-def toy_settings(method: str, quick: bool) -> AISIVISettings:
-    return AISIVISettings(method=method, latent_dim=2, hidden_width=16 if quick else 128, hidden_layers=2,
-                          batch_size=16 if quick else 128, num_inner=8 if quick else 256, tau_layers=2 if quick else 6,
+def toy_batch(quick: bool) -> int:
+    return 16 if quick else 128
+
+
+def toy_settings(quick: bool) -> AISIVISettings:
+    return AISIVISettings(latent_dim=2, hidden_width=16 if quick else 128, hidden_layers=2,
+                          num_inner=8 if quick else 256, tau_layers=2 if quick else 6,
                           tau_hidden_width=8 if quick else 64, pretrain_steps=2 if quick else 100, learning_rate=1e-2,
                           tau_learning_rate=1e-2, decay_step=None if quick else 1000, decay_factor=0.1,
                           marginal_draws=64 if quick else 50_000)
 
 
-def logreg_settings(method: str, quick: bool) -> AISIVISettings:
-    return AISIVISettings(method=method, latent_dim=10, hidden_width=16 if quick else 100, hidden_layers=2,
-                          batch_size=16 if quick else 100, num_inner=8 if quick else 256, tau_layers=2 if quick else 6,
+def logreg_settings(quick: bool) -> AISIVISettings:
+    return AISIVISettings(latent_dim=10, hidden_width=16 if quick else 100, hidden_layers=2,
+                          num_inner=8 if quick else 256, tau_layers=2 if quick else 6,
                           tau_hidden_width=8 if quick else 64, pretrain_steps=2 if quick else 500, learning_rate=1e-3,
                           tau_learning_rate=1e-3)
 
@@ -105,14 +112,14 @@ def train(trainer, seed: int, steps: int):
 def linreg(seed: int, quick: bool) -> dict:
     """Exact ``KL(q || p)`` of a full-rank Gaussian after equal steps of each objective."""
     target = jaxsamp.targets.get("conjugate_linear_regression")
-    family = FullRankGaussian(target.event_shape[0])
     steps = 20 if quick else 5000
     schedule = optax.cosine_decay_schedule(5e-3, steps, alpha=1e-4 / 5e-3)
     out = {}
     for name in methods("linreg", quick):
-        make, settings = OBJECTIVES[name]
-        state = train(make(target, family, settings(8, 5e-3), optax.adam(schedule)), seed, steps)
-        out[f"{name}_linreg_kl"] = float(family.distribution(state.params).kl_divergence(target.posterior()))
+        cls, settings = OBJECTIVES[name]
+        method = cls(target, settings(5e-3, "full_rank_gaussian"), K, optax.adam(schedule))
+        state = train(method, seed, steps)
+        out[f"{name}_linreg_kl"] = float(method.family.distribution(state.params).kl_divergence(target.posterior()))
     return out
 
 
@@ -143,12 +150,14 @@ def hpd_coverage(log_q_reference: np.ndarray, log_q_own: np.ndarray, level: floa
 
 def eight_schools(seed: int, quick: bool, reference: np.ndarray) -> dict:
     target = jaxsamp.targets.get("eight_schools")
-    family = CouplingFlow(target.event_shape[0], num_layers=2 if quick else 4, hidden=(8,) if quick else (32, 32))
+    flow = {"name": "coupling_flow", "num_layers": 2 if quick else 4, "hidden": (8,) if quick else (32, 32)}
     steps, n = (20, 256) if quick else (5000, 20_000)
     out = {}
     for name in methods("eight_schools", quick):
-        make, settings = OBJECTIVES[name]
-        state = train(make(target, family, settings(8, 3e-3)), seed, steps)
+        cls, settings = OBJECTIVES[name]
+        method = cls(target, settings(3e-3, flow), K)
+        family = method.family
+        state = train(method, seed, steps)
         log_q_ref = np.asarray(family.log_prob(state.params, jnp.asarray(reference, jnp.float32)))
         _, log_q_own = family.sample_and_log_prob(state.params, jax.random.key(2000 + seed), n)
         out[f"{name}_eight_schools_mean_log_q_ref"] = float(np.mean(log_q_ref))
@@ -165,11 +174,9 @@ def toys(seed: int, quick: bool) -> dict:
         box = box_around(np.asarray(target.sample(jax.random.key(3000), 1000 if quick else 100_000)), 0.01, 0.25)
         log_p = jax.jit(jax.vmap(target.log_prob))
         for method in methods("toys", quick):
-            settings = toy_settings(method, quick)
-            model = AISIVI(target, settings)
-            state = train(model.trainer, seed, steps)
-            log_q = jax.jit(lambda z, state=state, model=model, s=settings: model.marginal_log_density(
-                state.phi, z, jax.random.key(4000 + seed), s.marginal_draws))
+            model = SEMI_IMPLICIT[method](target, toy_settings(quick), toy_batch(quick))
+            state = train(model, seed, steps)
+            log_q = jax.jit(lambda z, state=state, model=model: model.log_q(state, z, jax.random.key(4000 + seed)))
             figures = forward_kl_on_grid(log_p, log_q, box, 20 if quick else 250)
             out[f"{method}_{target_name}_forward_kl"] = figures["forward_kl"]
             out[f"{method}_{target_name}_q_mass"] = figures["q_mass"]
@@ -201,8 +208,8 @@ def logreg(seed: int, quick: bool) -> dict:
     steps, n = (10, 64) if quick else (3000, 4000)
     out = {}
     for method in methods("logreg", quick):
-        model = AISIVI(target, logreg_settings(method, quick))
-        state = train(model.trainer, seed, steps)
+        model = SEMI_IMPLICIT[method](target, logreg_settings(quick), 16 if quick else 100)
+        state = train(model, seed, steps)
         _, z = model.draw(state.phi, jax.random.key(5000 + seed), n)
         out[f"{method}_bayes_logreg_test_lpd"] = test_lpd(np.asarray(z), design, labels)
     warmup, draws = (20, 16) if quick else (1000, 1000)
@@ -217,14 +224,14 @@ def speed(quick: bool) -> dict:
     """Training steps per second after compilation: best of 3 blocks of 200 steps (quick: 5)."""
     block = 5 if quick else 200
     schools, banana = jaxsamp.targets.get("eight_schools"), jaxsamp.targets.get("banana")
-    family = CouplingFlow(schools.event_shape[0], num_layers=4, hidden=(32, 32))
+    flow = {"name": "coupling_flow", "num_layers": 4, "hidden": (32, 32)}
     trainers = {}
     for name in methods("speed", quick):
         if name in OBJECTIVES:
-            make, settings = OBJECTIVES[name]
-            trainers[name] = make(schools, family, settings(8, 3e-3))
+            cls, settings = OBJECTIVES[name]
+            trainers[name] = cls(schools, settings(3e-3, flow), K)
         else:
-            trainers[name] = AISIVI(banana, toy_settings(name, quick)).trainer
+            trainers[name] = SEMI_IMPLICIT[name](banana, toy_settings(quick), toy_batch(quick))
     out = {}
     for name, trainer in trainers.items():
         state = jax.jit(trainer.init)(jax.random.key(0))

@@ -1,14 +1,16 @@
 """The ``vi`` experiment kind: fit a variational family through the driver, weight its draws, compare with the target.
 
-Config ``sampler`` block: ``name`` one of ``elbo``, ``snis_fkl``, ``softcvi``
-(an objective on a distrax family) or ``aisivi``, ``bsivi`` (the semi-implicit
-family of :mod:`jaxsamp.vi.aisivi`), and ``params`` validated into that method's
-settings (:class:`~jaxsamp.vi.elbo.ELBOSettings`,
+Config ``sampler`` block: ``name`` a registered variational method (``elbo``,
+``snis_fkl``, ``softcvi``: an objective on a distrax family; ``aisivi``,
+``bsivi``: the semi-implicit family of :mod:`jaxsamp.vi.aisivi`), and ``params``
+validated into that method's settings (:class:`~jaxsamp.vi.elbo.ELBOSettings`,
 :class:`~jaxsamp.vi.snis_forward_kl.SNISForwardKLSettings`,
 :class:`~jaxsamp.vi.softcvi.SoftCVISettings`,
-:class:`~jaxsamp.vi.aisivi.AISIVISettings`). The objectives also take
-``params.family``, e.g. ``{name: coupling_flow, num_layers: 4, hidden: [32, 32]}``
-(:func:`~jaxsamp.vi.families.family_from_spec`; default a diagonal Gaussian).
+:class:`~jaxsamp.vi.aisivi.AISIVISettings`); the objectives' ``params.family`` names
+the family, e.g. ``{name: coupling_flow, num_layers: 4, hidden: [32, 32]}``
+(:func:`~jaxsamp.vi.families.family_from_spec`; default a RealNVP coupling flow).
+The method is the one :func:`jaxsamp.fit` builds by that name, with ``run.num_chains``
+as its batch size (the draws of ``q`` per step).
 ``run.num_steps`` optimiser steps run through the driver with checkpoints in
 ``run_dir/checkpoints``; ``run.num_eval_samples`` draws of the fitted family are
 importance-weighted against the target. Targets without exact samples get a
@@ -26,11 +28,8 @@ of ``q`` against the reference).
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -38,81 +37,32 @@ import numpy as np
 
 from jaxsamp.core import run
 from jaxsamp.core.errors import ConfigError
-from jaxsamp.core.protocols import Trainer
-from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
+from jaxsamp.core.registry import EXPERIMENTS, LEARNED, ExperimentKind, build_learned_sampler
 from jaxsamp.diagnostics import health
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
 from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
-from jaxsamp.vi.aisivi import AISIVI, AISIVISettings
-from jaxsamp.vi.elbo import ELBOSettings, elbo_trainer
-from jaxsamp.vi.families import family_from_spec
-from jaxsamp.vi.snis_forward_kl import SNISForwardKLSettings, snis_forward_kl_trainer
-from jaxsamp.vi.softcvi import SoftCVISettings, softcvi_trainer
-from jaxsamp.vi.training import weighted_samples
 
-OBJECTIVES = {"elbo": (elbo_trainer, ELBOSettings), "snis_fkl": (snis_forward_kl_trainer, SNISForwardKLSettings),
-              "softcvi": (softcvi_trainer, SoftCVISettings)}
+METHODS = ("elbo", "snis_fkl", "softcvi", "aisivi", "bsivi")
 SEMI_IMPLICIT = ("aisivi", "bsivi")
 GRID_POINTS = 250  # per axis, for the forward KL
 BOX_SAMPLES = 100_000  # exact draws whose central 99.98 % (padded) is the forward KL's box
 NUTS_CHAINS = 4  # the reference run of targets without exact samples
+MOVED = {"num_samples": "run.num_chains", "batch_size": "run.num_chains", "method": "sampler.name"}
 
 
-class VIFit(NamedTuple):
-    """A configured VI method: its trainer and what the evaluation needs of a train state.
+def check(cfg, target):
+    """The method (a :mod:`jaxsamp.vi` Trainer with ``sample``, ``log_q``), its settings and family against the target."""
+    import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
 
-    Attributes
-    ----------
-    trainer : Trainer
-    weighted : callable
-        ``weighted(state, key, n) -> WeightedSamples``: ``n`` draws of ``q`` with ``log p~ - log q``.
-    log_q : callable
-        ``log_q(state, z, key) -> (n,)``: the fitted density at points ``z`` ``(n, d)``
-        (a Monte Carlo estimate for the semi-implicit family).
-    settings : dataclass
-    warm_up : int
-        Leading training steps that do not update ``q`` (AISIVI's reverse-model pretraining).
-    """
-
-    trainer: Trainer
-    weighted: Callable
-    log_q: Callable
-    settings: object
-    warm_up: int = 0
-
-
-def _objective_fit(target, name: str, settings, family_spec) -> VIFit:
-    dim = target.event_shape[0] if target.event_shape else 0
-    family = family_from_spec(dim, family_spec)  # an InputError becomes a ConfigError naming the sampler
-    build = OBJECTIVES[name][0]
-    return VIFit(build(target, family, settings), lambda state, key, n: weighted_samples(target, family, state.params, key, n),
-                 lambda state, z, key: family.log_prob(state.params, z), settings)
-
-
-def _semi_implicit_fit(target, name: str, settings: AISIVISettings) -> VIFit:
-    if settings.method != name:
-        raise ConfigError(f"sampler {name!r}: params.method is {settings.method!r}; leave it out or set it to {name!r}")
-    model = AISIVI(target, settings)
-    return VIFit(model.trainer, model.sample, lambda state, z, key: model.marginal_log_density(state.phi, z, key, settings.marginal_draws),
-                 settings, model.pretrain_steps)
-
-
-def check(cfg, target) -> VIFit:
-    """The method, its settings and its family against the target, before any work."""
-    params = dict(cfg.sampler.params or {})
-    family_spec = params.pop("family", None)
-    name = cfg.sampler.name
     if not target.has_exact_samples and cfg.run.num_warmup == 0:
         raise ConfigError(f"target {target.name!r} has no exact samples: its NUTS reference needs run.num_warmup > 0")
-    if family_spec is not None and name in SEMI_IMPLICIT:
-        raise ConfigError(f"sampler {name!r} has its own semi-implicit family; remove params.family")
-    if name in SEMI_IMPLICIT:
-        params.setdefault("method", name)
-    bare = dataclasses.replace(cfg, sampler=dataclasses.replace(cfg.sampler, params=params))
-    samplers = {n: (lambda s, n=n: _objective_fit(target, n, s, family_spec), cls) for n, (_, cls) in OBJECTIVES.items()}
-    samplers.update({n: (lambda s, n=n: _semi_implicit_fit(target, n, s), AISIVISettings) for n in SEMI_IMPLICIT})
-    return build_learned_sampler(bare, "vi", samplers)
+    for key in cfg.sampler.params or {}:
+        if key in MOVED:
+            raise ConfigError(f"sampler {cfg.sampler.name!r}: params.{key} is now {MOVED[key]}")
+    samplers = {name: (lambda settings, name=name: LEARNED.entry(name).factory(target, settings, cfg.run.num_chains),
+                       LEARNED.entry(name).meta["settings"]) for name in METHODS}
+    return build_learned_sampler(cfg, "vi", samplers)
 
 
 def reference_draws(target, key, n: int, num_warmup: int):
@@ -138,7 +88,7 @@ def _trace(state, metrics):
     return {k: metrics[k] for k in ("elbo", "ess") if k in metrics} | {"loss": metrics.get("loss", metrics["elbo"])}
 
 
-def training_warnings(name: str, trace: dict, fit: VIFit, ess: float, num_samples: int) -> list[str]:
+def training_warnings(name: str, trace: dict, method, ess: float, num_samples: int) -> list[str]:
     """The learned-run health check of a VI fit: its per-step loss, progress where it can be judged, the draws' ESS.
 
     * ``elbo``: the loss is the negative ELBO, a fixed objective of ``q`` -- judged for progress;
@@ -148,28 +98,28 @@ def training_warnings(name: str, trace: dict, fit: VIFit, ess: float, num_sample
     * ``softcvi``: a cross-entropy against soft labels computed from the current ``q``'s draws, at best
       the labels' entropy, which grows as the labels even out (``q`` nearer ``p``) -- not judged for progress;
     * ``aisivi``, ``bsivi``: no loss value (the ``phi`` update is a path-gradient surrogate), so the
-      negated ELBO estimate of the training draws is used, after ``fit.warm_up`` (AISIVI's
+      negated ELBO estimate of the training draws is used, after ``method.pretrain_steps`` (AISIVI's
       ``pretrain_steps``: no ``phi`` step is taken and it is NaN); its ``log q`` is itself estimated, with a
       reverse model trained alongside (AISIVI) or a mixture whose bias changes with ``q`` (BSIVI), so
       not judged for progress.
     """
     if name in SEMI_IMPLICIT:
         elbo = np.asarray(trace["elbo"])
-        return learned_run_warnings(-elbo, judge_progress=False, steps=np.arange(len(elbo)) >= fit.warm_up,
+        return learned_run_warnings(-elbo, judge_progress=False, steps=np.arange(len(elbo)) >= method.pretrain_steps,
                                     ess=ess, num_samples=num_samples)
     return learned_run_warnings(trace["loss"], judge_progress=name == "elbo", ess=ess, num_samples=num_samples)
 
 
-def run_vi(cfg, target, fit: VIFit, run_dir: Path) -> dict:
+def run_vi(cfg, target, method, run_dir: Path) -> dict:
     """Train for ``run.num_steps`` steps; weight ``run.num_eval_samples`` draws; score and plot them."""
     k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
     start = time.perf_counter()
-    state, trace = run(fit.trainer.step, jax.jit(fit.trainer.init)(k_init), k_train, cfg.run.num_steps, trace=_trace,
+    state, trace = run(method.step, jax.jit(method.init)(k_init), k_train, cfg.run.num_steps, trace=_trace,
                        **cfg.driver_options(run_dir))
     seconds = time.perf_counter() - start
     n = cfg.run.num_eval_samples
     k_draw, k_ref, k_logq = jax.random.split(k_eval, 3)
-    samples = jax.jit(fit.weighted, static_argnums=2)(state, k_draw, n)
+    samples = jax.jit(method.sample, static_argnums=2)(state, k_draw, n)
     log_w = np.asarray(samples.log_w)
     metrics = {
         "train_steps": cfg.run.num_steps,
@@ -181,11 +131,11 @@ def run_vi(cfg, target, fit: VIFit, run_dir: Path) -> dict:
     }
     nonfinite = int(np.sum(~(np.all(np.isfinite(np.asarray(samples.x)), axis=1) & np.isfinite(log_w))))
     metrics["warnings"] = health.sample_warnings(nonfinite, n) + training_warnings(
-        cfg.sampler.name, trace, fit, metrics["ess"], n)
+        cfg.sampler.name, trace, method, metrics["ess"], n)
     if target.log_Z is not None:
         metrics["log_Z_abs_err"] = abs(metrics["log_Z"] - float(target.log_Z))
     reference, label = reference_draws(target, k_ref, n, cfg.run.num_warmup)
-    log_q = jax.jit(fit.log_q)
+    log_q = jax.jit(method.log_q)
     metrics["mean_log_q_reference"] = float(np.mean(np.asarray(log_q(state, jnp.asarray(reference, jnp.float32), k_logq))))
     metrics["reference"] = label
     x = np.asarray(samples.x)

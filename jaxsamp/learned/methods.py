@@ -8,8 +8,10 @@ and ``judge_progress``: whether the loss is a fixed objective, so that a loss
 that does not decrease means trouble (the run-health rule of
 :func:`jaxsamp.diagnostics.health.training_warnings`).
 
-So far the diffusion family is registered (PIS, DDS, Adjoint Sampling, ASBS);
-the other families keep their own entry points (issue 41 lists them).
+So far the diffusion family (PIS, DDS, Adjoint Sampling, ASBS) and the
+variational family (SoftCVI, ELBO, SNIS forward KL, AISIVI, BSIVI; its batch is
+the draws of ``q`` per step) are registered; the other families keep their own
+entry points (issue 41 lists them).
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
+from jaxsamp.vi.elbo import ELBO, ELBOSettings
+from jaxsamp.vi.snis_forward_kl import SNISForwardKL, SNISForwardKLSettings
+from jaxsamp.vi.softcvi import SoftCVI, SoftCVISettings
 
 
 @LEARNED.register("pis", settings=DiffusionSettings, batch_size=256, judge_progress=True)
@@ -43,3 +49,34 @@ def adjoint(target, settings: AdjointSettings, batch_size: int) -> AdjointSampli
 def asbs(target, settings: AsbsSettings, batch_size: int) -> Asbs:
     """ASBS, Adjoint Schrödinger Bridge Sampler (Liu et al. 2025): adjoint and corrector matching from a prior."""
     return Asbs(target, settings, batch_size)
+
+
+# the variational objectives: only the ELBO's loss is a fixed objective of q (vi_experiment.training_warnings says why)
+@LEARNED.register("softcvi", settings=SoftCVISettings, batch_size=8, judge_progress=False)
+def softcvi(target, settings: SoftCVISettings, batch_size: int) -> SoftCVI:
+    """SoftCVI (Ward, Beaumont & Fasiolo 2025): a variational family fitted as a soft-label classifier, K = batch."""
+    return SoftCVI(target, settings, batch_size)
+
+
+@LEARNED.register("elbo", settings=ELBOSettings, batch_size=8, judge_progress=True)
+def elbo(target, settings: ELBOSettings, batch_size: int) -> ELBO:
+    """The reparameterised ELBO (reverse KL) on a variational family, optionally sticking the landing."""
+    return ELBO(target, settings, batch_size)
+
+
+@LEARNED.register("snis_fkl", settings=SNISForwardKLSettings, batch_size=8, judge_progress=False)
+def snis_fkl(target, settings: SNISForwardKLSettings, batch_size: int) -> SNISForwardKL:
+    """Forward KL by self-normalised importance sampling from the variational family itself."""
+    return SNISForwardKL(target, settings, batch_size)
+
+
+@LEARNED.register("aisivi", settings=AISIVISettings, batch_size=128, judge_progress=False)
+def aisivi(target, settings: AISIVISettings, batch_size: int) -> AISIVI:
+    """AISIVI (Pielok, Bischl & Ruegamer 2025): semi-implicit VI with a reverse model's importance-sampled score."""
+    return AISIVI(target, settings, batch_size)
+
+
+@LEARNED.register("bsivi", settings=AISIVISettings, batch_size=128, judge_progress=False)
+def bsivi(target, settings: AISIVISettings, batch_size: int) -> BSIVI:
+    """BSIVI, AISIVI's baseline: semi-implicit VI with SIVI's prior-draw score estimate, no reverse model."""
+    return BSIVI(target, settings, batch_size)

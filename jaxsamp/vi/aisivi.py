@@ -16,7 +16,7 @@ proposes ``eps_1..eps_K``; with ::
 ``q_hat(z) = mean_k w_k`` is unbiased for ``q(z)`` and
 ``s_hat(z) = sum_k softmax(log w)_k grad_z log q_phi(z | eps_k)`` is a
 self-normalised, consistent estimate of the score (``eps_k`` and ``tau`` held
-fixed in ``z``). ``method = "bsivi"`` is the baseline without a reverse model: the
+fixed in ``z``). :class:`BSIVI` is the baseline without a reverse model: the
 ``eps`` that generated ``z`` and ``K - 1`` draws ``eps_k ~ p`` (so ``log w_k =
 log q_phi(z | eps_k)``), SIVI's mixture estimate (Yin & Zhou 2018, ICML) as in the
 reference code's ``bsivi`` (``experiments/toy_examples/run.py``). Leaving the own ``eps``
@@ -42,6 +42,9 @@ through and the run visibly fails.
 * ``psi`` (expected forward KL): minimise ``-E_{eps ~ p, z ~ q(z|eps)} log tau_psi(eps | z)``
   ``= E_z KL(q(eps | z) || tau_psi(eps | z)) + const``; for ``pretrain_steps`` steps
   only ``psi`` moves.
+
+:class:`AISIVI` and :class:`BSIVI` are the methods (``jaxsamp.fit("aisivi", ...)``,
+``jaxsamp.fit("bsivi", ...)``); the draws ``z`` per step are their ``batch_size``.
 """
 
 from __future__ import annotations
@@ -55,11 +58,10 @@ import jax.numpy as jnp
 import optax
 from flax import nnx
 
-from jaxsamp.core.protocols import Trainer, WeightedSamples
+from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.core.validation import (
     Interval,
     NonNegativeInt,
-    OneOf,
     PositiveFloat,
     PositiveInt,
     check_fields,
@@ -67,32 +69,28 @@ from jaxsamp.core.validation import (
 )
 from jaxsamp.nets.mlp import MLP
 from jaxsamp.vi.families import CouplingFlow, inverse_softplus
-from jaxsamp.vi.training import batch_log_density
+from jaxsamp.vi.training import VariationalEvaluation, batch_log_density, flat_dim
 
-METHODS = ("aisivi", "bsivi")
 MAX_SKIPPED = 20  # consecutive non-finite updates skipped before one is let through
 
 
 @dataclasses.dataclass(frozen=True)
 class AISIVISettings:
-    """Hyper-parameters of AISIVI / BSIVI.
+    """Hyper-parameters of AISIVI / BSIVI (the draws ``z`` per step are the method's ``batch_size``).
 
     Attributes
     ----------
-    method : {"aisivi", "bsivi"}
-        Inner draws from the reverse model ``tau`` or from the prior ``p(eps)``.
     latent_dim : int
         Dimension of ``eps`` (at least 2: ``tau`` is a coupling flow on it).
     hidden_width, hidden_layers : int
         The mean network ``mu_phi``; ``hidden_layers = 0`` makes it affine.
     init_scale : float
         Initial ``s``.
-    batch_size : int
-        Draws ``z`` per step (for both updates).
     num_inner : int
         ``K``, inner draws of ``eps`` per ``z`` (for BSIVI, counting the ``eps`` that generated ``z``).
     tau_layers, tau_hidden_width : int
-        Couplings of ``tau`` and the width of their two-layer conditioners.
+        Couplings of ``tau`` and the width of their two-layer conditioners (AISIVI only, as are
+        ``tau_max_log_scale``, ``pretrain_steps`` and ``tau_learning_rate``).
     tau_max_log_scale : float
         Bound on each coupling's log-scale in ``tau`` (soft clamp, see
         :class:`~jaxsamp.vi.families.CouplingFlow`).
@@ -111,12 +109,10 @@ class AISIVISettings:
         (:meth:`AISIVI.marginal_log_density`), not in training.
     """
 
-    method: Annotated[str, OneOf(METHODS)] = "aisivi"
     latent_dim: Annotated[int, Interval(ge=2)] = 3
     hidden_width: PositiveInt = 64
     hidden_layers: NonNegativeInt = 2
     init_scale: PositiveFloat = 1.0
-    batch_size: PositiveInt = 128
     num_inner: PositiveInt = 256
     tau_layers: PositiveInt = 6
     tau_hidden_width: PositiveInt = 64
@@ -154,32 +150,66 @@ class AISIVIState(NamedTuple):
     step: jax.Array
 
 
-class AISIVI:
-    """AISIVI (or BSIVI) fitting a semi-implicit Gaussian family to ``target``.
+class AISIVI(VariationalEvaluation):
+    """AISIVI (Pielok, Bischl & Ruegamer 2025, ICML): a semi-implicit Gaussian family fitted with a reverse model.
+
+    ``AISIVI(target, settings, batch_size)`` is a :class:`~jaxsamp.core.Trainer`
+    (``init``, ``step``) with ``sample(state, key, n)`` (draws of ``q`` weighted by
+    ``log p~ - log q_hat``), ``log_q(state, z, key)`` (the Monte Carlo marginal
+    :meth:`marginal_log_density`) and ``evaluate(state, key, n)``
+    (:class:`~jaxsamp.vi.training.VariationalEvaluation` lists its figures; its
+    ``log q`` is the estimated one, so ``elbo``, ``log_Z`` and ``forward_kl`` carry
+    that estimate's bias). :class:`BSIVI` is the same without the reverse model.
 
     Parameters
     ----------
     target : Target
         Real-valued with a flat state ``(d,)``.
     settings : AISIVISettings
+    batch_size : int
+        Draws ``z`` per step, for both updates.
 
     Attributes
     ----------
-    trainer : Trainer
-        ``(init, step)`` for :func:`jaxsamp.run`.
     tau_family : CouplingFlow or None
         The reverse model's conditional flow (None for BSIVI).
+    pretrain_steps : int
+        Leading steps in which ``phi`` does not move (0 for BSIVI).
+
+    Notes
+    -----
+    The step's metrics (no ``loss``: the ``phi`` update is a path-gradient surrogate
+    whose value means nothing): ``tau_nll`` (``-mean log tau(eps | z)`` of the reverse
+    model's update, nats; NaN for BSIVI), ``elbo`` (mean of ``log p~(z) - log q_hat(z)``
+    over the batch, nats; NaN during pretraining), ``ess`` and ``log_Z_hat`` (of those
+    weights), ``inner_ess`` (mean normalised ESS of the ``K`` inner weights per ``z``:
+    near 1 when ``tau`` matches ``q(eps | z)``), ``skipped_updates`` and
+    ``skipped_tau_updates`` (non-finite gradients skipped so far).
+
+    Settings per target: the paper's toys used a 2-d latent, a 2 x 128 mean network,
+    batches of 128, ``K`` = 2 x 4096 inner draws, Adam at 1e-2 with a tenfold drop
+    half-way through 4000 steps (``decay_step``); its logistic regression a 10-d
+    latent, 2 x 100, learning rate 1e-3. ``latent_dim`` sets how non-Gaussian ``q``
+    can be (2-3 for 2-D toys, about ``d`` for a posterior); ``init_scale`` should
+    match the target's per-coordinate scale (``q`` starts at ``N(mu(eps), s^2)``);
+    ``num_inner`` trades the score estimate's bias for cost (each step costs
+    ``batch_size x num_inner`` conditional densities), and ``pretrain_steps`` lets
+    ``tau`` learn ``q(eps | z)`` before ``phi`` follows its score.
     """
 
-    def __init__(self, target, settings: AISIVISettings = AISIVISettings()):
-        self.settings = settings
-        self.dim = target.event_shape[0] if target.event_shape else 0
-        self.log_density = batch_log_density(target, self.dim, settings.method)
+    name = "aisivi"
+    uses_reverse_model = True
+
+    def __init__(self, target, settings: AISIVISettings = AISIVISettings(), batch_size: int = 128):
+        self.target, self.settings = target, settings
+        self.batch_size = check_int("batch_size", batch_size, ge=1)
+        self.dim = flat_dim(target, self.name)
+        self.log_density = batch_log_density(target, self.dim, self.name)
         self.score = jax.vmap(jax.grad(target.log_prob))
         latent = settings.latent_dim
         self.epsilon_prior = distrax.MultivariateNormalDiag(jnp.zeros(latent), jnp.ones(latent))
         self.tau_family = None
-        if settings.method == "aisivi":
+        if self.uses_reverse_model:
             self.tau_family = CouplingFlow(latent, settings.tau_layers, (settings.tau_hidden_width,) * 2,
                                            context_dim=self.dim, max_log_scale=settings.tau_max_log_scale)
         self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: self._module(nnx.Rngs(0))))
@@ -190,7 +220,9 @@ class AISIVI:
         self.tau_optimizer = self._adam(
             settings.tau_learning_rate, None if settings.decay_step is None else settings.decay_step + self.pretrain_steps
         )
-        self.trainer = Trainer(self.init, self.step)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.target.name!r}, batch_size={self.batch_size})"
 
     def _adam(self, learning_rate: float, decay_at: int | None) -> optax.GradientTransformation:
         """Adam at ``learning_rate``, times ``decay_factor`` from update ``decay_at`` on, skipping non-finite gradients."""
@@ -249,14 +281,14 @@ class AISIVI:
     def phi_loss(self, phi: nnx.State, psi: nnx.State | None, key: jax.Array) -> tuple[jax.Array, dict]:
         """The path-gradient surrogate ``mean_b stopgrad(s_hat - grad log p~)(z_b) . z_b`` and the draws' diagnostics."""
         draw_key, inner_key = jax.random.split(key)
-        eps_z, z = self.draw(phi, draw_key, self.settings.batch_size)
+        eps_z, z = self.draw(phi, draw_key, self.batch_size)
         z_fixed, phi_fixed = jax.lax.stop_gradient(z), jax.lax.stop_gradient(phi)
 
         def estimate(z_b, eps_b, key_b):
             eps, log_w = self.inner_draws(phi_fixed, psi, key_b, z_b, eps_b)
             return self.score_estimate(phi_fixed, z_b, eps, log_w), log_w
 
-        s_hat, log_w = jax.vmap(estimate)(z_fixed, eps_z, jax.random.split(inner_key, self.settings.batch_size))
+        s_hat, log_w = jax.vmap(estimate)(z_fixed, eps_z, jax.random.split(inner_key, self.batch_size))
         gap = jax.lax.stop_gradient(s_hat - self.score(z_fixed))
         log_q_hat = jax.scipy.special.logsumexp(log_w, axis=1) - jnp.log(self.settings.num_inner)
         inner_ess = jax.vmap(lambda lw: WeightedSamples(None, lw).ess)(log_w)
@@ -266,7 +298,7 @@ class AISIVI:
 
     def tau_loss(self, psi: nnx.State, phi: nnx.State, key: jax.Array) -> jax.Array:
         """``-mean log tau_psi(eps | z)`` over fresh pairs ``(eps, z)`` of the model (no gradient to ``phi``)."""
-        eps, z = self.draw(jax.lax.stop_gradient(phi), key, self.settings.batch_size)
+        eps, z = self.draw(jax.lax.stop_gradient(phi), key, self.batch_size)
         flow = self.tau_family.module(psi)
         return -jnp.mean(jax.vmap(lambda e, c: flow(c).log_prob(e))(eps, z))
 
@@ -289,7 +321,7 @@ class AISIVI:
             return optax.apply_updates(state.phi, updates), opt_state, diagnostics
 
         def hold_phi(_):
-            diagnostics = {"log_w": jnp.full(self.settings.batch_size, jnp.nan), "inner_ess": jnp.full((), jnp.nan)}
+            diagnostics = {"log_w": jnp.full(self.batch_size, jnp.nan), "inner_ess": jnp.full((), jnp.nan)}
             return state.phi, state.phi_opt_state, diagnostics
 
         phi, phi_opt_state, diagnostics = jax.lax.cond(state.step >= self.pretrain_steps, update_phi, hold_phi, None)
@@ -337,3 +369,20 @@ class AISIVI:
             z, eps_z, jax.random.split(inner_key, n))
         log_q_hat = jax.scipy.special.logsumexp(log_w, axis=1) - jnp.log(self.settings.num_inner)
         return WeightedSamples(z, self.log_density(z) - log_q_hat, 0.0)
+
+    def log_q(self, state: AISIVIState, z: jax.Array, key: jax.Array) -> jax.Array:
+        """``log q(z)`` of points ``z`` ``(n, d)``: :meth:`marginal_log_density` with ``settings.marginal_draws`` prior draws."""
+        return self.marginal_log_density(state.phi, z, key, self.settings.marginal_draws)
+
+
+class BSIVI(AISIVI):
+    """BSIVI, AISIVI's baseline: the score estimated from the own latent and ``K - 1`` prior draws, no reverse model.
+
+    The same family, settings, metrics and methods as :class:`AISIVI` (the ``tau_*``
+    settings and ``pretrain_steps`` are unused; ``tau_nll`` is NaN). Its ``q_hat``
+    holds the own ``eps`` and is biased high (SIVI's bound, Yin & Zhou 2018), so
+    the weights of :meth:`sample` are biased low.
+    """
+
+    name = "bsivi"
+    uses_reverse_model = False

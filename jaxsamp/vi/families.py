@@ -312,7 +312,7 @@ class CouplingFlow(Family):
                  num_bins: int = 8, spline_range: float = 5.0, context_dim: int = 0,
                  max_log_scale: float | None = None):
         if check_int("dim", dim, ge=1) < 2:
-            raise InputError(f"a coupling flow needs dim >= 2, got {dim}")
+            raise InputError(f"a coupling flow needs dim >= 2, got {dim}", "on R^1 use family=\"full_rank_gaussian\"")
         if coupling not in COUPLINGS:
             raise InputError(f"coupling must be one of {', '.join(COUPLINGS)}, got {coupling!r}")
         self.num_layers = check_int("num_layers", num_layers, ge=1)
@@ -333,21 +333,24 @@ class CouplingFlow(Family):
 
 FAMILIES = {cls.name: cls for cls in (DiagonalGaussian, FullRankGaussian, CouplingFlow)}
 
+#: How settings name a family: ``"coupling_flow"`` or ``{"name": "coupling_flow", "num_layers": 4, ...}``.
+FamilySpec = str | dict
 
-def family_from_spec(dim: int, spec: dict | None) -> Family:
-    """The family a config names: ``{"name": "coupling_flow", "num_layers": 4, ...}`` (default: a diagonal Gaussian).
 
-    Every other key is a constructor argument of that family (``init_scale`` for
-    the Gaussians; ``num_layers``, ``hidden``, ``coupling``, ``num_bins``,
-    ``spline_range`` for the flow).
+def family_from_spec(dim: int, spec: FamilySpec) -> Family:
+    """The family on ``R^dim`` that ``spec`` names: ``"full_rank_gaussian"`` or ``{"name": "coupling_flow", "num_layers": 4, ...}``.
+
+    Every other key of a dict is a constructor argument of that family (``init_scale``
+    for the Gaussians; ``num_layers``, ``hidden``, ``coupling``, ``num_bins``,
+    ``spline_range``, ``max_log_scale`` for the flow).
 
     Raises
     ------
     InputError
         An unknown family or argument, or a bad value (the message names it).
     """
-    spec = dict(spec or {"name": "diagonal_gaussian"})
-    name = spec.pop("name", "diagonal_gaussian")
+    spec = {"name": spec} if isinstance(spec, str) else dict(spec)
+    name = spec.pop("name", None)
     if name not in FAMILIES:
         raise InputError(f"unknown family {name!r}; accepted: {', '.join(FAMILIES)}")
     cls = FAMILIES[name]

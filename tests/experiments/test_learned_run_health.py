@@ -39,14 +39,14 @@ sampler: {name: pis, params: {num_steps: 4, hidden: 8, num_layers: 1}}
     "vi_elbo": (vi_experiment, "loss", """
 kind: vi
 target: {name: gaussian, params: {dim: 3}}
-sampler: {name: elbo, params: {num_samples: 8, learning_rate: 1.0e-2}}
-""" + RUN % (1, 3, 64)),
+sampler: {name: elbo, params: {learning_rate: 1.0e-2}}
+""" + RUN % (8, 3, 64)),
     "vi_aisivi": (vi_experiment, "elbo", """
 kind: vi
 target: {name: gaussian, params: {dim: 3}}
-sampler: {name: aisivi, params: {latent_dim: 2, hidden_width: 8, batch_size: 16, num_inner: 8, tau_layers: 2,
+sampler: {name: aisivi, params: {latent_dim: 2, hidden_width: 8, num_inner: 8, tau_layers: 2,
                                  tau_hidden_width: 8, pretrain_steps: 1, marginal_draws: 64}}
-""" + RUN % (1, 3, 64)),
+""" + RUN % (16, 3, 64)),
     "adjoint": (adjoint_experiment, "loss", """
 kind: adjoint
 target: {name: gaussian, params: {dim: 2, scale: 0.7}}

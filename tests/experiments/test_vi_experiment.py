@@ -51,8 +51,9 @@ def test_objective_run_without_exact_samples_is_compared_with_nuts(tmp_path):
     ("softcvi_eight_schools.yaml", "sampler.params.family={name: coupling_flow, depth: 3}", "unknown argument 'depth'"),
     ("softcvi_eight_schools.yaml", "sampler.params.alpha=1.5", "alpha"),
     ("softcvi_eight_schools.yaml", "sampler.name=cavi", "takes sampler name"),
-    ("aisivi_banana.yaml", "sampler.params.family={name: diagonal_gaussian}", "remove params.family"),
-    ("aisivi_banana.yaml", "sampler.params.method=bsivi", "params.method is 'bsivi'"),
+    ("aisivi_banana.yaml", "sampler.params.family={name: diagonal_gaussian}", "unknown parameter 'family'"),
+    ("aisivi_banana.yaml", "sampler.params.method=bsivi", "params.method is now sampler.name"),
+    ("softcvi_eight_schools.yaml", "sampler.params.num_samples=8", "params.num_samples is now run.num_chains"),
     ("elbo_eight_schools.yaml", "run.num_warmup=0", "needs run.num_warmup > 0"),
 ])
 def test_bad_settings_are_one_line_config_errors(config, override, fragment):

@@ -12,7 +12,6 @@ import optax
 
 import jaxsamp
 from jaxsamp.targets.linear_regression import ConjugateLinearRegression
-from jaxsamp.vi.families import FullRankGaussian
 
 NUM_COVARIATES = 50
 
@@ -26,17 +25,17 @@ TRAIN_STEPS = 15_000
 INITIAL_KL = 57.0  # KL(N(0, I) || posterior) at seed 0, the family's default start
 
 
-def trained_kl(make_trainer, settings, seed: int = 0) -> tuple[float, float]:
+def trained_kl(method_class, settings, batch_size: int, seed: int = 0) -> tuple[float, float]:
     """``(KL before, KL after)`` of a full-rank Gaussian trained from ``N(0, I)`` for ``TRAIN_STEPS`` steps.
 
-    ``make_trainer(target, family, settings, optimizer)`` builds the objective's
-    trainer; the optimiser is Adam with a cosine decay from 5e-3 to 1e-4, run by
+    ``method_class(target, settings, batch_size, optimizer)`` is the objective (``settings.family``
+    a full-rank Gaussian); the optimiser is Adam with a cosine decay from 5e-3 to 1e-4, run by
     the driver in one jitted scan.
     """
     target = ConjugateLinearRegression()
-    family = FullRankGaussian(NUM_COVARIATES)
     schedule = optax.cosine_decay_schedule(5e-3, TRAIN_STEPS, alpha=1e-4 / 5e-3)
-    trainer = make_trainer(target, family, settings, optax.adam(schedule))
-    state = trainer.init(jax.random.key(seed))
-    final, _ = jaxsamp.run(trainer.step, state, jax.random.key(seed + 1), TRAIN_STEPS, progress=False)
-    return kl_to_posterior(target, family, state.params), kl_to_posterior(target, family, final.params)
+    method = method_class(target, settings, batch_size, optax.adam(schedule))
+    assert method.family.name == "full_rank_gaussian" and method.family.dim == NUM_COVARIATES
+    state = method.init(jax.random.key(seed))
+    final, _ = jaxsamp.run(method.step, state, jax.random.key(seed + 1), TRAIN_STEPS, progress=False)
+    return kl_to_posterior(target, method.family, state.params), kl_to_posterior(target, method.family, final.params)

@@ -11,7 +11,9 @@ import jaxsamp
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import from_function
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
-from jaxsamp.vi.aisivi import AISIVI, AISIVISettings
+from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
+
+METHODS = {"aisivi": AISIVI, "bsivi": BSIVI}
 from jaxsamp.vi.families import inverse_softplus
 
 
@@ -80,8 +82,8 @@ def test_semi_implicit_gaussian_fits_a_correlated_gaussian(method, bound):
     the K-draw estimate) give log Z within 0.05 of the exact 1.327 (256 draws).
     """
     target = jaxsamp.targets.get("gaussian", dim=2, correlation=0.8, mean=[1.0, -1.0])
-    sampler = AISIVI(target, AISIVISettings(method=method, latent_dim=2, hidden_layers=0, batch_size=64,
-                                            num_inner=32, tau_layers=2, tau_hidden_width=16, pretrain_steps=50))
+    sampler = METHODS[method](target, AISIVISettings(latent_dim=2, hidden_layers=0, num_inner=32, tau_layers=2,
+                                                     tau_hidden_width=16, pretrain_steps=50), batch_size=64)
     state = sampler.init(jax.random.key(0))
     final, _ = jaxsamp.run(sampler.step, state, jax.random.key(1), 600, progress=False)
     p = distrax.MultivariateNormalFullCovariance(target.mean, target.cov)
@@ -93,8 +95,8 @@ def test_semi_implicit_gaussian_fits_a_correlated_gaussian(method, bound):
 
 
 def test_bad_aisivi_settings_and_targets_are_clear_input_errors():
-    with pytest.raises(InputError, match="method must be one of 'aisivi', 'bsivi'"):
-        AISIVISettings(method="uivi")
+    with pytest.raises(InputError, match="batch_size must be >= 1"):
+        BSIVI(jaxsamp.targets.get("banana"), AISIVISettings(), batch_size=0)
     with pytest.raises(InputError, match="latent_dim must be >= 2"):
         AISIVISettings(latent_dim=1)
     with pytest.raises(InputError, match="real-valued"):
@@ -130,8 +132,7 @@ def test_bsivi_inner_draws_start_with_the_latent_that_generated_z():
     K = 1: s_hat = grad_z log N(z; mu(eps), s^2) = -(z - mu(eps)) / s^2 and log w = log N(z; mu(eps), s^2).
     """
     def sampler(k):
-        return AISIVI(jaxsamp.targets.get("banana"), AISIVISettings(method="bsivi", latent_dim=2, hidden_width=8,
-                                                                   num_inner=k))
+        return BSIVI(jaxsamp.targets.get("banana"), AISIVISettings(latent_dim=2, hidden_width=8, num_inner=k))
 
     @jax.jit
     def inner(phi):
@@ -159,9 +160,9 @@ def test_reverse_flow_with_runaway_scales_still_gives_finite_draws_and_weights()
     score estimate and NaN parameters forever. Clamped (tau_max_log_scale = 3), the draws, their
     log weights, the score estimate and the next step's parameters are all finite.
     """
-    sampler = AISIVI(jaxsamp.targets.get("banana"), AISIVISettings(latent_dim=2, hidden_width=8, batch_size=8,
-                                                                  num_inner=16, tau_layers=6, tau_hidden_width=4,
-                                                                  pretrain_steps=0))
+    sampler = AISIVI(jaxsamp.targets.get("banana"), AISIVISettings(latent_dim=2, hidden_width=8, num_inner=16,
+                                                                  tau_layers=6, tau_hidden_width=4, pretrain_steps=0),
+                     batch_size=8)
     state = sampler.init(jax.random.key(0))
     module = sampler.tau_family.module(state.psi)
     for conditioner in module.conditioners:
@@ -189,8 +190,8 @@ def test_a_non_finite_gradient_skips_its_update_and_is_counted():
         return -0.5 * jnp.sum(x**2) + jnp.sqrt(x[0])
 
     target = from_function(log_prob, np.zeros(2, np.float32))
-    sampler = AISIVI(target, AISIVISettings(latent_dim=2, hidden_width=8, batch_size=16, num_inner=8, tau_layers=2,
-                                            tau_hidden_width=4, pretrain_steps=0))
+    sampler = AISIVI(target, AISIVISettings(latent_dim=2, hidden_width=8, num_inner=8, tau_layers=2,
+                                            tau_hidden_width=4, pretrain_steps=0), batch_size=16)
     state = sampler.init(jax.random.key(0))
     new, metrics = jax.jit(sampler.step)(jax.random.key(1), state)
     assert int(metrics["skipped_updates"]) == 1 and int(metrics["skipped_tau_updates"]) == 0
@@ -206,9 +207,9 @@ def test_step_decay_scales_both_updates_at_decay_step_past_pretraining():
     gradient sees the step's updated tau, which differs slightly between the runs); a missing or misplaced
     drop is off by 4x."""
     target = jaxsamp.targets.get("gaussian", dim=2)
-    common = {"latent_dim": 2, "hidden_width": 8, "batch_size": 16, "num_inner": 8, "tau_layers": 2,
-              "tau_hidden_width": 4, "pretrain_steps": 3}
-    constant, decayed = (AISIVI(target, AISIVISettings(**common, **extra))
+    common = {"latent_dim": 2, "hidden_width": 8, "num_inner": 8, "tau_layers": 2, "tau_hidden_width": 4,
+              "pretrain_steps": 3}
+    constant, decayed = (AISIVI(target, AISIVISettings(**common, **extra), batch_size=16)
                          for extra in ({}, {"decay_step": 2, "decay_factor": 0.25}))
     state, state_decayed = constant.init(jax.random.key(0)), decayed.init(jax.random.key(0))
     step_constant, step_decayed = jax.jit(constant.step), jax.jit(decayed.step)
@@ -242,8 +243,8 @@ def test_semi_implicit_fits_of_sivi_toys_keep_their_mass_on_the_target(method, t
     forward KL 22 / 3.4 / 43).
     """
     target = jaxsamp.targets.get(target_name)
-    sampler = AISIVI(target, AISIVISettings(method=method, latent_dim=2, hidden_width=32, batch_size=64,
-                                            tau_hidden_width=16, pretrain_steps=20, **settings))
+    sampler = METHODS[method](target, AISIVISettings(latent_dim=2, hidden_width=32, tau_hidden_width=16,
+                                                     pretrain_steps=20, **settings), batch_size=64)
     state, trace = jaxsamp.run(sampler.step, jax.jit(sampler.init)(jax.random.key(0)), jax.random.key(1), 1500,
                                progress=False, trace=lambda s, m: m["skipped_updates"])
     log_q = jax.jit(lambda z: sampler.marginal_log_density(state.phi, z, jax.random.key(2), 4000))

@@ -8,9 +8,7 @@ import numpy as np
 
 import jaxsamp
 from jaxsamp.core import run
-from jaxsamp.vi.families import CouplingFlow
-from jaxsamp.vi.softcvi import SoftCVISettings, softcvi_trainer
-from jaxsamp.vi.training import weighted_samples
+from jaxsamp.vi.softcvi import SoftCVI, SoftCVISettings
 
 REFERENCE = json.loads((Path(__file__).resolve().parents[1] / "mcmc" / "eight_schools_reference.json").read_text())
 
@@ -24,10 +22,10 @@ def test_softcvi_flow_matches_the_nuts_posterior_of_mu_and_log_tau():
     plus the reference's own standard error.
     """
     target = jaxsamp.targets.get("eight_schools")
-    family = CouplingFlow(10, num_layers=4, hidden=(32, 32))
-    trainer = softcvi_trainer(target, family, SoftCVISettings(num_samples=8, alpha=0.75, learning_rate=3e-3))
-    state, _ = run(trainer.step, trainer.init(jax.random.key(0)), jax.random.key(1), 3000, progress=False)
-    samples = weighted_samples(target, family, state.params, jax.random.key(2), 20_000)
+    flow = {"name": "coupling_flow", "num_layers": 4, "hidden": (32, 32)}
+    method = SoftCVI(target, SoftCVISettings(alpha=0.75, learning_rate=3e-3, family=flow), batch_size=8)
+    state, _ = run(method.step, method.init(jax.random.key(0)), jax.random.key(1), 3000, progress=False)
+    samples = method.sample(state, jax.random.key(2), 20_000)
     parts = jax.vmap(target.unravel)(samples.x)
     w = np.asarray(jax.nn.softmax(samples.log_w), np.float64)
     n_eff = float(samples.ess) * len(w)

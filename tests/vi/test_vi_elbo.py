@@ -6,9 +6,7 @@ from _vi_linear_regression import INITIAL_KL, trained_kl
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.targets.linear_regression import ConjugateLinearRegression
-from jaxsamp.vi.elbo import ELBOSettings, elbo_loss, elbo_trainer
-from jaxsamp.vi.families import FullRankGaussian
-from jaxsamp.vi.training import batch_log_density
+from jaxsamp.vi.elbo import ELBO, ELBOSettings
 
 
 def test_elbo_fits_the_conjugate_linear_regression_posterior():
@@ -18,7 +16,7 @@ def test_elbo_fits_the_conjugate_linear_regression_posterior():
     reparameterised gradient keeps its variance at q = p, so Adam leaves a noise floor
     set by the final learning rate (0.016 nats at this seed); 0.1 is 6x that.
     """
-    before, after = trained_kl(elbo_trainer, ELBOSettings(num_samples=16))
+    before, after = trained_kl(ELBO, ELBOSettings(family="full_rank_gaussian"), 16)
     assert before == pytest.approx(INITIAL_KL, abs=0.1)
     assert after < 0.1
 
@@ -31,14 +29,11 @@ def test_sticking_the_landing_gradient_is_zero_at_the_exact_posterior():
     """
     with jax.enable_x64(True):
         target = ConjugateLinearRegression()
-        family = FullRankGaussian(target.event_shape[0])
-        exact = family.params_at(*target.posterior_cholesky())
-        log_density = batch_log_density(target, family.dim, family.name)
 
         def largest_gradient(stick_the_landing):
-            settings = ELBOSettings(num_samples=16, stick_the_landing=stick_the_landing)
-            loss = lambda p: elbo_loss(p, jax.random.key(0), family=family, log_density=log_density,
-                                       settings=settings)[0]
+            method = ELBO(target, ELBOSettings(stick_the_landing=stick_the_landing, family="full_rank_gaussian"), 16)
+            exact = method.family.params_at(*target.posterior_cholesky())
+            loss = lambda p: method.loss(p, jax.random.key(0))[0]
             return max(float(abs(g).max()) for g in jax.tree.leaves(jax.jit(jax.grad(loss))(exact)))
 
         assert largest_gradient(True) < 1e-8
@@ -46,7 +41,7 @@ def test_sticking_the_landing_gradient_is_zero_at_the_exact_posterior():
 
 
 def test_bad_elbo_settings_are_clear_input_errors():
-    with pytest.raises(InputError, match="num_samples must be >= 1"):
-        ELBOSettings(num_samples=0)
+    with pytest.raises(InputError, match="batch_size must be >= 1"):
+        ELBO(ConjugateLinearRegression(), ELBOSettings(), 0)
     with pytest.raises(InputError, match="stick_the_landing must be bool"):
         ELBOSettings(stick_the_landing="yes")

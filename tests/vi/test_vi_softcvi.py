@@ -8,9 +8,7 @@ from _vi_linear_regression import INITIAL_KL, trained_kl
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.targets.linear_regression import ConjugateLinearRegression
-from jaxsamp.vi.families import FullRankGaussian
-from jaxsamp.vi.softcvi import SoftCVISettings, softcvi_loss, softcvi_trainer
-from jaxsamp.vi.training import batch_log_density
+from jaxsamp.vi.softcvi import SoftCVI, SoftCVISettings
 
 
 def test_softcvi_fits_the_conjugate_linear_regression_posterior():
@@ -21,7 +19,7 @@ def test_softcvi_fits_the_conjugate_linear_regression_posterior():
     property), so the KL keeps falling to float32 round-off (4e-6 at this seed); 1e-3
     leaves 250x margin while a method with a noise floor (the ELBO here: 0.016) fails it.
     """
-    before, after = trained_kl(softcvi_trainer, SoftCVISettings(num_samples=16, alpha=0.75))
+    before, after = trained_kl(SoftCVI, SoftCVISettings(alpha=0.75, family="full_rank_gaussian"), 16)
     assert before == pytest.approx(INITIAL_KL, abs=0.1)
     assert after < 1e-3
 
@@ -36,15 +34,14 @@ def test_softcvi_gradient_is_zero_at_the_exact_posterior_for_every_sample_set(al
     """
     with jax.enable_x64(True):
         target = ConjugateLinearRegression()
-        family = FullRankGaussian(target.event_shape[0])
-        settings = SoftCVISettings(num_samples=k, alpha=alpha, negative_distribution=negative)
-        log_density = batch_log_density(target, family.dim, family.name)
+        settings = SoftCVISettings(alpha=alpha, negative_distribution=negative, family="full_rank_gaussian")
+        method = SoftCVI(target, settings, k)
+        family = method.family
 
         @jax.jit
         def largest_gradient(params):
             def grad_of(key):
-                return jax.grad(lambda p: softcvi_loss(p, key, family=family, log_density=log_density,
-                                                       settings=settings)[0])(params)
+                return jax.grad(lambda p: method.loss(p, key)[0])(params)
             grads = jax.vmap(grad_of)(jax.random.split(jax.random.key(0), 16))
             return jnp.max(jnp.stack([jnp.abs(g).max() for g in jax.tree.leaves(grads)]))
 
@@ -54,8 +51,12 @@ def test_softcvi_gradient_is_zero_at_the_exact_posterior_for_every_sample_set(al
         assert float(largest_gradient(shifted)) > 1e-2
 
 
+def test_softcvi_needs_two_draws_per_step():
+    with pytest.raises(InputError, match="batch_size must be >= 2"):
+        SoftCVI(ConjugateLinearRegression(), SoftCVISettings(), 1)
+
+
 @pytest.mark.parametrize(("settings", "message"), [
-    ({"num_samples": 1}, "num_samples must be >= 2"),
     ({"alpha": 1.5}, "alpha must be >= 0 and <= 1"),
     ({"alpha": -0.1}, "alpha must be >= 0 and <= 1"),
     ({"negative_distribution": "prior"}, "negative_distribution must be one of 'proposal', 'posterior'"),

@@ -1,7 +1,5 @@
 """The machinery every objective shares: exact importance weights at the exact posterior, resume through the driver."""
 
-import functools
-
 import jax
 import numpy as np
 import optax
@@ -10,9 +8,8 @@ import pytest
 import jaxsamp
 from jaxsamp.core.errors import InputError
 from jaxsamp.targets.linear_regression import ConjugateLinearRegression
-from jaxsamp.vi.families import CouplingFlow, FullRankGaussian
-from jaxsamp.vi.softcvi import SoftCVISettings, softcvi_trainer
-from jaxsamp.vi.training import weighted_samples
+from jaxsamp.vi.elbo import ELBO, ELBOSettings
+from jaxsamp.vi.softcvi import SoftCVI, SoftCVISettings
 
 
 def test_weights_of_the_exact_posterior_all_equal_the_evidence():
@@ -22,9 +19,9 @@ def test_weights_of_the_exact_posterior_all_equal_the_evidence():
     """
     with jax.enable_x64(True):
         target = ConjugateLinearRegression()
-        family = FullRankGaussian(target.event_shape[0])
-        draw = jax.jit(functools.partial(weighted_samples, target, family, n=64))
-        samples = draw(family.params_at(*target.posterior_cholesky()), jax.random.key(0))
+        method = ELBO(target, ELBOSettings(family="full_rank_gaussian"), batch_size=8)
+        state = method.init(jax.random.key(0))._replace(params=method.family.params_at(*target.posterior_cholesky()))
+        samples = jax.jit(method.sample, static_argnums=2)(state, jax.random.key(0), 64)
         np.testing.assert_allclose(samples.log_w, target.log_Z, rtol=0, atol=1e-8)
         assert float(samples.ess) == pytest.approx(1.0, abs=1e-12)
         assert float(samples.log_Z) == pytest.approx(target.log_Z, abs=1e-8)
@@ -37,8 +34,8 @@ def test_split_run_resumes_bit_identically_through_the_driver(tmp_path):
     template state: flow parameters (nnx state), Adam moments and the step counter.
     """
     target = jaxsamp.targets.get("gaussian", dim=2, correlation=0.5)
-    family = CouplingFlow(2, num_layers=2, hidden=(4,))
-    trainer = softcvi_trainer(target, family, SoftCVISettings(num_samples=4), optax.adam(1e-2))
+    flow = {"name": "coupling_flow", "num_layers": 2, "hidden": (4,)}
+    trainer = SoftCVI(target, SoftCVISettings(family=flow), 4, optax.adam(1e-2))
     state, key = trainer.init(jax.random.key(0)), jax.random.key(1)
     common = {"trace": lambda s, m: m, "chunk": 10, "progress": False}
     straight, straight_trace = jaxsamp.run(trainer.step, state, key, 20, **common)
@@ -49,9 +46,13 @@ def test_split_run_resumes_bit_identically_through_the_driver(tmp_path):
         np.testing.assert_array_equal(np.asarray(want), np.asarray(got))
 
 
-def test_target_and_family_of_different_spaces_are_refused():
-    """A 2-D target with a 3-D family, or a discrete target, is an InputError naming the shapes."""
-    with pytest.raises(InputError, match=r"states of shape \(3,\)"):
-        softcvi_trainer(jaxsamp.targets.get("gaussian", dim=2), FullRankGaussian(3))
-    with pytest.raises(InputError, match="real-valued"):
-        softcvi_trainer(jaxsamp.targets.get("ising", L=2, beta=0.4), FullRankGaussian(4))
+def test_targets_off_flat_real_space_and_bad_families_are_refused():
+    """A discrete target, or a family spec that does not fit, is an InputError saying what is needed."""
+    with pytest.raises(InputError, match="real-valued with flat states"):
+        SoftCVI(jaxsamp.targets.get("ising", L=2, beta=0.4), SoftCVISettings(), 8)
+    with pytest.raises(InputError, match="a coupling flow needs dim >= 2"):
+        SoftCVI(jaxsamp.targets.get("gaussian", dim=1), SoftCVISettings(), 8)
+    with pytest.raises(InputError, match="unknown family 'maf'"):
+        SoftCVI(jaxsamp.targets.get("gaussian", dim=2), SoftCVISettings(family="maf"), 8)
+    with pytest.raises(InputError, match="unknown argument 'layers'"):
+        SoftCVI(jaxsamp.targets.get("gaussian", dim=2), SoftCVISettings(family={"name": "coupling_flow", "layers": 2}), 8)
