@@ -127,6 +127,11 @@ def _parse_override(item: str) -> tuple[str, Any]:
     key, _, raw = item.partition("=")
     if "=" not in item or not key.strip():
         raise ConfigError(f"override {item!r} is not of the form key=value")
+    if key.strip().startswith("~"):
+        raise ConfigError(f"override {item!r}: removing a key is not supported", "set it to another value instead")
+    key = key.strip().lstrip("+")  # Hydra's "+key=value" (add a key): a sampler's params are added without it
+    if not re.fullmatch(r"[A-Za-z_][\w-]*(\.[A-Za-z_0-9][\w-]*)*", key):
+        raise ConfigError(f"override {item!r}: {key!r} is not a dotted key such as run.num_chains")
     node = OmegaConf.create({"v": raw} if raw == "" else f"v: {raw}")
     return key.strip(), OmegaConf.to_container(node, resolve=False)["v"]  # interpolations stay unresolved
 

@@ -20,6 +20,18 @@ def test_load_with_overrides_is_typed(tmp_path):
     assert load_config(write(tmp_path, to_yaml(cfg))) == cfg
 
 
+def test_hydra_style_overrides_apply_or_are_refused(tmp_path):
+    """``+key=value`` (Hydra's add) applies, where it used to vanish silently; ``~key`` and malformed keys are refused."""
+    path = write(tmp_path, "name: x\ntarget: {name: gaussian, params: {dim: 3}}\nsampler: {name: mala}\n")
+    assert load_config(path, ["+sampler.params.step_size=0.25"]).sampler.params == {"step_size": 0.25}
+    with pytest.raises(ConfigError, match="removing a key is not supported"):
+        load_config(path, ["~run.num_chains=1"])
+    with pytest.raises(ConfigError, match="not a dotted key"):
+        load_config(path, ["run..num_chains=1"])
+    with pytest.raises(ConfigError, match="nope"):
+        load_config(path, ["+run.nope=1"])
+
+
 @pytest.mark.parametrize(
     "text, fragment",
     [
