@@ -48,6 +48,8 @@ def test_bad_configs_raise_one_line_errors(tmp_path, text, fragment):
 
 
 def test_registry_validates_parameters():
+    import jaxsamp.targets  # noqa: F401  (registers the targets)
+
     with pytest.raises(ConfigError, match="unknown parameter 'dims'"):
         TARGETS.get("gaussian", dims=2)
     with pytest.raises(ConfigError, match="must be int"):
