@@ -8,8 +8,12 @@ and ``judge_progress``: whether the loss is a fixed objective, so that a loss
 that does not decrease means trouble (the run-health rule of
 :func:`jaxsamp.diagnostics.health.training_warnings`).
 
-So far the diffusion family is registered (PIS, DDS, Adjoint Sampling, ASBS);
-the other families keep their own entry points (issue 41 lists them).
+So far the diffusion family is registered (PIS, DDS, Adjoint Sampling, ASBS),
+GFlowNets (``gflownet``) and Bernoulli denoising (``bernoulli``); the other
+families keep their own entry points (issue 41 lists them). A method that does
+not take a log density declares the form it takes with ``as_target`` (a function
+that returns the target as the method takes it, or raises an InputError saying
+what is needed), and ``judge_progress`` may be a function of the settings.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+from jaxsamp.learned.gflownet.training import GFlowNet, GFlowNetSettings, as_environment
 
 
 @LEARNED.register("pis", settings=DiffusionSettings, batch_size=256, judge_progress=True)
@@ -43,3 +48,10 @@ def adjoint(target, settings: AdjointSettings, batch_size: int) -> AdjointSampli
 def asbs(target, settings: AsbsSettings, batch_size: int) -> Asbs:
     """ASBS, Adjoint Schrödinger Bridge Sampler (Liu et al. 2025): adjoint and corrector matching from a prior."""
     return Asbs(target, settings, batch_size)
+
+
+@LEARNED.register("gflownet", settings=GFlowNetSettings, batch_size=16, as_target=as_environment,
+                  judge_progress=lambda settings: settings.judge_progress)
+def gflownet(target, settings: GFlowNetSettings, batch_size: int) -> GFlowNet:
+    """GFlowNet on a DAG environment (TB/DB/SubTB/soft DQN; P_B by TLM, Gritsaev et al. 2025); exact pi and log Z."""
+    return GFlowNet(target, settings, batch_size)
