@@ -19,6 +19,7 @@ what is needed), and ``judge_progress`` may be a function of the settings.
 from __future__ import annotations
 
 from jaxsamp.core.registry import LEARNED
+from jaxsamp.learned.binary.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings, training_source
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
@@ -55,3 +56,11 @@ def asbs(target, settings: AsbsSettings, batch_size: int) -> Asbs:
 def gflownet(target, settings: GFlowNetSettings, batch_size: int) -> GFlowNet:
     """GFlowNet on a DAG environment (TB/DB/SubTB/soft DQN; P_B by TLM, Gritsaev et al. 2025); exact pi and log Z."""
     return GFlowNet(target, settings, batch_size)
+
+
+# the denoiser's cross-entropy on a fixed training set is a fixed objective: judged for progress
+@LEARNED.register("bernoulli", settings=DenoiserSettings, batch_size=256, as_target=training_source,
+                  judge_progress=True)
+def bernoulli(target, settings: DenoiserSettings, batch_size: int) -> BernoulliDenoiser:
+    """Bernoulli-noise denoising (Bach & Saremi 2025): a denoiser learned from +-1 samples, then noisy chains."""
+    return BernoulliDenoiser(target, settings, batch_size)
