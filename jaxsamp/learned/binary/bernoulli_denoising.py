@@ -332,7 +332,9 @@ def training_source(target) -> Target | np.ndarray:
     if not isinstance(target, Target):
         return check_spin_data(target)
     if target.domain.kind != "spin":
-        raise InputError(f"Bernoulli denoising learns +-1 states; target {target.name!r} has domain {target.domain.kind!r}")
+        raise InputError(
+            f"Bernoulli denoising learns +-1 states; target {target.name!r} has domain {target.domain.kind!r}"
+        )
     if not (is_data_set(target) or target.has_exact_samples):
         raise InputError(
             f"Bernoulli denoising learns from samples; target {target.name!r} has neither exact samples nor data",
@@ -432,7 +434,7 @@ class BernoulliDenoiser:
         return nnx.merge(self.graphdef, params)(h)
 
     def posterior_mean(self, state: DenoiserTrainState) -> Callable:
-        """``g_theta(h) = tanh(l_theta(h) / 2)``, the learned ``E[x | h]`` of a train state, as a function of ONE ``h``."""
+        """``g_theta(h) = tanh(l_theta(h) / 2)``, the learned ``E[x | h]`` of a train state, a function of ONE ``h``."""
         network = nnx.merge(self.graphdef, state.params)
         return lambda h: jnp.tanh(0.5 * network(h))
 
@@ -517,7 +519,8 @@ class BernoulliDenoiser:
             out["tv"] = total_variation(x, law)
             out["tv_floor"] = expected_tv_of_exact_samples(law, num)[0]
         else:
-            reference = jnp.asarray(self.target.test()) if self.target is not None and is_data_set(self.target) else state.data
+            held_out = self.target is not None and is_data_set(self.target)
+            reference = jnp.asarray(self.target.test()) if held_out else state.data
             m = min(num, reference.shape[0])
             out["mmd"] = float(hamming_mmd(x[:m], reference[:m], d / 4))
         return out

@@ -4,8 +4,8 @@
 that reads a train state without training: ``sample(state, key, n)`` draws
 objects with trajectory importance weights, ``evaluate(state, key, n)`` scores
 them and the forward policy against the environment's exact ``pi`` and ``log Z``.
-A subclass provides ``env``, ``model``, ``settings``, ``true_log_z``,
-``logits_fn(network)`` and ``log_z_estimate(params, target)``.
+A subclass provides ``env``, ``model``, ``settings``, ``temperature``, ``true_log_z``
+and ``log_z_estimate(params, target)``.
 
 The weights (Malkin et al. 2022, "Trajectory balance", NeurIPS, eq. 14; the
 importance-sampling view of Zhang et al. 2022, "Generative flow networks for
@@ -113,7 +113,7 @@ class TrainedGFlowNet:
         return out
 
     def policy_log_probs(self, network: nnx.State, chunk: int = 16384) -> np.ndarray:
-        """``log P_F(a | s)`` of the sampling policy with ``network`` at every state (``env.all_states()`` order), float32."""
+        """``log P_F(a | s)`` of the sampling policy with ``network`` at every state (``all_states()`` order), float32."""
         env = self.env
         states = jnp.asarray(env.all_states())
         size = min(chunk, states.shape[0])

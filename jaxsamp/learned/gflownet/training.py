@@ -239,7 +239,7 @@ def as_environment(target) -> DagEnvironment:
     if not isinstance(target, DagEnvironment):
         raise InputError(
             f"a GFlowNet needs a DAG environment, got {getattr(target, 'name', type(target).__name__)!r}",
-            'build one with jaxsamp.targets.get("hypergrid", dim=2, side=8) or jaxsamp.targets.get("bit_sequence", ...)',
+            'build one: jaxsamp.targets.get("hypergrid", dim=2, side=8) or jaxsamp.targets.get("bit_sequence", ...)',
         )
     return target
 
