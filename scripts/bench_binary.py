@@ -88,6 +88,7 @@ from jaxsamp.targets.boltzmann_machine import fit_pseudo_likelihood
 SCRIPT = "bench_binary"
 ALPHA = 1.0
 MMD_LENGTH = 16.0
+CONV_BATCH = 128
 
 
 def sampler_settings(quick: bool) -> dict:
@@ -101,9 +102,9 @@ def sampler_settings(quick: bool) -> dict:
     }
 
 
-def train(data, settings: DenoiserSettings, num_steps: int, key, name: str):
-    """Train a denoiser through the driver; return it, its parameters and the training figures."""
-    denoiser = BernoulliDenoiser(data, settings)
+def train(data, settings: DenoiserSettings, batch_size: int, num_steps: int, key, name: str):
+    """Train a denoiser through the driver; return it, its train state and the training figures."""
+    denoiser = BernoulliDenoiser(data, settings, batch_size)
     k_init, k_run = jax.random.split(key)
     start = time.perf_counter()
     state, trace = run(
@@ -120,7 +121,7 @@ def train(data, settings: DenoiserSettings, num_steps: int, key, name: str):
         "train_minutes": (time.perf_counter() - start) / 60,
         "final_loss": float(np.mean(np.asarray(trace)[-100:])),
     }
-    return denoiser, state.params, figures
+    return denoiser, state, figures
 
 
 def draw(settings, denoiser_fn, key, n, event_shape, log_partition=None):
@@ -140,13 +141,12 @@ def mixture_part(seed: int, quick: bool) -> dict:
         max_measurements=4,
         network="mlp",
         hidden=(16,) if quick else (256, 256),
-        batch_size=256,
         learning_rate=1e-3,
         decay_steps=steps,
     )
-    denoiser, params, train_figures = train(target.sample(k_data, n_train), settings, steps, k_train, "mixture")
+    denoiser, state, train_figures = train(target.sample(k_data, n_train), settings, 256, steps, k_train, "mixture")
     out = {f"tv_mixture_d16_{k}": v for k, v in train_figures.items()}
-    learned, exact = denoiser.posterior_mean(params), exact_posterior_mean(target.log_partition)
+    learned, exact = denoiser.posterior_mean(state), exact_posterior_mean(target.log_partition)
     for name, sampler in sampler_settings(quick).items():
         k = jax.random.fold_in(k_sample, len(name))
         out[f"tv_mixture_d16_{name}"] = total_variation(draw(sampler, learned, k, n, (dim,)), law)
@@ -168,9 +168,10 @@ def fvbm_gibbs(model, key, n: int, num_updates: int) -> jax.Array:
 
 
 def conv_denoiser_settings(quick: bool, conv_layers: int, padding: str, steps: int) -> DenoiserSettings:
-    """The convolutional denoiser of the digits and Ising groups: 4 measurements, 32 channels, batches of 128, lr 1e-3."""
+    """The convolutional denoiser of the digits and Ising groups: 4 measurements, 32 channels, lr 1e-3 (batches of
+    :data:`CONV_BATCH`)."""
     return DenoiserSettings(alpha=ALPHA, max_measurements=4, network="conv", channels=4 if quick else 32,
-                            conv_layers=1 if quick else conv_layers, padding=padding, batch_size=128,
+                            conv_layers=1 if quick else conv_layers, padding=padding,
                             learning_rate=1e-3, decay_steps=steps)
 
 
@@ -182,13 +183,13 @@ def digits_part(seed: int, quick: bool) -> dict:
     steps = 50 if quick else 6000
     n = 64 if quick else len(test_x)
     settings = conv_denoiser_settings(quick, 5, "zeros", steps)
-    denoiser, params, train_figures = train(train_x, settings, steps, k_train, "digits")
+    denoiser, state, train_figures = train(train_x, settings, CONV_BATCH, steps, k_train, "digits")
     out = {f"mmd_digits_{k}": v for k, v in train_figures.items()}
     test = test_x[:n]
     samples = {}
     for name, sampler in sampler_settings(quick).items():
         samples[name] = draw(
-            sampler, denoiser.posterior_mean(params), jax.random.fold_in(k_sample, len(name)), n, (8, 8)
+            sampler, denoiser.posterior_mean(state), jax.random.fold_in(k_sample, len(name)), n, (8, 8)
         )
         out[f"mmd_digits_{name}"] = float(hamming_mmd(samples[name], test, MMD_LENGTH))
         out["mmd_digits_evals_per_sample"] = sampler.denoiser_evals_per_sample
@@ -226,13 +227,13 @@ def ising_part(seed: int, quick: bool) -> dict:
     chains, sweeps, steps, n = (256, 20, 50, 256) if quick else (10_000, 1000, 4000, 4000)
     data = glauber_samples(target, k_data, chains, sweeps)
     settings = conv_denoiser_settings(quick, 4, "circular", steps)
-    denoiser, params, train_figures = train(data, settings, steps, k_train, "ising")
+    denoiser, state, train_figures = train(data, settings, CONV_BATCH, steps, k_train, "ising")
     out = {f"ising_L8_{k}": v for k, v in train_figures.items()}
     out["ising_L8_abs_m_exact"] = exact
     out["ising_L8_glauber_abs_m_err"] = abs(float(obs.mean_abs_magnetization(data)) - exact)
     out["ising_L8_glauber_m_tv"] = magnetization_tv(target, data)
     for name, sampler in sampler_settings(quick).items():
-        x = draw(sampler, denoiser.posterior_mean(params), jax.random.fold_in(k_sample, len(name)), n, (L, L))
+        x = draw(sampler, denoiser.posterior_mean(state), jax.random.fold_in(k_sample, len(name)), n, (L, L))
         value = float(obs.mean_abs_magnetization(x))
         suffix = "" if name == "multi_m4" else f"_{name}"
         out[f"ising_L8_abs_m{suffix}"] = value

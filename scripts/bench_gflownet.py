@@ -54,6 +54,7 @@ import numpy as np
 
 from jaxsamp.core import run
 from jaxsamp.learned.gflownet import GFlowNet, GFlowNetSettings, learning_curve
+from jaxsamp.learned.gflownet.policy import sample_objects
 from jaxsamp.targets.hypergrid import Hypergrid
 
 SCRIPT = "bench_gflownet"
@@ -104,7 +105,7 @@ def train(loss: str, policy: str, reward: str, seed: int, quick: bool) -> tuple[
     figures = {
         "l1": float(curve["l1"][-1]),
         "kl": float(curve["kl"][-1]),
-        **sampler.policy_metrics(state.params.network),
+        **sampler.policy_metrics(state),
         "modes_found": int(trace["modes_found"][-1]),
         "train_trajectories_per_s": size["iterations"] * TRAJECTORIES_PER_ITERATION / seconds,
     }
@@ -120,7 +121,7 @@ def rollout_throughput(quick: bool) -> float:
     sampler = GFlowNet(env, GFlowNetSettings(), TRAJECTORIES_PER_ITERATION)
     network = sampler.init(jax.random.key(0)).params.network
     n = QUICK["rollouts"] if quick else FULL["rollouts"]
-    draw = jax.jit(lambda net, k: sampler.sample(net, k, n))
+    draw = jax.jit(lambda net, k: sample_objects(env, sampler.logits_fn(net), k, n).objects)
     jax.block_until_ready(draw(network, jax.random.key(1)))
     best = np.inf
     for i in range(3):

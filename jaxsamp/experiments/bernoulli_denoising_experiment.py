@@ -56,6 +56,7 @@ from jaxsamp.learned.binary.bernoulli_denoising import (
     BernoulliDenoiser,
     DenoiserSettings,
     exact_posterior_mean,
+    is_data_set,
 )
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets.binary import MAX_ENUMERATION_DIM, enumerated_probabilities
@@ -70,18 +71,15 @@ class BernoulliDenoisingSettings:
 
     The config's ``params`` is one flat mapping (:func:`settings_from_params`
     splits it): the fields of :class:`~jaxsamp.learned.binary.bernoulli_denoising.DenoiserSettings`
-    except ``batch_size`` (that is ``run.num_chains``), those of
-    :class:`~jaxsamp.learned.binary.bernoulli_samplers.SamplerSettings`, and the three below.
-    Defaults are those classes' own.
+    (the batch size is ``run.num_chains``), those of its ``sampler``
+    (:class:`~jaxsamp.learned.binary.bernoulli_samplers.SamplerSettings`; ``correction``
+    ``none`` or ``trapezoid``), and the two below. Defaults are those classes' own.
 
     Attributes
     ----------
     denoiser : DenoiserSettings
-    sampler : SamplerSettings
-        Its ``correction`` is ``none`` or ``trapezoid``: ``exact`` needs the
-        target's tractable ``q_alpha``, which a learned denoiser does not have.
-    num_train_samples : int
-        Training set size for targets with exact samples or Glauber data (20 000).
+        With its ``sampler`` and ``num_train_samples`` (the training set size for targets
+        with exact samples or Glauber data, 20 000).
     glauber_sweeps : int
         Checkerboard heat-bath sweeps per Glauber chain (1000).
     mmd_length_scale : float
@@ -89,33 +87,21 @@ class BernoulliDenoisingSettings:
     """
 
     denoiser: DenoiserSettings
-    sampler: samplers.SamplerSettings
-    num_train_samples: PositiveInt = 20_000
     glauber_sweeps: PositiveInt = 1000
     mmd_length_scale: PositiveFloat = 16.0
 
     def __post_init__(self):
         check_fields(self)
-        if self.sampler.correction == "exact":
-            raise InputError(
-                "correction exact needs the target's tractable q_alpha, which a learned denoiser does not give: "
-                "use none or trapezoid"
-            )
-        if self.sampler.num_measurements > self.denoiser.max_measurements:
-            raise InputError(
-                f"num_measurements = {self.sampler.num_measurements} exceeds max_measurements = "
-                f"{self.denoiser.max_measurements}: the denoiser would never have been trained on that many measurements"
-            )
 
 
-def settings_from_params(params: dict | None, batch_size: int) -> BernoulliDenoisingSettings:
-    """Split a run's flat ``params`` among the denoiser, the sampler and the run's own fields; one-line ConfigErrors."""
+def settings_from_params(params: dict | None) -> BernoulliDenoisingSettings:
+    """Split a run's flat ``params`` among the denoiser, its sampler and the run's own fields; one-line ConfigErrors."""
     where = "sampler 'bernoulli_denoising'"
     params = dict(params or {})
     names = {
-        "denoiser": [f.name for f in dataclasses.fields(DenoiserSettings) if f.name != "batch_size"],
+        "denoiser": [f.name for f in dataclasses.fields(DenoiserSettings) if f.name != "sampler"],
         "sampler": [f.name for f in dataclasses.fields(samplers.SamplerSettings)],
-        "own": [f.name for f in dataclasses.fields(BernoulliDenoisingSettings) if f.name not in ("denoiser", "sampler")],
+        "own": [f.name for f in dataclasses.fields(BernoulliDenoisingSettings) if f.name != "denoiser"],
     }
     accepted = [n for group in names.values() for n in group]
     for key in params:
@@ -123,20 +109,14 @@ def settings_from_params(params: dict | None, batch_size: int) -> BernoulliDenoi
             hint = " (the batch size is run.num_chains)" if key == "batch_size" else ""
             raise ConfigError(f"{where}: unknown parameter {key!r}{hint}; accepted: {', '.join(accepted)}")
     part = {group: {n: params[n] for n in group_names if n in params} for group, group_names in names.items()}
-    denoiser = validate_dataclass(where, {**part["denoiser"], "batch_size": batch_size}, DenoiserSettings)
     sampler = validate_dataclass(where, part["sampler"], samplers.SamplerSettings)
-    return validate_dataclass(
-        where, {**part["own"], "denoiser": denoiser, "sampler": sampler}, BernoulliDenoisingSettings
-    )
+    denoiser = validate_dataclass(where, {**part["denoiser"], "sampler": sampler}, DenoiserSettings)
+    return validate_dataclass(where, {**part["own"], "denoiser": denoiser}, BernoulliDenoisingSettings)
 
 
 # --------------------------------------------------------------------------
 # data sources and exact references
 # --------------------------------------------------------------------------
-
-
-def is_data_set(target) -> bool:
-    return hasattr(target, "train") and hasattr(target, "test")
 
 
 def is_spin_lattice(target) -> bool:
@@ -161,13 +141,14 @@ def training_data(
     target, settings: BernoulliDenoisingSettings, key, run_options: dict
 ) -> tuple[jax.Array, np.ndarray | None]:
     """``(train, held_out)``: the target's training data (module docstring) and its held-out split (data sets only)."""
+    n = settings.denoiser.num_train_samples
     if is_data_set(target):
         return jnp.asarray(target.train()), target.test()
     if target.has_exact_samples:
-        return target.sample(key, settings.num_train_samples), None
+        return target.sample(key, n), None
     if is_spin_lattice(target):
         options = {**run_options, "desc": "glauber data", "checkpoint_every": None}
-        return glauber_samples(target, key, settings.num_train_samples, settings.glauber_sweeps, **options), None
+        return glauber_samples(target, key, n, settings.glauber_sweeps, **options), None
     raise InputError(
         f"no training data for target {target.name!r}: use a data set, a target with exact samples or a spin lattice"
     )
@@ -275,7 +256,7 @@ def check(cfg, target) -> BernoulliDenoisingSettings:
             f"bernoulli_denoising: no training data for target {target.name!r} "
             "(needs a data set, exact samples or a spin lattice for Glauber data)"
         )
-    settings = settings_from_params(cfg.sampler.params, cfg.run.num_chains)
+    settings = settings_from_params(cfg.sampler.params)
     if settings.denoiser.network == "conv" and len(target.event_shape) != 2:
         raise ConfigError(
             f"sampler 'bernoulli_denoising': network conv needs 2-D states, target {target.name!r} has {target.event_shape}"
@@ -288,25 +269,17 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
     k_data, k_init, k_train, k_sample, k_exact = jax.random.split(jax.random.key(cfg.seed), 5)
     options = cfg.driver_options(run_dir)
     train, held_out = training_data(target, settings, k_data, cfg.driver_options(run_dir, "data_checkpoints"))
-    denoiser = BernoulliDenoiser(train, settings.denoiser)
+    denoiser = BernoulliDenoiser(train, settings.denoiser, cfg.run.num_chains)
     start = time.perf_counter()
     state, trace = run(
         denoiser.step, jax.jit(denoiser.init)(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
     )
     train_seconds = time.perf_counter() - start
 
-    sampler = settings.sampler
+    sampler = settings.denoiser.sampler
     start = time.perf_counter()
     sample_options = {"progress": cfg.run.progress, "chunk": cfg.run.chunk, "desc": f"{cfg.name} sampling"}
-    x, final, sample_trace = samplers.sample(
-        sampler,
-        denoiser.posterior_mean(state.params),
-        settings.denoiser.alpha,
-        k_sample,
-        cfg.run.num_eval_samples,
-        target.event_shape,
-        **sample_options,
-    )
+    x, final, sample_trace = denoiser.draw(state, k_sample, cfg.run.num_eval_samples, **sample_options)
     sample_seconds = time.perf_counter() - start
     x = np.asarray(x)
 

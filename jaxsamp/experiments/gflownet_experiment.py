@@ -37,7 +37,6 @@ from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.gflownet.training import (
     BACKWARD_POLICIES,
-    DQN_LOSSES,
     GFlowNet,
     GFlowNetSettings,
     learning_curve,
@@ -76,16 +75,6 @@ def check(cfg, target) -> dict:
         return {p: GFlowNet(target, settings.for_policy(p), cfg.run.num_chains) for p in settings.policies}
 
     return build_learned_sampler(cfg, "gflownet", {"gflownet": (build, GFlowNetExperimentSettings)})
-
-
-def judges_progress(settings: GFlowNetSettings) -> bool:
-    """Whether a GFlowNet run's loss is judged for progress: not where its target moves with training.
-
-    The DQN losses regress on a Polyak-averaged target network, and under the ``tlm`` and ``pessimistic``
-    backward policies the forward loss reads a ``P_B`` trained by a separate likelihood step; TB, DB and
-    SubTB with a fixed (``uniform``, ``maxent``) or jointly trained (``naive``) ``P_B`` are judged.
-    """
-    return settings.loss not in DQN_LOSSES and settings.backward_policy not in ("tlm", "pessimistic")
 
 
 def curves_plot(path: Path, curves: dict, title: str) -> Path:
@@ -133,7 +122,7 @@ def run_gflownet(cfg, target, samplers: dict, run_dir: Path) -> dict:
                 f"{policy}_l1": last["l1"],
                 f"{policy}_kl": last["kl"],
                 f"{policy}_logz_abs_err": last["logz_abs_err"],
-                **{f"{policy}_{k}": v for k, v in sampler.policy_metrics(state.params.network).items()},
+                **{f"{policy}_{k}": v for k, v in sampler.policy_metrics(state).items()},
                 f"{policy}_log_z": float(trace["log_z"][-1]),
                 f"{policy}_modes_found": int(trace["modes_found"][-1]),
                 f"{policy}_final_loss": float(trace["loss"][-1]),
@@ -146,7 +135,7 @@ def run_gflownet(cfg, target, samplers: dict, run_dir: Path) -> dict:
         for name, values in curve.items():
             arrays[f"{policy}_{name}"] = values
         updating = np.arange(len(trace["loss"])) >= (sampler.settings.learning_starts + 1 if sampler.dqn else 0)
-        warnings += learned_run_warnings(trace["loss"], judge_progress=judges_progress(sampler.settings),
+        warnings += learned_run_warnings(trace["loss"], judge_progress=sampler.settings.judge_progress,
                                          steps=updating, label=policy)
         if not len(curve["l1"]):
             warnings.append(

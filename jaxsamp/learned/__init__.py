@@ -7,11 +7,11 @@ diffusion
 leaps
     LEAPS: CTMC simulation with exact weights, and its PINN training.
 gflownet
-    GFlowNets with a choice of backward policy (TLM among them): trainer, losses, policy network.
+    GFlowNets with a choice of backward policy (TLM among them): trainer, weighted sampling, losses, policy network.
 curves
     Boltzmann curves: interpolations, PINN training, ODE sampling.
 binary
-    Bernoulli-noise denoising of binary data and its samplers.
+    Bernoulli-noise denoising of binary data (the denoiser learned from samples) and its samplers.
 
 Shared modules
 --------------

@@ -83,7 +83,8 @@ class Fitted:
     def summary(self) -> str:
         """A few lines: method, training length and time, first and last loss, warnings."""
         steps = len(next(iter(self.history.values()))) if self.history else 0
-        lines = [f"{self.method} on {self.sampler.target.name}: {steps} training steps in {self.seconds:.1f} s"]
+        on = getattr(getattr(self.sampler, "target", None), "name", "data")
+        lines = [f"{self.method} on {on}: {steps} training steps in {self.seconds:.1f} s"]
         for name in ("loss", "ess", "log_Z_hat"):
             if name in self.history and steps:
                 values = np.asarray(self.history[name], float).reshape(steps, -1).mean(axis=1)
@@ -105,12 +106,26 @@ def _as_target(target, init, model_args: tuple, model_kwargs: dict | None) -> Ta
     return as_model_target(target, init, model_args, model_kwargs)
 
 
+def _method_target(name: str, meta: dict, target, init, model_args: tuple, model_kwargs: dict | None):
+    """The target in the form the method takes: a density (the default), or what its registration's ``as_target``
+    accepts (an environment, data), which then checks it with an InputError saying what is needed."""
+    convert = meta.get("as_target")
+    if convert is None:
+        return _as_target(target, init, model_args, model_kwargs)
+    if init is not None or model_args or model_kwargs:
+        raise InputError(f"method {name!r} takes no init=, model_args= or model_kwargs= (they are for log densities)")
+    try:
+        return convert(target)
+    except InputError as err:
+        raise InputError(f"method {name!r}: {err}", err.hint) from None
+
+
 def _settings(name: str, settings, overrides: dict):
     """The method's settings dataclass: ``settings`` (or the defaults) with ``overrides`` checked and applied."""
     cls = LEARNED.entry(name).meta["settings"]
     if settings is not None and not isinstance(settings, cls):
         raise InputError(f"settings for {name!r} must be a {cls.__name__}, got {type(settings).__name__}")
-    base = dataclasses.asdict(settings) if settings is not None else {}
+    base = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)} if settings is not None else {}
     return validate_dataclass(f"method {name!r}", {**base, **overrides}, cls)
 
 
@@ -148,7 +163,10 @@ def fit(
         ``batch_size`` and keyword settings must not be given).
     target : Target, numpyro model, or callable
         A plain callable is a log density of one flat state: give ``init`` (one
-        state) for its shape, as in :func:`jaxsamp.sample`.
+        state) for its shape, as in :func:`jaxsamp.sample`. A method that does not
+        take a log density says what it takes: ``gflownet`` a DAG environment
+        (``jaxsamp.targets.get("hypergrid", ...)``), ``bernoulli`` a +-1 target with
+        exact samples, a data set or an array of +-1 samples.
     num_steps : int
         Training steps (the method's unit: an update, or an epoch for the
         adjoint-matching methods; the class docstrings say which).
@@ -177,14 +195,15 @@ def fit(
         import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
 
         entry = LEARNED.entry(method)
-        target = _as_target(target, init, model_args, model_kwargs)
+        target = _method_target(method, entry.meta, target, init, model_args, model_kwargs)
         checked = _settings(method, settings, setting_values)
         batch = check_int("batch_size", batch_size if batch_size is not None else entry.meta["batch_size"], ge=1)
         try:
             sampler = entry.factory(target, checked, batch)
         except InputError as err:
             raise InputError(f"method {method!r}: {err}", err.hint) from None
-        name, identity, judge = method, _identity(method, checked, batch), entry.meta["judge_progress"]
+        judge = entry.meta["judge_progress"]  # a bool, or a function of the settings
+        name, identity, judge = method, _identity(method, checked, batch), judge(checked) if callable(judge) else judge
     else:
         missing = [a for a in ("init", "step", "sample", "evaluate") if not callable(getattr(method, a, None))]
         if missing:

@@ -8,18 +8,24 @@ and ``judge_progress``: whether the loss is a fixed objective, so that a loss
 that does not decrease means trouble (the run-health rule of
 :func:`jaxsamp.diagnostics.health.training_warnings`).
 
-So far the diffusion family (PIS, DDS, Adjoint Sampling, ASBS) and the
+So far the diffusion family (PIS, DDS, Adjoint Sampling, ASBS), the
 variational family (SoftCVI, ELBO, SNIS forward KL, AISIVI, BSIVI; its batch is
-the draws of ``q`` per step) are registered; the other families keep their own
-entry points (issue 41 lists them).
+the draws of ``q`` per step), GFlowNets (``gflownet``) and Bernoulli denoising
+(``bernoulli``) are registered; the other families keep their own entry points
+(issue 41 lists them). A method that does not take a log density declares the
+form it takes with ``as_target`` (a function that returns the target as the
+method takes it, or raises an InputError saying what is needed), and
+``judge_progress`` may be a function of the settings.
 """
 
 from __future__ import annotations
 
 from jaxsamp.core.registry import LEARNED
+from jaxsamp.learned.binary.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings, training_source
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+from jaxsamp.learned.gflownet.training import GFlowNet, GFlowNetSettings, as_environment
 from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
 from jaxsamp.vi.elbo import ELBO, ELBOSettings
 from jaxsamp.vi.snis_forward_kl import SNISForwardKL, SNISForwardKLSettings
@@ -80,3 +86,18 @@ def aisivi(target, settings: AISIVISettings, batch_size: int) -> AISIVI:
 def bsivi(target, settings: AISIVISettings, batch_size: int) -> BSIVI:
     """BSIVI, AISIVI's baseline: semi-implicit VI with SIVI's prior-draw score estimate, no reverse model."""
     return BSIVI(target, settings, batch_size)
+
+
+@LEARNED.register("gflownet", settings=GFlowNetSettings, batch_size=16, as_target=as_environment,
+                  judge_progress=lambda settings: settings.judge_progress)
+def gflownet(target, settings: GFlowNetSettings, batch_size: int) -> GFlowNet:
+    """GFlowNet on a DAG environment (TB/DB/SubTB/soft DQN; P_B by TLM, Gritsaev et al. 2025); exact pi and log Z."""
+    return GFlowNet(target, settings, batch_size)
+
+
+# the denoiser's cross-entropy on a fixed training set is a fixed objective: judged for progress
+@LEARNED.register("bernoulli", settings=DenoiserSettings, batch_size=256, as_target=training_source,
+                  judge_progress=True)
+def bernoulli(target, settings: DenoiserSettings, batch_size: int) -> BernoulliDenoiser:
+    """Bernoulli-noise denoising (Bach & Saremi 2025): a denoiser learned from +-1 samples, then noisy chains."""
+    return BernoulliDenoiser(target, settings, batch_size)

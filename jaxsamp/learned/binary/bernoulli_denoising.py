@@ -13,7 +13,7 @@ Derivation
 ----------
 **Noise model.** Clean data ``x in {-1, 1}^d`` (``x = 2 b - 1`` for bits ``b``)
 are observed through independent bit flips, ``y = x * z`` with
-``P(z_i = -1) = 1 / (1 + e^{2 alpha})`` (:func:`flip_probability`; small
+``P(z_i = -1) = 1 / (1 + e^{2 alpha})`` (:func:`~jaxsamp.learned.binary.bernoulli_samplers.flip_probability`; small
 ``alpha`` is heavy noise, ``alpha -> 0`` makes ``y`` uniform). Since
 ``P(y_i = x_i) = e^alpha / (2 cosh alpha)``,
 
@@ -83,9 +83,14 @@ import optax
 from flax import nnx
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import Trainer
+from jaxsamp.core.protocols import Trainer, WeightedSamples
+from jaxsamp.core.target import Target
 from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_array, check_fields, check_widths
+from jaxsamp.diagnostics.binary_discrepancies import expected_tv_of_exact_samples, hamming_mmd, total_variation
+from jaxsamp.learned.binary import bernoulli_samplers
+from jaxsamp.learned.binary.bernoulli_samplers import SamplerSettings, flip_probability
 from jaxsamp.nets.mlp import MLP
+from jaxsamp.targets.binary import MAX_ENUMERATION_DIM, enumerated_probabilities
 
 NETWORKS = ("mlp", "conv")
 PADDINGS = ("circular", "zeros")
@@ -93,17 +98,6 @@ PADDINGS = ("circular", "zeros")
 # --------------------------------------------------------------------------
 # the noise model and its exact identities
 # --------------------------------------------------------------------------
-
-
-def flip_probability(alpha) -> jax.Array:
-    """``P(y_i != x_i) = 1 / (1 + e^{2 alpha}) = sigmoid(-2 alpha)``: the noise level of eq. (1)."""
-    return jax.nn.sigmoid(-2.0 * jnp.asarray(alpha, jnp.float32))
-
-
-def measure(key, x: jax.Array, alpha) -> jax.Array:
-    """A noisy measurement ``y = x * z`` of +-1 states ``x`` (any shape): each bit flipped with :func:`flip_probability`."""
-    flip = jax.random.uniform(key, x.shape) < flip_probability(alpha)
-    return jnp.where(flip, -x, x).astype(x.dtype)
 
 
 def noisy_log_density(log_partition: Callable, alpha: float) -> Callable:
@@ -247,7 +241,7 @@ class BitDenoiser(nnx.Module):
 
 @dataclasses.dataclass(frozen=True)
 class DenoiserSettings:
-    """Hyper-parameters of the learned denoiser and its training.
+    """Hyper-parameters of the learned denoiser, its training and its sampler.
 
     Attributes
     ----------
@@ -263,14 +257,18 @@ class DenoiserSettings:
         Conv network width (32), depth (4) and kernel side (3).
     padding : {"circular", "zeros"}
         Conv padding: circular for periodic lattices (Ising), zeros for images.
-    batch_size : int
-        Examples per Adam step (256).
     learning_rate : float
         Adam learning rate (1e-3), cosine-decayed to 0 over ``decay_steps`` when that is set.
     decay_steps : int or None
         Length of the cosine decay (None: constant rate).
     max_grad_norm : float
         Global gradient-norm clip (1).
+    num_train_samples : int
+        Training set size drawn from a target with exact samples (20 000; unused for data).
+    sampler : SamplerSettings
+        How :meth:`BernoulliDenoiser.sample` draws (a mapping of its fields is accepted):
+        ``correction`` ``none`` or ``trapezoid`` (``exact`` needs the target's ``A(h)``,
+        which a learned denoiser does not have) and ``num_measurements <= max_measurements``.
     """
 
     alpha: PositiveFloat = 1.0
@@ -281,22 +279,36 @@ class DenoiserSettings:
     conv_layers: PositiveInt = 4
     kernel_size: PositiveInt = 3
     padding: Annotated[str, OneOf(PADDINGS)] = "zeros"
-    batch_size: PositiveInt = 256
     learning_rate: PositiveFloat = 1e-3
     decay_steps: PositiveInt | None = None
     max_grad_norm: PositiveFloat = 1.0
+    num_train_samples: PositiveInt = 20_000
+    sampler: SamplerSettings = SamplerSettings()
 
     def __post_init__(self):
+        if isinstance(self.sampler, dict):
+            object.__setattr__(self, "sampler", SamplerSettings(**self.sampler))
         check_fields(self)
         object.__setattr__(self, "hidden", check_widths(type(self).__name__, "hidden", self.hidden))
+        if self.sampler.correction == "exact":
+            raise InputError(
+                "sampler correction exact needs the target's tractable q_alpha, which a learned denoiser does not "
+                "give: use none or trapezoid"
+            )
+        if self.sampler.num_measurements > self.max_measurements:
+            raise InputError(
+                f"sampler num_measurements = {self.sampler.num_measurements} exceeds max_measurements = "
+                f"{self.max_measurements}: the denoiser would never have been trained on that many measurements"
+            )
 
 
 class DenoiserTrainState(NamedTuple):
-    """A plain PyTree the driver checkpoints: network (``nnx.split`` state), Adam state, step count."""
+    """A plain PyTree the driver checkpoints: network (``nnx.split`` state), Adam state, step count, training data."""
 
     params: nnx.State
     opt_state: optax.OptState
     step: jax.Array
+    data: jax.Array
 
 
 def check_spin_data(data, where: str = "data") -> np.ndarray:
@@ -309,30 +321,88 @@ def check_spin_data(data, where: str = "data") -> np.ndarray:
     return arr.astype(np.float32)
 
 
+def is_data_set(target) -> bool:
+    """A target that is a data set (``train()`` / ``test()`` splits, no density), e.g. ``binary_digits``."""
+    return hasattr(target, "train") and hasattr(target, "test")
+
+
+def training_source(target) -> Target | np.ndarray:
+    """What a denoiser learns from: a +-1 Target with exact samples or a data set (returned as is), or
+    an array of +-1 samples (returned checked); an InputError that says what is needed otherwise."""
+    if not isinstance(target, Target):
+        return check_spin_data(target)
+    if target.domain.kind != "spin":
+        raise InputError(
+            f"Bernoulli denoising learns +-1 states; target {target.name!r} has domain {target.domain.kind!r}"
+        )
+    if not (is_data_set(target) or target.has_exact_samples):
+        raise InputError(
+            f"Bernoulli denoising learns from samples; target {target.name!r} has neither exact samples nor data",
+            "pass an array (n, *event_shape) of +-1 samples instead (e.g. long MCMC chains of the target)",
+        )
+    return target
+
+
 class BernoulliDenoiser:
-    """The learned denoiser ``g_theta(h) = tanh(l_theta(h) / 2)`` and its training as a :class:`~jaxsamp.core.Trainer`.
+    """Bernoulli-noise denoising as a learned sampler: a :class:`~jaxsamp.core.Trainer` of the denoiser
+    ``g_theta(h) = tanh(l_theta(h) / 2)``, with ``sample`` and ``evaluate`` (Bach & Saremi 2025).
+
+    Registered as ``jaxsamp.fit("bernoulli", target_or_data, ...)``.
 
     Parameters
     ----------
-    data : array (n, *event_shape) of +-1
-        Training data (clean samples).
+    target : Target or array (n, *event_shape) of +-1
+        What the denoiser learns from: a +-1 target with exact samples (``num_train_samples``
+        of them are drawn by ``init``, from its key), a data set (``binary_digits``: its
+        training split), or an array of clean samples.
     settings : DenoiserSettings
+    batch_size : int
+        Examples per Adam step (256).
 
     Attributes
     ----------
+    target : Target or None
+        The target (None for an array of data).
     trainer : Trainer
-        ``step`` is one Adam step on ``batch_size`` examples drawn with
-        replacement from ``data``, each with ``k ~ U{1..max_measurements}``
-        fresh measurements; metrics ``loss`` (mean per-bit logistic loss, nats)
-        and ``bit_error`` (the Hamming-optimal readout's error rate on the batch).
     event_shape : tuple
+
+    Notes
+    -----
+    **Step metrics**: ``loss``, the mean per-bit logistic loss of the batch (nats per bit;
+    ``log 2 = 0.693`` for a coin, its floor is the posterior's conditional entropy), and
+    ``bit_error``, the error rate of the Hamming-optimal readout ``sign(l_theta)`` on the batch
+    (fraction of bits). Each step draws ``batch_size`` examples with replacement, each with
+    ``k ~ U{1..max_measurements}`` fresh measurements.
+
+    **Sampling** (:meth:`sample`) runs ``sampler`` chains of the noisy variable from uniform noise
+    and denoises them (:mod:`~jaxsamp.learned.binary.bernoulli_samplers`); the draws are
+    unweighted and approximate (the chain and the denoiser are both approximate).
+
+    **Settings for a new target.** ``alpha`` sets the noise: the paper's experiments and ours
+    use ``alpha = 1`` (12 % of bits flipped), where ``q_alpha`` is smooth enough for short
+    chains and the posterior sharp enough to denoise; smaller ``alpha`` mixes faster and
+    denoises worse. Multi-measurement sampling (``max_measurements = sampler.num_measurements = 4``,
+    two-stage moves, ``sign`` readout) gave our best TV at equal network evaluations on the
+    16-bit mixture (BENCHMARKS.md). The network: an MLP (2 x 256) for unstructured bits, a
+    ``conv`` network on images (``padding="zeros"``) and periodic lattices (``"circular"``);
+    train until ``bit_error`` stops falling (a few thousand steps of 256 on 16 bits,
+    ``decay_steps`` = the number of steps).
     """
 
-    def __init__(self, data, settings: DenoiserSettings):
-        data = check_spin_data(data)
-        self.data = jnp.asarray(data)
-        self.event_shape = tuple(data.shape[1:])
-        self.settings = settings
+    def __init__(self, target, settings: DenoiserSettings | None = None, batch_size: int = 256):
+        settings = DenoiserSettings() if settings is None else settings
+        source = training_source(target)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InputError(f"batch_size must be a positive int, got {batch_size!r}")
+        self.target = source if isinstance(source, Target) else None
+        if self.target is None:
+            self.data = jnp.asarray(source)
+        elif is_data_set(source):
+            self.data = jnp.asarray(check_spin_data(source.train(), f"{source.name} training data"))
+        else:
+            self.data = None  # drawn by init
+        self.event_shape = tuple(self.data.shape[1:]) if self.data is not None else tuple(source.event_shape)
+        self.settings, self.batch_size = settings, batch_size
         if settings.network == "conv" and len(self.event_shape) != 2:
             raise InputError(f"the conv denoiser needs 2-D states (H, W), got event shape {self.event_shape}")
         schedule = (
@@ -363,9 +433,9 @@ class BernoulliDenoiser:
         """Posterior log-odds ``l_theta(h)`` for ``h`` of shape (..., *event_shape)."""
         return nnx.merge(self.graphdef, params)(h)
 
-    def posterior_mean(self, params: nnx.State) -> Callable:
-        """``g_theta(h) = tanh(l_theta(h) / 2)``, the learned ``E[x | h]``, as a function of ONE ``h`` (event shape)."""
-        network = nnx.merge(self.graphdef, params)
+    def posterior_mean(self, state: DenoiserTrainState) -> Callable:
+        """``g_theta(h) = tanh(l_theta(h) / 2)``, the learned ``E[x | h]`` of a train state, a function of ONE ``h``."""
+        network = nnx.merge(self.graphdef, state.params)
         return lambda h: jnp.tanh(0.5 * network(h))
 
     def loss(self, params: nnx.State, x: jax.Array, h: jax.Array) -> jax.Array:
@@ -386,14 +456,20 @@ class BernoulliDenoiser:
     # ---- the trainer ----------------------------------------------------------
 
     def init(self, key) -> DenoiserTrainState:
-        """A fresh network (``f_theta = 0``: the uniform-prior denoiser) and Adam state."""
+        """A fresh network (``f_theta = 0``: the uniform-prior denoiser), Adam state, and the training data
+        (drawn from the target with ``fold_in(key, 1)`` when it has exact samples)."""
         params = nnx.state(self._network(key))
-        return DenoiserTrainState(params, self.optimizer.init(params), jnp.zeros((), jnp.int32))
+        if self.data is None:
+            data = jnp.asarray(self.target.sample(jax.random.fold_in(key, 1), self.settings.num_train_samples))
+            data = data.astype(jnp.float32)
+        else:
+            data = self.data
+        return DenoiserTrainState(params, self.optimizer.init(params), jnp.zeros((), jnp.int32), data)
 
     def step(self, key, state: DenoiserTrainState) -> tuple[DenoiserTrainState, dict]:
         """One Adam step on a fresh noisy batch."""
         k_batch, k_noise = jax.random.split(key)
-        x = self.data[jax.random.randint(k_batch, (self.settings.batch_size,), 0, self.data.shape[0])]
+        x = state.data[jax.random.randint(k_batch, (self.batch_size,), 0, state.data.shape[0])]
         h = self.noisy_batch(k_noise, x)
 
         def loss_and_logits(params):
@@ -404,7 +480,50 @@ class BernoulliDenoiser:
         updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         metrics = {"loss": loss, "bit_error": jnp.mean((x * logits) < 0)}
-        return DenoiserTrainState(params, opt_state, state.step + 1), metrics
+        return state._replace(params=params, opt_state=opt_state, step=state.step + 1), metrics
+
+    # ---- sampling ---------------------------------------------------------------
+
+    def draw(self, state: DenoiserTrainState, key, num: int, **run_options):
+        """``settings.sampler``'s chains with the learned denoiser: ``(x, final NoisyState, trace)``
+        (:func:`~jaxsamp.learned.binary.bernoulli_samplers.sample`; ``run_options`` go to the driver)."""
+        return bernoulli_samplers.sample(
+            self.settings.sampler, self.posterior_mean(state), self.settings.alpha, key, num, self.event_shape,
+            **run_options,
+        )
+
+    def sample(self, state: DenoiserTrainState, key, num: int) -> WeightedSamples:
+        """``num`` denoised samples ``(num, *event_shape)`` of +-1, each from its own chain (:meth:`draw`).
+
+        Unweighted: ``log_w`` is 0 (``.ess`` is 1 by construction and says nothing about quality) and
+        ``.log_Z`` is NaN: the method learns from samples and estimates no normalising constant.
+        """
+        x, _, _ = self.draw(state, key, num)
+        return WeightedSamples(x, jnp.zeros(num, jnp.float32), jnp.nan)
+
+    def evaluate(self, state: DenoiserTrainState, key, num: int) -> dict:
+        """Figures of ``num`` samples (floats): ``acceptance_rate`` of the chains (mean over steps),
+        ``denoiser_evals_per_sample``; ``tv``, the total variation to the exact law by enumeration, and
+        ``tv_floor``, that of ``num`` exact samples (mean of 20 multinomial draws), for a target with a
+        density on ``d <= 20`` bits; otherwise ``mmd``, the Hamming-kernel MMD
+        (:func:`~jaxsamp.diagnostics.binary_discrepancies.hamming_mmd`, length ``d / 4`` bits) to the
+        held-out split of a data set or to the training data."""
+        x, _, trace = self.draw(state, key, num)
+        out = {
+            "acceptance_rate": float(np.mean(np.asarray(trace["acceptance_rate"]))),
+            "denoiser_evals_per_sample": float(self.settings.sampler.denoiser_evals_per_sample),
+        }
+        d = math.prod(self.event_shape)
+        if self.target is not None and not is_data_set(self.target) and d <= MAX_ENUMERATION_DIM:
+            law = enumerated_probabilities(self.target)
+            out["tv"] = total_variation(x, law)
+            out["tv_floor"] = expected_tv_of_exact_samples(law, num)[0]
+        else:
+            held_out = self.target is not None and is_data_set(self.target)
+            reference = jnp.asarray(self.target.test()) if held_out else state.data
+            m = min(num, reference.shape[0])
+            out["mmd"] = float(hamming_mmd(x[:m], reference[:m], d / 4))
+        return out
 
 
 def mean_squared_error(denoiser: Callable, exact: Callable, h: jax.Array) -> jax.Array:

@@ -1,10 +1,10 @@
 """Samplers of the noisy variable ``y`` for Bernoulli-noise denoising: one-stage, two-stage, multi-measurement.
 
 Bach & Saremi (2025), "Sampling binary data by denoising through score
-functions", ICML. The noise model, the identity
-``E[x | y] = alpha^-1 grad log q_alpha(y)`` and the denoisers are in
-:mod:`jaxsamp.learned.binary.bernoulli_denoising`, whose docstring derives equations
-(1)-(5) used here. The paper's update formulas were not available; these
+functions", ICML. The noise model's draws (eq. 1: :func:`flip_probability`,
+:func:`measure`) are here; the identity ``E[x | y] = alpha^-1 grad log q_alpha(y)``
+and the denoisers are in :mod:`jaxsamp.learned.binary.bernoulli_denoising`, whose
+docstring derives equations (1)-(5) used here. The paper's update formulas were not available; these
 kernels are our construction from that identity, and the tests check each
 against exact enumeration.
 
@@ -70,7 +70,6 @@ from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields
-from jaxsamp.learned.binary.bernoulli_denoising import flip_probability, measure
 
 MOVES = ("one_stage", "two_stage")
 CORRECTIONS = ("none", "trapezoid", "exact")
@@ -110,6 +109,17 @@ class NoisyInfo(NamedTuple):
     acceptance_rate: jax.Array
     committed: jax.Array
     num_denoiser_evals: jax.Array
+
+
+def flip_probability(alpha) -> jax.Array:
+    """``P(y_i != x_i) = 1 / (1 + e^{2 alpha}) = sigmoid(-2 alpha)``: the noise level of eq. (1)."""
+    return jax.nn.sigmoid(-2.0 * jnp.asarray(alpha, jnp.float32))
+
+
+def measure(key, x: jax.Array, alpha) -> jax.Array:
+    """A noisy measurement ``y = x * z`` of +-1 states ``x`` (any shape): each bit flipped with :func:`flip_probability`."""
+    flip = jax.random.uniform(key, x.shape) < flip_probability(alpha)
+    return jnp.where(flip, -x, x).astype(x.dtype)
 
 
 def schedule_length(num_measurements: int, steps_per_measurement: int) -> int:
@@ -347,6 +357,7 @@ __all__ = [
     "SamplerSettings",
     "denoise",
     "flip_probability",
+    "measure",
     "measurement_kernel",
     "proposal_log_odds",
     "sample",

@@ -184,21 +184,59 @@ def rollout(env: DagEnvironment, logits_fn: Callable, key, num_trajectories: int
     return Trajectories(jnp.swapaxes(states, 0, 1), jnp.swapaxes(actions, 0, 1).astype(jnp.int32), lengths, log_rewards)
 
 
-def sample_objects(env: DagEnvironment, logits_fn: Callable, key, num: int) -> jax.Array:
-    """Terminal objects of ``num`` rollouts ``(num, *state_shape)``, without storing the trajectories."""
+class TerminalSamples(NamedTuple):
+    """Objects drawn by forward rollouts, with the log-probabilities of the trajectories that built them.
+
+    Attributes
+    ----------
+    objects : (B, *state_shape) int32
+        The terminal objects ``x``.
+    log_pf : (B,) float32
+        ``log P_F(tau)``: the sum of ``log P_F(a_t | s_t)`` over the trajectory, the exit included.
+    log_pb : (B,) float32
+        ``log P_B(tau | x)``: the sum of ``log P_B(s_t | s_{t+1})`` over its non-exit moves (0 without a
+        ``backward_log_prob``).
+    """
+
+    objects: jax.Array
+    log_pf: jax.Array
+    log_pb: jax.Array
+
+
+def sample_objects(
+    env: DagEnvironment, logits_fn: Callable, key, num: int, backward_log_prob: Callable | None = None
+) -> TerminalSamples:
+    """``num`` rollouts' objects and trajectory log-probabilities, without storing the trajectories.
+
+    Parameters
+    ----------
+    logits_fn : callable
+        ``states (B, *state_shape) -> (B, num_actions)`` forward logits (masked here).
+    backward_log_prob : callable, optional
+        ``(s, a, s') -> (B,)`` the log-probability ``log P_B(s | s')`` of undoing non-exit move ``a``
+        (its value elsewhere is ignored); accumulated into ``log_pb``.
+    """
     exit_action = env.exit_action
     s0 = jnp.broadcast_to(env.initial_state(), (num, *env.state_shape))
+    zero = jnp.zeros(num, jnp.float32)
 
     def one(carry, k):
-        s, done = carry
+        s, done, log_pf, log_pb = carry
         mask = jax.vmap(env.forward_mask)(s)
-        a = jax.random.categorical(k, jnp.where(mask, logits_fn(s), MASKED))
+        logits = jnp.where(mask, logits_fn(s), MASKED)
+        a = jax.random.categorical(k, logits)
+        log_p = jnp.take_along_axis(jax.nn.log_softmax(logits, axis=-1), a[:, None], axis=-1)[:, 0]
         stop = done | (a == exit_action)
         moved = jax.vmap(env.step)(s, jnp.minimum(a, exit_action - 1))
-        return (jnp.where(_expand(stop, s), s, moved), stop), None
+        s_next = jnp.where(_expand(stop, s), s, moved)
+        log_pf = log_pf + jnp.where(done, 0.0, log_p)
+        if backward_log_prob is not None:
+            log_pb = log_pb + jnp.where(stop, 0.0, backward_log_prob(s, a, s_next))
+        return (s_next, stop, log_pf, log_pb), None
 
-    (final, _), _ = jax.lax.scan(one, (s0, jnp.zeros(num, bool)), jax.random.split(key, env.max_trajectory_length))
-    return final
+    keys = jax.random.split(key, env.max_trajectory_length)
+    (final, _, log_pf, log_pb), _ = jax.lax.scan(one, (s0, jnp.zeros(num, bool), zero, zero), keys)
+    return TerminalSamples(final, log_pf, log_pb)
 
 
 def _expand(flag, like):

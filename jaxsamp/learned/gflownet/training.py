@@ -83,11 +83,10 @@ from jaxsamp.learned.gflownet.policy import (
     Trajectories,
     backward_log_probs,
     forward_log_probs,
-    masked_log_softmax,
     rollout,
-    sample_objects,
     transition_masks,
 )
+from jaxsamp.learned.gflownet.sampling import TrainedGFlowNet
 from jaxsamp.targets.dag_environment import DagEnvironment
 
 LOSSES = ("tb", "db", "subtb", "soft_dqn", "munchausen_dqn")
@@ -164,6 +163,17 @@ class GFlowNetSettings:
         object.__setattr__(self, "hidden", check_widths(type(self).__name__, "hidden", self.hidden))
 
     @property
+    def judge_progress(self) -> bool:
+        """Whether the forward loss is a fixed objective, so that one that does not decrease means trouble.
+
+        Not where its target moves with training: the DQN losses regress on a Polyak-averaged target
+        network, and under the ``tlm`` and ``pessimistic`` backward policies the forward loss reads a
+        ``P_B`` trained by a separate likelihood step. TB, DB and SubTB with a fixed (``uniform``,
+        ``maxent``) or jointly trained (``naive``) ``P_B`` are judged.
+        """
+        return self.loss not in DQN_LOSSES and self.backward_policy not in ("tlm", "pessimistic")
+
+    @property
     def entropy_scale(self) -> float:
         """Soft DQN's ``tau = 1 / (1 - alpha)`` (1 without the Munchausen term), so that ``(1 - alpha) tau = 1``."""
         return 1.0 / (1.0 - self.munchausen_alpha) if self.loss == "munchausen_dqn" else 1.0
@@ -224,6 +234,16 @@ class GFlowNetTrainState(NamedTuple):
     iteration: jax.Array
 
 
+def as_environment(target) -> DagEnvironment:
+    """``target`` if it is a DAG environment, else an InputError saying what a GFlowNet needs."""
+    if not isinstance(target, DagEnvironment):
+        raise InputError(
+            f"a GFlowNet needs a DAG environment, got {getattr(target, 'name', type(target).__name__)!r}",
+            'build one: jaxsamp.targets.get("hypergrid", dim=2, side=8) or jaxsamp.targets.get("bit_sequence", ...)',
+        )
+    return target
+
+
 def _polyak(target, online, rate):
     return jax.tree.map(lambda t, o: (1.0 - rate) * t + rate * o, target, online)
 
@@ -232,28 +252,78 @@ def _select(flag, new, old):
     return jax.tree.map(lambda a, b: jnp.where(flag, a, b), new, old)
 
 
-class GFlowNet:
-    """A GFlowNet trainer for an environment (see the module docstring).
+class GFlowNet(TrainedGFlowNet):
+    """A GFlowNet on a DAG environment: a :class:`~jaxsamp.core.Trainer` with ``sample`` and ``evaluate``.
+
+    One ``step`` is one iteration of the TLM paper's algorithm (module docstring;
+    Gritsaev et al. 2025, Alg. 1): ``num_trajectories`` rollouts, the backward
+    step (``tlm``, ``pessimistic``), the forward step. Registered as
+    ``jaxsamp.fit("gflownet", env, ...)``, whose ``batch_size`` is ``num_trajectories``.
 
     Parameters
     ----------
-    env : DagEnvironment
+    target : DagEnvironment
+        ``jaxsamp.targets.get("hypergrid", ...)`` or ``("bit_sequence", ...)``; its
+        terminal objects must be enumerable (the exact ``pi`` and ``log Z`` score training).
     settings : GFlowNetSettings
     num_trajectories : int
         Trajectories rolled out per iteration (16 in the paper).
 
     Attributes
     ----------
+    target, env : DagEnvironment
+        The environment (``target`` for :func:`jaxsamp.fit`; the code says ``env``).
     trainer : Trainer ``(init, step)`` for :func:`jaxsamp.run`.
     model : PolicyModel
+
+    Notes
+    -----
+    **Step metrics** (per iteration; ``nan`` where not computed):
+
+    ``loss``
+        The forward loss (nats^2: a squared log-ratio; TB per trajectory, DB/SubTB
+        per transition; soft DQN's Huber TD loss on its replay batch, computed but not applied
+        before ``learning_starts``).
+    ``backward_loss``
+        TLM / pessimistic: ``-sum log P_B`` of the batch (nats, summed over transitions
+        and trajectories); ``nan`` for the fixed and naive backward policies.
+    ``log_z``
+        The learned ``log Z_hat`` (nats): TB's ``log Z``, ``log F(s_0)`` (DB, SubTB), ``V(s_0)`` (soft DQN).
+    ``logz_abs_err``
+        ``|log Z_hat - log Z|`` (nats), every ``eval_every`` iterations.
+    ``l1``, ``kl``
+        Every ``eval_every`` iterations: ``mean_x |pi_hat(x) - pi(x)|`` (probability) and
+        ``KL(pi || pi_hat + 1e-9)`` (nats) of the empirical ``pi_hat`` of the last
+        ``history_size`` terminal states of training (the paper's metrics).
+    ``modes_found``
+        Modes hit by any training rollout so far (count).
+    ``mean_length``
+        Mean trajectory length of the batch (transitions, exit included).
+    ``trajectories``
+        Trajectories rolled out so far (count).
+
+    **Settings for a new environment.** The paper's defaults (:class:`GFlowNetSettings`:
+    2 x 256 trunk, Adam 1e-3, TB's ``log Z`` at 0.1, 16 trajectories per iteration,
+    10^6 trajectories in all) were set on the 20^4 hypergrid and the bit sequences;
+    they are the place to start. What matters most: the **loss** (SubTB and
+    Munchausen-DQN gave the paper's best L1 on the hypergrid; TB is the cheapest and
+    learns ``log Z`` directly), the **backward policy** (``tlm`` helps DB, SubTB and
+    DQN most on long trajectories; ``uniform`` is the safe fixed choice), and the
+    budget: the number of trajectories should be large against the number of
+    objects with non-negligible reward (``pi`` must be visited to be learned). On a
+    small grid (8 x 8) a 64-wide trunk and a few thousand trajectories reach
+    ``policy_l1 ~ 1e-3``; sparse rewards (the ``hard`` hypergrid, ``R0 = 1e-4``) need
+    ``loss="subtb"`` or ``"munchausen_dqn"`` and the full budget to find every mode.
+    ``history_size`` only sizes the ``l1``/``kl`` window (keep it at about a fifth of
+    the trajectories); ``eval_every`` only how often they are computed.
     """
 
-    def __init__(self, env: DagEnvironment, settings: GFlowNetSettings | None = None, num_trajectories: int = 16):
+    def __init__(
+        self, target: DagEnvironment, settings: GFlowNetSettings | None = None, num_trajectories: int = 16
+    ):
+        env = target
         settings = GFlowNetSettings() if settings is None else settings
-        if not isinstance(env, DagEnvironment):
-            raise InputError(
-                f"a GFlowNet needs a DAG environment (hypergrid, bit_sequence), got {getattr(env, 'name', env)!r}"
-            )
+        as_environment(env)
         if isinstance(num_trajectories, bool) or not isinstance(num_trajectories, int) or num_trajectories < 1:
             raise InputError(f"num_trajectories must be a positive int, got {num_trajectories!r}")
         if num_trajectories > settings.history_size:
@@ -284,47 +354,15 @@ class GFlowNet:
         self.temperature = settings.entropy_scale
         self.trainer = Trainer(self.init, self.step)
 
-    # ---- sampling -------------------------------------------------------------------
-    def logits_fn(self, network: nnx.State):
-        """``states -> logits`` of the sampling policy (``Q / tau`` for soft DQN)."""
-        return lambda s: self.model.forward_logits(network, s) / self.temperature
+    @property
+    def target(self) -> DagEnvironment:
+        """The environment, as the target :func:`jaxsamp.fit` reports on."""
+        return self.env
 
+    # ---- sampling -------------------------------------------------------------------
     def sample_trajectories(self, network: nnx.State, key, num: int) -> Trajectories:
         """``num`` trajectories of the current forward policy."""
         return rollout(self.env, self.logits_fn(jax.lax.stop_gradient(network)), key, num)
-
-    def sample(self, network: nnx.State, key, num: int) -> jax.Array:
-        """``num`` objects ``(num, *state_shape)`` from the trained forward policy (no trajectories kept)."""
-        return sample_objects(self.env, self.logits_fn(network), key, num)
-
-    def policy_log_probs(self, network: nnx.State, chunk: int = 16384) -> np.ndarray:
-        """``log P_F(a | s)`` of the sampling policy at every state (``env.all_states()`` order), float32 NumPy."""
-        env = self.env
-        states = jnp.asarray(env.all_states())
-        size = min(chunk, states.shape[0])
-        pad = (-states.shape[0]) % size
-        padded = jnp.concatenate([states, jnp.broadcast_to(states[:1], (pad, *env.state_shape))])
-        if getattr(self, "_policy_table", None) is None:
-
-            def table(network, blocks):
-                def one(block):
-                    return masked_log_softmax(self.logits_fn(network)(block), jax.vmap(env.forward_mask)(block))
-
-                return jax.lax.map(one, blocks)
-
-            self._policy_table = jax.jit(table)
-        out = self._policy_table(network, padded.reshape(-1, size, *env.state_shape))
-        return np.asarray(out).reshape(-1, env.num_actions)[: states.shape[0]]
-
-    def policy_metrics(self, network: nnx.State) -> dict:
-        """Exact scores of the trained sampler: its terminal distribution ``pi_theta`` (pushed forward through the DAG,
-        :meth:`~jaxsamp.targets.dag_environment.DagEnvironment.terminal_distribution`) against ``pi``:
-        ``policy_l1 = mean |pi_theta - pi|`` and ``policy_kl = KL(pi || pi_theta)``, free of sampling noise."""
-        pi_theta = self.env.terminal_distribution(self.policy_log_probs(network))
-        pi = self.env.exact_probabilities
-        with np.errstate(divide="ignore"):
-            kl = float(np.sum(pi * (np.log(pi) - np.log(pi_theta))))
-        return {"policy_l1": float(np.mean(np.abs(pi_theta - pi))), "policy_kl": kl}
 
     # ---- backward log-probabilities in the forward losses ----------------------------
     def _log_pb(self, network, target, trajectories: Trajectories, features) -> jax.Array:
@@ -528,7 +566,7 @@ class GFlowNet:
         params = _select(active, new_params, params)
         optimizer = (_select(active, net_opt, optimizer[0]), optimizer[1])
         replay = replay._replace(transitions=_select(active, buffer, replay.transitions))
-        return params, optimizer, replay, jnp.where(active, loss, jnp.nan)
+        return params, optimizer, replay, loss
 
     def step(self, key, state: GFlowNetTrainState) -> tuple[GFlowNetTrainState, dict]:
         """One iteration: rollout, backward step (TLM / pessimistic), forward step; exact metrics every ``eval_every``."""

@@ -23,9 +23,8 @@ NUM_STEPS, EVERY = 40, 10
 def train(checkpoint=None) -> dict:
     """Train for NUM_STEPS Adam steps; every array of the final state and the trace."""
     data = bernoulli_mixture(dim=6, num_components=3, seed=2).sample(jax.random.key(0), 500)
-    denoiser = BernoulliDenoiser(
-        data, DenoiserSettings(alpha=0.8, max_measurements=3, hidden=(32, 32), batch_size=64, decay_steps=NUM_STEPS)
-    )
+    settings = DenoiserSettings(alpha=0.8, max_measurements=3, hidden=(32, 32), decay_steps=NUM_STEPS)
+    denoiser = BernoulliDenoiser(data, settings, batch_size=64)
     return child_run(denoiser.step, denoiser.init(jax.random.key(1)), NUM_STEPS, EVERY, 1, checkpoint)
 
 

@@ -23,11 +23,10 @@ from jaxsamp.learned.binary.bernoulli_denoising import (
     DenoiserSettings,
     PatchConv,
     exact_posterior_mean,
-    flip_probability,
-    measure,
     natural_parameter,
     noisy_log_density,
 )
+from jaxsamp.learned.binary.bernoulli_samplers import flip_probability, measure
 from jaxsamp.targets.binary import BernoulliMixture, ProductBernoulli, enumerated_log_partition, spin_states
 
 HERE = Path(__file__).parent

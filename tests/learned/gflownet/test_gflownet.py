@@ -114,7 +114,7 @@ def test_exact_forward_policy_samples_pi(env):
     @jax.jit
     def objects(table, key):
         logits = lambda s: table[jax.vmap(env.state_index)(s)]
-        return jax.vmap(env.terminal_index)(sample_objects(env, logits, key, n))
+        return jax.vmap(env.terminal_index)(sample_objects(env, logits, key, n).objects)
 
     def pvalue(table, key):
         counts = np.bincount(np.asarray(objects(table, key)), minlength=env.num_terminal_states)
