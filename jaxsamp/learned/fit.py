@@ -185,6 +185,7 @@ def fit(
         except InputError as err:
             raise InputError(f"method {method!r}: {err}", err.hint) from None
         name, identity, judge = method, _identity(method, checked, batch), entry.meta["judge_progress"]
+        judge = judge(checked) if callable(judge) else judge
     else:
         missing = [a for a in ("init", "step", "sample", "evaluate") if not callable(getattr(method, a, None))]
         if missing:

@@ -6,10 +6,12 @@ Each factory ``factory(target, settings, batch_size)`` returns a
 settings dataclass, the default batch size (what one training step simulates)
 and ``judge_progress``: whether the loss is a fixed objective, so that a loss
 that does not decrease means trouble (the run-health rule of
-:func:`jaxsamp.diagnostics.health.training_warnings`).
+:func:`jaxsamp.diagnostics.health.training_warnings`), a bool or a function of
+the settings when it depends on them.
 
-So far the diffusion family is registered (PIS, DDS, Adjoint Sampling, ASBS);
-the other families keep their own entry points (issue 41 lists them).
+So far the diffusion family (PIS, DDS, Adjoint Sampling, ASBS) and the Boltzmann
+curves (``curves``; the interpolation is a setting) are registered; the other
+families keep their own entry points (issue 41 lists them).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
+from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
 
 
@@ -43,3 +46,11 @@ def adjoint(target, settings: AdjointSettings, batch_size: int) -> AdjointSampli
 def asbs(target, settings: AsbsSettings, batch_size: int) -> Asbs:
     """ASBS, Adjoint Schrödinger Bridge Sampler (Liu et al. 2025): adjoint and corrector matching from a prior."""
     return Asbs(target, settings, batch_size)
+
+
+# box collocation's loss is a fixed objective; trajectory collocation's points move with the flow
+@LEARNED.register("curves", settings=BoltzmannCurveSettings, batch_size=256,
+                  judge_progress=lambda settings: settings.fixed_objective)
+def curves(target, settings: BoltzmannCurveSettings, batch_size: int) -> BoltzmannCurve:
+    """Boltzmann curves (Chemseddine et al. 2025; Máté & Fleuret 2023): a PINN-trained curve and velocity, ODE samples."""
+    return BoltzmannCurve(target, settings, batch_size)
