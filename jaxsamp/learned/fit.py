@@ -184,8 +184,8 @@ def fit(
             sampler = entry.factory(target, checked, batch)
         except InputError as err:
             raise InputError(f"method {method!r}: {err}", err.hint) from None
-        name, identity, judge = method, _identity(method, checked, batch), entry.meta["judge_progress"]
-        judge = judge(checked) if callable(judge) else judge
+        judge = entry.meta["judge_progress"]  # a bool, or a function of the settings
+        name, identity, judge = method, _identity(method, checked, batch), judge(checked) if callable(judge) else judge
     else:
         missing = [a for a in ("init", "step", "sample", "evaluate") if not callable(getattr(method, a, None))]
         if missing:
