@@ -297,7 +297,7 @@ class BoltzmannCurve:
       (the curve's own log Z, without sampling);
     * ``target_evals``: target evaluations so far (log density with its
       derivatives at one state), initialisation included;
-    * ``skipped_updates``: consecutive updates skipped for a non-finite gradient.
+    * ``skipped_updates``: updates skipped so far for a non-finite gradient (a running total).
 
     The loss of box collocation is a fixed objective (judged for progress by
     the run-health check); trajectory collocation's points move with the flow.
