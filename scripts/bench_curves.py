@@ -14,7 +14,7 @@ Protocol (fixed in this docstring before the first full run; every interpolation
   2-core development machine: ``UPDATES`` below (gmm2d timed while other jobs were running, so its
   count is conservative; the lattice and many-well counts calibrated alone on the machine of the full
   run, before it started). ``train_minutes`` is recorded as measured.
-* **Evaluation** (:func:`jaxsamp.learned.curves.training.evaluate`): 2000 samples by the config's RK4
+* **Evaluation** (:meth:`jaxsamp.learned.curves.training.BoltzmannCurve.evaluate`): 2000 samples by the config's RK4
   ODE (64 steps). Figures, for each interpolation and target: ``{interp}_{target}_ess``;
   ``_logz_abs_err`` (the change-of-variables estimate: the headline), ``_logz_jarzynski_abs_err`` (the
   Jarzynski-type estimate ``log Z_0 + int C + log mean exp(-int R)``), ``_logz_learned_abs_err``
@@ -65,11 +65,7 @@ import jaxsamp.targets  # noqa: F401  (registers the targets)
 from jaxsamp.core import WeightedSamples, run
 from jaxsamp.core.registry import TARGETS
 from jaxsamp.experiments.config import load_config
-from jaxsamp.learned.curves.training import (
-    BoltzmannCurve,
-    BoltzmannCurveSettings,
-    evaluate,
-)
+from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
 from jaxsamp.learned.curves.ode import exact_speeds_1d, mixture_curves_1d
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -135,7 +131,7 @@ def train_and_evaluate(target_name: str, interp: str, seed: int, quick: bool):
     )
     jax.block_until_ready(state)
     train_minutes = (time.perf_counter() - start) / 60
-    figures, out = evaluate(curve, state.params, jax.random.fold_in(key, 2), n_eval)
+    figures, out = curve.evaluate_with_transport(state, jax.random.fold_in(key, 2), n_eval)
     nan = float("nan")
     row = {
         "ess": figures.get("ess", 0.0),

@@ -7,7 +7,7 @@ networks, the sampling ODE and its Langevin corrections). ``run.num_chains`` is
 the number of collocation points per training step, ``run.num_steps`` the number
 of Adam updates (through the driver, checkpoints in ``run_dir/checkpoints``), and
 ``run.num_eval_samples`` the ODE samples of the evaluation
-(:func:`~jaxsamp.learned.curves.training.evaluate`: ESS, both log Z estimates
+(:meth:`~jaxsamp.learned.curves.training.BoltzmannCurve.evaluate`: ESS, both log Z estimates
 and the learned one, MMD to exact samples, velocity norms, target evaluations).
 
 Outputs: ``samples.npz`` (samples, both log-weights, the speeds along t),
@@ -33,11 +33,7 @@ from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sam
 from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.curves import ode
-from jaxsamp.learned.curves.training import (
-    BoltzmannCurve,
-    BoltzmannCurveSettings,
-    evaluate,
-)
+from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
 
 SNAPSHOT_TIMES = (0.0, 0.25, 0.5, 0.75, 1.0)
 SNAPSHOT_POINTS = 400
@@ -138,7 +134,7 @@ def run_boltzmann_curves(cfg, target, curve: BoltzmannCurve, run_dir: Path) -> d
     )
     train_seconds = time.perf_counter() - start
     trace = {name: np.asarray(values) for name, values in trace.items()}
-    figures, out = evaluate(curve, state.params, k_eval, cfg.run.num_eval_samples)
+    figures, out = curve.evaluate_with_transport(state, k_eval, cfg.run.num_eval_samples)
     x = np.asarray(out.samples.x)
     finite = np.all(np.isfinite(x), axis=1)
 
@@ -148,10 +144,8 @@ def run_boltzmann_curves(cfg, target, curve: BoltzmannCurve, run_dir: Path) -> d
             f"{figures['nonfinite_samples']} of {len(x)} ODE samples or weights were not finite: "
             "raise sampler.params.ode_steps or train longer"
         )
-    # the PINN loss on box collocation is a fixed objective (judged for progress); trajectory collocation
-    # draws its points along the model's own flow, so its data move with training (not judged)
     training = learned_run_warnings(
-        trace["loss"], judge_progress=curve.settings.collocation == "box", ess=figures.get("ess"),
+        trace["loss"], judge_progress=curve.settings.fixed_objective, ess=figures.get("ess"),
         num_samples=len(x) - figures["nonfinite_samples"],
     )
     warnings += training

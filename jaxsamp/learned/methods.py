@@ -6,22 +6,24 @@ Each factory ``factory(target, settings, batch_size)`` returns a
 settings dataclass, the default batch size (what one training step simulates)
 and ``judge_progress``: whether the loss is a fixed objective, so that a loss
 that does not decrease means trouble (the run-health rule of
-:func:`jaxsamp.diagnostics.health.training_warnings`).
+:func:`jaxsamp.diagnostics.health.training_warnings`), a bool or a function of
+the settings when it depends on them.
 
 So far the diffusion family (PIS, DDS, Adjoint Sampling, ASBS), the
 variational family (SoftCVI, ELBO, SNIS forward KL, AISIVI, BSIVI; its batch is
-the draws of ``q`` per step), GFlowNets (``gflownet``) and Bernoulli denoising
-(``bernoulli``) are registered; the other families keep their own entry points
-(issue 41 lists them). A method that does not take a log density declares the
-form it takes with ``as_target`` (a function that returns the target as the
-method takes it, or raises an InputError saying what is needed), and
-``judge_progress`` may be a function of the settings.
+the draws of ``q`` per step), GFlowNets (``gflownet``), Bernoulli denoising
+(``bernoulli``) and the Boltzmann curves (``curves``; the interpolation is a
+setting) are registered; the other families keep their own entry points (issue
+41 lists them). A method that does not take a log density declares the form it
+takes with ``as_target`` (a function that returns the target as the method takes
+it, or raises an InputError saying what is needed).
 """
 
 from __future__ import annotations
 
 from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.binary.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings, training_source
+from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
@@ -101,3 +103,11 @@ def gflownet(target, settings: GFlowNetSettings, batch_size: int) -> GFlowNet:
 def bernoulli(target, settings: DenoiserSettings, batch_size: int) -> BernoulliDenoiser:
     """Bernoulli-noise denoising (Bach & Saremi 2025): a denoiser learned from +-1 samples, then noisy chains."""
     return BernoulliDenoiser(target, settings, batch_size)
+
+
+# box collocation's loss is a fixed objective; trajectory collocation's points move with the flow
+@LEARNED.register("curves", settings=BoltzmannCurveSettings, batch_size=256,
+                  judge_progress=lambda settings: settings.fixed_objective)
+def curves(target, settings: BoltzmannCurveSettings, batch_size: int) -> BoltzmannCurve:
+    """Boltzmann curves (Chemseddine et al. 2025; Máté & Fleuret 2023): a PINN-trained curve and velocity, ODE samples."""
+    return BoltzmannCurve(target, settings, batch_size)

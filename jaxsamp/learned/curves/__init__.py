@@ -7,16 +7,17 @@ interpolations between Boltzmann densities", TMLR.
 Files
 -----
 training
-    The networks, the continuity-equation (PINN) loss, the :class:`BoltzmannCurve` trainer and its evaluation.
+    The networks, the continuity-equation (PINN) loss, the :class:`BoltzmannCurve` trainer, its sampling and
+    evaluation (registered as ``"curves"`` for :func:`jaxsamp.fit`).
 interpolations
     The linear, learned and gradient-flow interpolations and the residual of the continuity equation.
 ode
     Sampling by the ODE (RK4) with change-of-variables and Jarzynski weights, optional MALA corrections.
 
 The main names are re-exported here:
-``from jaxsamp.learned.curves import BoltzmannCurve, BoltzmannCurveSettings, evaluate``.
+``from jaxsamp.learned.curves import BoltzmannCurve, BoltzmannCurveSettings``.
 """
 
-from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings, evaluate
+from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
 
-__all__ = ["BoltzmannCurve", "BoltzmannCurveSettings", "evaluate"]
+__all__ = ["BoltzmannCurve", "BoltzmannCurveSettings"]

@@ -215,6 +215,14 @@ class BoltzmannCurveSettings:
             )
 
     @property
+    def fixed_objective(self) -> bool:
+        """Whether the loss is a fixed objective (box collocation), so that a loss that does not fall means trouble.
+
+        Trajectory collocation draws its points along the flow being trained: its data move with training.
+        """
+        return self.collocation == "box"
+
+    @property
     def langevin(self) -> ode.LangevinCorrection | None:
         """The sampling ODE's Langevin corrections (``None`` without)."""
         if not self.langevin_steps:
@@ -248,15 +256,25 @@ class CurveTrainState(NamedTuple):
 
 
 class BoltzmannCurve:
-    """A Boltzmann-curve sampler for ``target``: a :class:`~jaxsamp.core.Trainer` and an ODE sampler.
+    """A Boltzmann-curve sampler for ``target`` (registered as ``"curves"`` for :func:`jaxsamp.fit`).
+
+    A :class:`~jaxsamp.core.Trainer` (``init(key)``, ``step(key, state)``) of the
+    curve ``rho_t ∝ exp(-f_t)`` from ``N(0, s^2 I)`` to the target and of its
+    velocity ``v_t``, by the PINN continuity loss (module docstring; Chemseddine
+    et al. 2025, ICLR; Máté & Fleuret 2023, TMLR, Eqs. 11-12), and an ODE
+    sampler of the trained curve: :meth:`sample` (``WeightedSamples``),
+    :meth:`transport` (the whole ODE run: both weights, speeds, evaluations) and
+    :meth:`evaluate` (figures), each taking the train state. The three
+    interpolations (``linear``, ``learned``, ``gradient_flow``) are the setting
+    ``interpolation`` of this one method.
 
     Parameters
     ----------
     target : Target
-        Real-valued, flat state ``(d,)``.
+        Real-valued, flat state ``(d,)`` (an :class:`~jaxsamp.core.errors.InputError` otherwise).
     settings : BoltzmannCurveSettings
     batch_size : int
-        Collocation points per training step.
+        Collocation points per training step (the configs use 256).
 
     Attributes
     ----------
@@ -265,6 +283,48 @@ class BoltzmannCurve:
         ``step`` is one Adam update on a fresh collocation batch.
     evals_per_step : int
         Target evaluations of one training step.
+
+    Notes
+    -----
+    **Metrics of** ``step`` (one value per update):
+
+    * ``loss``: ``mean R^2`` over the batch's finite collocation points, in
+      (nats per unit time)^2 (``R`` is a rate of change of a log density);
+    * ``residual_abs``: ``mean |R|`` over the same points, nats per unit time;
+    * ``diverged_points``: collocation points left out for a non-finite
+      trajectory (always 0 with box collocation);
+    * ``log_z_learned``: ``log Z_0 + int_0^1 C(t) dt`` after the update, nats
+      (the curve's own log Z, without sampling);
+    * ``target_evals``: target evaluations so far (log density with its
+      derivatives at one state), initialisation included;
+    * ``skipped_updates``: updates skipped so far for a non-finite gradient (a running total).
+
+    The loss of box collocation is a fixed objective (judged for progress by
+    the run-health check); trajectory collocation's points move with the flow.
+
+    **Settings for a new target** (no settings of the paper were found; those
+    here are Máté & Fleuret's code's or ours, measured in ``scripts/bench_curves.py``):
+
+    * ``interpolation``: ``learned`` on multimodal targets (gmm2d: log Z error
+      0.0025 at ESS 0.96 against linear's 0.37 at ESS 0.003, whose mass must
+      "teleport" between modes); ``linear`` when ``f_0`` and ``f_1`` overlap well
+      (the 8-site lattice double well: 0.004 at ESS 0.97); ``gradient_flow``
+      has a velocity fixed by ``grad f_1``, stiff on steep walls (quartic wells).
+    * ``base_scale``: the target's scale (e.g. the square root of the largest
+      eigenvalue of a short MCMC run's covariance, or 1 for a standardised
+      target); the base must cover the target's mass, centred at 0 (shift the
+      target if its mean is far from 0).
+    * ``collocation`` and ``box``: ``box`` in low dimension, with ``box`` about
+      the target's extent (its modes' ``|mean| + 4 sd``; gmm2d uses 6); ``trajectory``
+      from about d = 8 up, where a box holds almost none of the mass (the
+      lattice double well and many-well configs).
+    * ``divergence``: ``exact`` costs ``d`` Jacobian-vector products per point;
+      ``hutchinson`` (4 probes) for d in the tens.
+    * ``ode_steps``: 64 RK4 steps (Máté & Fleuret use 50); ``evaluate``'s
+      ``log_Z - log_Z_jarzynski`` is the ODE error: raise the steps when it is
+      above the Monte Carlo error.
+    * Training length: the learned curve on gmm2d needs thousands of updates
+      (ESS 0.12 after 3000 updates of 256 points, 0.96 after 14 000).
     """
 
     def __init__(self, target, settings: BoltzmannCurveSettings, batch_size: int):
@@ -297,6 +357,7 @@ class BoltzmannCurve:
             1 + (4 * settings.trajectory_steps if gf_trajectory else 0)
         )
         self.trainer = Trainer(self.init, self.step)
+        self._compiled_transport = jax.jit(self._transport, static_argnums=(2, 3, 4))
 
     def _networks(self, key):
         s, interp = self.settings, self.interpolation
@@ -444,76 +505,94 @@ class BoltzmannCurve:
         }
         return new, metrics
 
-    # ---- sampling --------------------------------------------------------------
+    # ---- sampling and evaluation ----------------------------------------------
 
     def learned_log_z(self, params: CurveParams) -> jax.Array:
         """``log Z_0 + int_0^1 C(t) dt``: the curve's own ``log Z`` estimate (no sampling)."""
         return self.interpolation.log_Z0 + ode.rate_integral(self.fields(params).rate)
 
-    def sample(
+    def transport(
         self,
-        params: CurveParams,
+        state: CurveTrainState,
         key,
         num_samples: int,
         langevin: ode.LangevinCorrection | None = None,
         num_steps: int | None = None,
     ) -> ode.CurveSamples:
-        """:func:`~jaxsamp.learned.curves.ode.transport` at ``params`` (default: the settings' ODE and Langevin)."""
+        """The trained curve's ODE run, everything it carries (:func:`~jaxsamp.learned.curves.ode.transport`).
+
+        ``num_samples`` states ``x_1`` with the change-of-variables weights
+        (``.samples``), the Jarzynski-type weights ``-int R dt`` (``.jarzynski``,
+        whose ``log_Z0`` includes ``int C``), ``|v_t(x_t)|`` along ``t`` and the
+        target evaluations. Default ODE and Langevin corrections: the settings'
+        (``ode_steps``, ``langevin_*``); ``langevin`` and ``num_steps`` override them.
+
+        Compiled once per sample count and ODE (``jax.jit``, the count and the ODE
+        static): outside ``jit`` the ODE's surrounding operations would each compile
+        on their own, which made a first call 2.5 times slower.
+        """
         steps = self.settings.ode_steps if num_steps is None else num_steps
         langevin = self.settings.langevin if langevin is None else langevin
-        fields = self.fields(jax.lax.stop_gradient(params))
-        return ode.transport(
-            self.interpolation, fields, key, num_samples, steps, langevin
-        )
+        return self._compiled_transport(state, key, num_samples, langevin, steps)
 
+    def _transport(self, state: CurveTrainState, key, num_samples: int, langevin, num_steps: int) -> ode.CurveSamples:
+        fields = self.fields(jax.lax.stop_gradient(state.params))
+        return ode.transport(self.interpolation, fields, key, num_samples, num_steps, langevin)
 
-def evaluate(
-    curve: BoltzmannCurve, params: CurveParams, key, num_samples: int, reference=None
-) -> tuple[dict, ode.CurveSamples]:
-    """The figures of a trained curve on ``num_samples`` ODE samples, as plain floats, and the samples.
+    def sample(self, state: CurveTrainState, key, num_samples: int) -> WeightedSamples:
+        """``num_samples`` ODE samples ``x_1`` (n, d) with their change-of-variables log-weights; ``.log_Z`` estimates log Z."""
+        return self.transport(state, key, num_samples).samples
 
-    * ``ess``, ``log_Z`` (change of variables, the headline) and ``log_Z_jarzynski``
-      (``log Z_0 + int C + log mean exp(-int R)``), ``log_Z_learned`` (``log Z_0 + int C``,
-      no sampling), each with ``_abs_err`` when the target's ``log Z`` is known;
-    * ``mmd``: Gaussian-kernel MMD (median bandwidth, :func:`~jaxsamp.diagnostics.discrepancies.mmd`)
-      between the unweighted samples and ``reference`` (default: as many exact
-      target samples, when the target has them);
-    * ``max_velocity`` and ``peak_mean_velocity``: the largest over ``t`` of the
-      maximum and of the mean of ``|v_t(x_t)|`` over the samples;
-    * ``sample_target_evals``, ``nonfinite_samples`` (left out of every figure),
-      ``langevin_acceptance`` (NaN without corrections).
-    """
-    k_sample, k_ref = jax.random.split(key)
-    out = jax.jit(curve.sample, static_argnums=2)(params, k_sample, num_samples)
-    x = np.asarray(out.samples.x)
-    log_w, log_w_j = np.asarray(out.samples.log_w), np.asarray(out.jarzynski.log_w)
-    finite = np.all(np.isfinite(x), axis=1) & np.isfinite(log_w) & np.isfinite(log_w_j)
-    figures = {
-        "nonfinite_samples": int(num_samples - finite.sum()),
-        "sample_target_evals": int(out.target_evals),
-    }
-    if finite.sum() >= 2:
-        cov = WeightedSamples(None, jnp.asarray(log_w[finite]), out.samples.log_Z0)
-        jar = WeightedSamples(None, jnp.asarray(log_w_j[finite]), out.jarzynski.log_Z0)
-        figures.update(
-            ess=float(cov.ess),
-            ess_jarzynski=float(jar.ess),
-            log_Z=float(cov.log_Z),
-            log_Z_jarzynski=float(jar.log_Z),
-        )
-    figures["log_Z_learned"] = float(curve.learned_log_z(params))
-    log_z = getattr(curve.target, "log_Z", None)
-    if log_z is not None:
-        for name in ("log_Z", "log_Z_jarzynski", "log_Z_learned"):
-            if name in figures:
-                figures[f"{name}_abs_err"] = abs(figures[name] - float(log_z))
-    if reference is None and curve.target.has_exact_samples:
-        reference = curve.target.sample(k_ref, num_samples)
-    if reference is not None and finite.sum() >= 2:
-        figures["mmd"] = float(
-            mmd(jnp.asarray(x[finite]), jnp.asarray(reference, jnp.float32))
-        )
-    figures["max_velocity"] = float(np.max(np.asarray(out.speed_max)))
-    figures["peak_mean_velocity"] = float(np.max(np.asarray(out.speed_mean)))
-    figures["langevin_acceptance"] = float(out.acceptance)
-    return figures, out
+    def evaluate(self, state: CurveTrainState, key, num_samples: int, reference=None) -> dict:
+        """The figures of the trained curve on ``num_samples`` ODE samples (:meth:`evaluate_with_transport`)."""
+        return self.evaluate_with_transport(state, key, num_samples, reference)[0]
+
+    def evaluate_with_transport(
+        self, state: CurveTrainState, key, num_samples: int, reference=None
+    ) -> tuple[dict, ode.CurveSamples]:
+        """The figures of the trained curve, as plain numbers, and the :meth:`transport` they come from.
+
+        * ``ess``, ``log_Z`` (change of variables, the headline) and ``log_Z_jarzynski``
+          (``log Z_0 + int C + log mean exp(-int R)``), ``ess_jarzynski``, ``log_Z_learned``
+          (``log Z_0 + int C``, no sampling), each log Z with ``_abs_err`` when the target's
+          ``log Z`` is known;
+        * ``mmd``: Gaussian-kernel MMD (median bandwidth, :func:`~jaxsamp.diagnostics.discrepancies.mmd`)
+          between the unweighted samples and ``reference`` (default: as many exact
+          target samples, when the target has them);
+        * ``max_velocity`` and ``peak_mean_velocity``: the largest over ``t`` of the
+          maximum and of the mean of ``|v_t(x_t)|`` over the samples;
+        * ``sample_target_evals``, ``nonfinite_samples`` (left out of every figure),
+          ``langevin_acceptance`` (NaN without corrections).
+        """
+        k_sample, k_ref = jax.random.split(key)
+        out = self.transport(state, k_sample, num_samples)
+        x = np.asarray(out.samples.x)
+        log_w, log_w_j = np.asarray(out.samples.log_w), np.asarray(out.jarzynski.log_w)
+        finite = np.all(np.isfinite(x), axis=1) & np.isfinite(log_w) & np.isfinite(log_w_j)
+        figures = {
+            "nonfinite_samples": int(num_samples - finite.sum()),
+            "sample_target_evals": int(out.target_evals),
+        }
+        if finite.sum() >= 2:
+            cov = WeightedSamples(None, jnp.asarray(log_w[finite]), out.samples.log_Z0)
+            jar = WeightedSamples(None, jnp.asarray(log_w_j[finite]), out.jarzynski.log_Z0)
+            figures.update(
+                ess=float(cov.ess),
+                ess_jarzynski=float(jar.ess),
+                log_Z=float(cov.log_Z),
+                log_Z_jarzynski=float(jar.log_Z),
+            )
+        figures["log_Z_learned"] = float(self.learned_log_z(state.params))
+        log_z = getattr(self.target, "log_Z", None)
+        if log_z is not None:
+            for name in ("log_Z", "log_Z_jarzynski", "log_Z_learned"):
+                if name in figures:
+                    figures[f"{name}_abs_err"] = abs(figures[name] - float(log_z))
+        if reference is None and self.target.has_exact_samples:
+            reference = self.target.sample(k_ref, num_samples)
+        if reference is not None and finite.sum() >= 2:
+            figures["mmd"] = float(mmd(jnp.asarray(x[finite]), jnp.asarray(reference, jnp.float32)))
+        figures["max_velocity"] = float(np.max(np.asarray(out.speed_max)))
+        figures["peak_mean_velocity"] = float(np.max(np.asarray(out.speed_mean)))
+        figures["langevin_acceptance"] = float(out.acceptance)
+        return figures, out

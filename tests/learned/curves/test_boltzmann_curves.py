@@ -1,7 +1,8 @@
 """The Boltzmann-curve trainer: initial C(0) against the closed form, evaluation counts, bit-identical resume, settings.
 
-(Training to an exact answer is checked through the experiment runner, on a
-Gaussian target: tests/experiments/test_boltzmann_curves_experiment.py.)
+(Training to an exact answer is checked through jaxsamp.fit on a two-mode mixture,
+tests/learned/curves/test_fit_curves.py, and through the experiment runner on a
+Gaussian target, tests/experiments/test_boltzmann_curves_experiment.py.)
 """
 
 import math
