@@ -8,8 +8,10 @@ and ``judge_progress``: whether the loss is a fixed objective, so that a loss
 that does not decrease means trouble (the run-health rule of
 :func:`jaxsamp.diagnostics.health.training_warnings`).
 
-So far the diffusion family is registered (PIS, DDS, Adjoint Sampling, ASBS);
-the other families keep their own entry points (issue 41 lists them).
+So far the diffusion family is registered (PIS, DDS, Adjoint Sampling, ASBS,
+TPS-DPS) and LEAPS; the other families keep their own entry points (issue 41
+lists them). LEAPS takes an Ising or Potts lattice target and TPS-DPS a 2-D
+transition-path target; each class checks its target and says what it needs.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
+from jaxsamp.learned.leaps.training import Leaps, LeapsSettings
 
 
 @LEARNED.register("pis", settings=DiffusionSettings, batch_size=256, judge_progress=True)
@@ -43,3 +47,17 @@ def adjoint(target, settings: AdjointSettings, batch_size: int) -> AdjointSampli
 def asbs(target, settings: AsbsSettings, batch_size: int) -> Asbs:
     """ASBS, Adjoint Schrödinger Bridge Sampler (Liu et al. 2025): adjoint and corrector matching from a prior."""
     return Asbs(target, settings, batch_size)
+
+
+# the log-variance loss is taken on a buffer of paths rolled out at an annealed behaviour temperature
+@LEARNED.register("tps_dps", settings=TpsDpsSettings, batch_size=512, judge_progress=False)
+def tps_dps(target, settings: TpsDpsSettings, batch_size: int) -> TpsDps:
+    """TPS-DPS (Seong et al. 2025): transition paths of a 2-D system; batch_size = paths per rollout, samples are paths."""
+    return TpsDps(target, settings, batch_size)
+
+
+# the PINN loss is taken on a buffer of the walkers' own states over a curriculum that lengthens the horizon
+@LEARNED.register("leaps", settings=LeapsSettings, batch_size=200, judge_progress=False)
+def leaps(target, settings: LeapsSettings, batch_size: int) -> Leaps:
+    """LEAPS (Holderrieth, Albergo & Jaakkola 2025): a CTMC with locally equivariant rates on an Ising/Potts lattice."""
+    return Leaps(target, settings, batch_size)
