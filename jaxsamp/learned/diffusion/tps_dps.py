@@ -359,9 +359,8 @@ class TpsDps:
 
     Seong et al. (2025), ICLR (module docstring): overdamped Langevin dynamics
     with a learned bias force ``-grad U_theta``, trained off-policy by the
-    log-variance loss on a replay buffer of paths (their eq. 10 with the
-    ``global`` / ``local`` / ``zero`` control variates of section 3.2, and the
-    annealed behaviour temperature of section 3.3). ``TpsDps(target, settings,
+    log-variance loss on a replay buffer of paths (the paper's ``global`` /
+    ``local`` / ``zero`` control variates, and its annealed behaviour temperature). ``TpsDps(target, settings,
     num_paths)`` is what ``jaxsamp.fit("tps_dps", target, batch_size=num_paths)``
     builds (``fit``'s ``batch_size`` is the paths per rollout; the settings'
     own ``batch_size``, buffer paths per Adam step, goes in ``settings=``).
