@@ -97,13 +97,12 @@ from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.leaps.simulation import metropolis_correction
 from jaxsamp.learned.leaps.simulation import simulate as leaps_simulate
 from jaxsamp.learned.leaps.training import (
+    Leaps,
     LeapsSettings,
     build_networks,
     curriculum_schedule,
     free_energy_log_Z,
-    make_trainer,
     pinn_loss,
-    sampler,
 )
 from jaxsamp.mcmc.discrete import checkerboard, lattice_categories
 from jaxsamp.smc import anneal, linear_schedule
@@ -183,7 +182,7 @@ def planned_updates(path, network: str, walkers: int, key, minutes: float, probl
     if plan is not None and plan.exists():
         return int(json.loads(plan.read_text())["planned"])
     steady = dataclasses.replace(settings_for(network, False, 0, **(problem or {})), buffer_rollouts=1, warm_up=0)
-    probe, _ = make_trainer(path, steady, walkers)
+    probe = Leaps(path, steady, walkers)
     state = jax.jit(probe.init)(key)
     n_probe = steady.rollout_every
     run(probe.step, state, key, n_probe, progress=False, chunk=n_probe)  # compile
@@ -226,9 +225,10 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
         planned = planned_updates(path, network, walkers, key, minutes, problem, checkpoint)
         chunk, budget, limit = 50, minutes * 60, 2 * planned  # small chunks: the budget is overrun by at most one
         settings = settings_for(network, quick, planned // 3, **(problem or {}))
-    trainer, model = make_trainer(path, settings, walkers)
+    trainer = Leaps(path, settings, walkers)
+    model = trainer.model
     state = jax.jit(trainer.init)(key)
-    ess_of = jax.jit(lambda p, k: sampler(model, p, path, settings)(k, CURVE_WALKERS).ess)
+    ess_of = jax.jit(lambda p, k: trainer.sample_with(p, k, CURVE_WALKERS).ess)
     steps, trained, curve = 0, 0.0, []
     identity = f"bench_leaps train {network} planned {planned}, curve every {curve_every}"
     key_data = [int(v) for v in np.asarray(jax.random.key_data(key)).ravel()]
@@ -424,7 +424,7 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
     def pilot(i: int, network: str) -> dict:  # validation keys 300.. score it, and nothing else uses them
         model, params, _, pilot_settings, *_ = train(path, network, args.quick, args.pilot_minutes, train_walkers,
                                                      jax.random.fold_in(key, 10 + i), 10**9, overrides)
-        ess = float(sampler(model, params, path, pilot_settings)(jax.random.fold_in(key, 300 + i), CURVE_WALKERS).ess)
+        ess = float(Leaps(path, pilot_settings).sample_with(params, jax.random.fold_in(key, 300 + i), CURVE_WALKERS).ess)
         print(f"L15 {problem} pilot {network}: ESS {ess:.3f}", flush=True)
         return {f"pilot_ess_L15_{problem}_{network}": ess}
 
@@ -439,7 +439,7 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
         model, params, _, final_settings, steps, rate, curve = train(
             path, best, args.quick, args.train_minutes or 120.0, train_walkers, jax.random.fold_in(key, 20),
             args.curve_every, overrides, checkpoints / f"final_{best}", args.checkpoint_minutes * 60)
-        draw = jax.jit(lambda p, k: sampler(model, p, path, final_settings)(k, walkers))
+        draw = jax.jit(lambda p, k: Leaps(path, final_settings).sample_with(p, k, walkers))
         samples = [draw(params, jax.random.fold_in(key, 100 + j)) for j in range(repeats)]
         figures = sample_figures(problem, {"exact": samples}, log_z_ref, "L15")
         figures.update({
@@ -450,7 +450,7 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
             f"ess_curve_L15_{problem}": curve,
         })
         if problem == "ising":
-            thousand = jax.jit(lambda p, k: sampler(model, p, path, final_settings)(k, 1000).log_w)
+            thousand = jax.jit(lambda p, k: Leaps(path, final_settings).sample_with(p, k, 1000).log_w)
             jax.block_until_ready(thousand(params, jax.random.fold_in(key, 400)))
             figures["sample_seconds_L15_1000x100"] = min(
                 timed(thousand, params, jax.random.fold_in(key, 401 + j)) for j in range(3))
@@ -511,7 +511,7 @@ def steps_study(study: str, args, seeds, walkers: int, repeats: int, train_walke
         for n in steps_grid:
             for suffix, rate in floors.items():
                 at_n = dataclasses.replace(settings, eval_steps=n, jump_floor_rate=rate)
-                draw = jax.jit(lambda p, k, s=at_n: sampler(model, p, path, s)(k, walkers))
+                draw = jax.jit(lambda p, k, s=at_n: Leaps(path, s).sample_with(p, k, walkers))
                 samples = [draw(params, jax.random.fold_in(key, first_key + j)) for j in range(repeats)]
                 figures = {f"{study}_{name}": value for name, value in
                            sample_figures(f"{STUDY_NETWORK}_{n}steps{suffix}", {"exact": samples}, exact).items()}
@@ -611,7 +611,7 @@ def main(argv=None):
                 results[f"ess_curve_{network}_seed{seed}"] = curve
             draws = {}
             for rule in rules:  # evaluation keys 100.. are used for nothing else
-                draw = jax.jit(lambda p, k, r=rule: sampler(model, p, path, settings, weight_point=r)(k, walkers))
+                draw = jax.jit(lambda p, k, r=rule: Leaps(path, settings).sample_with(p, k, walkers, r))
                 draws[rule] = [draw(params, jax.random.fold_in(key, 100 + j)) for j in range(repeats)]
             figures = sample_figures(network, draws, exact)
             figures[f"logz_fe_abs_err_L8_{network}"] = abs(float(free_energy_log_Z(model, params, path)) - exact)

@@ -84,13 +84,12 @@ def leaps_trainer(quick: bool):
 
     from jaxsamp.experiments.config import load_config
     from jaxsamp.experiments.leaps_experiment import check
-    from jaxsamp.learned.leaps.training import make_trainer
-    from jaxsamp.targets.lattice import LatticePath
+    from jaxsamp.learned.leaps.training import Leaps
 
     name = "leaps_ising_L8" if quick else "leaps_ising_L15"
     cfg = load_config(Path(__file__).resolve().parent.parent / "configs" / f"{name}.yaml")
     target = jaxsamp.targets.get(cfg.target.name, **cfg.target.params)
-    trainer, _ = make_trainer(LatticePath(target), check(cfg, target), cfg.run.num_chains)
+    trainer = Leaps(target, check(cfg, target), cfg.run.num_chains)
     return trainer.step, jax.jit(trainer.init)(jax.random.key(0))
 
 

@@ -54,7 +54,7 @@ import jaxsamp
 from jaxsamp.core import run
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
 from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
-from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings, tps_dps_figures
+from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
 
 TARGETS = {  # name: (registry params, PIS max_diffusion, DDS init_std, training updates, SMC base scale, MALA step)
     "funnel": ({"name": "funnel", "dim": 10}, 4.0, 1.0, 950, 1.0, 0.05),
@@ -174,7 +174,8 @@ def tps(variate, seed, quick):
     start = time.perf_counter()
     state, _ = run(sampler.step, sampler.init(jax.random.fold_in(key, 0)), jax.random.fold_in(key, 1), rollouts,
                    progress=False)
-    figures = tps_dps_figures(sampler, state, jax.random.fold_in(key, 2), n_eval)
+    evaluation = sampler.evaluate(state, jax.random.fold_in(key, 2), n_eval)
+    figures = {f"tps_{name}": evaluation[name] for name in ("thp", "ets", "ets_std", "rmsd", "rmsd_std", "energy_evals")}
     figures["tps_train_minutes"] = (time.perf_counter() - start) / 60
     return figures
 

@@ -203,9 +203,8 @@ def family_leaps(quick: bool, seconds: float) -> dict:
 
     from jaxsamp.experiments.config import load_config
     from jaxsamp.experiments.leaps_experiment import check
-    from jaxsamp.learned.leaps.training import make_trainer
+    from jaxsamp.learned.leaps.training import Leaps
     from jaxsamp.targets import get
-    from jaxsamp.targets.lattice import LatticePath
 
     cfg = load_config(ROOT / "configs" / "leaps_ising_L15.yaml")
     target = get(cfg.target.name, **cfg.target.params)
@@ -218,7 +217,7 @@ def family_leaps(quick: bool, seconds: float) -> dict:
             free_energy_hidden=[16], loss_batch=32, rollout_steps=10, rollout_every=5, states_per_walker=4,
             mcmc_updates=8)
         walkers = 16
-    trainer, _ = make_trainer(LatticePath(target), settings, walkers)
+    trainer = Leaps(target, settings, walkers)
     state = jax.jit(trainer.init)(jax.random.key(0))
     name = "leaps_L15_ising"
     out, _ = time_updates(trainer.step, state, jax.random.key(1), settings.rollout_every, seconds, name,

@@ -183,7 +183,9 @@ def save(
     import orbax.checkpoint as ocp
 
     target = step_dir(directory, step)
-    trace_arrays = [_host_array(a)[:trace_steps] for a in (jax.tree.leaves(trace) if trace is not None else [])]
+    trace_arrays = [_host_array(a) for a in (jax.tree.leaves(trace) if trace is not None else [])]
+    if trace_steps is not None:  # a caller's own record (scalars included) is kept whole
+        trace_arrays = [a[:trace_steps] for a in trace_arrays]
     absl_logger, held = logging.getLogger("absl"), _HeldLogs()
     absl_logger.addFilter(held)
     try:

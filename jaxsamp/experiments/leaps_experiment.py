@@ -23,7 +23,6 @@ the exact ``P(m)`` of the transfer matrix (Ising), and otherwise a Glauber
 
 from __future__ import annotations
 
-import functools
 import time
 from pathlib import Path
 
@@ -39,12 +38,7 @@ from jaxsamp.diagnostics import observables as obs
 from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.leaps import simulation as leaps
-from jaxsamp.learned.leaps.training import (
-    LeapsSettings,
-    free_energy_log_Z,
-    make_trainer,
-    sampler,
-)
+from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, free_energy_log_Z, weight_figures
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets.lattice import LatticePath
 from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable
@@ -202,43 +196,26 @@ def check(cfg, target) -> LeapsSettings:
     return validate_dataclass("sampler 'leaps'", cfg.sampler.params, LeapsSettings)
 
 
-def draw_samples(draw, key, num_samples: int, batch: int) -> WeightedSamples:
-    """``num_samples`` walkers in batches of at most ``batch`` (one weighted sample set)."""
-    parts, done, i = [], 0, 0
-    while done < num_samples:
-        n = min(batch, num_samples - done)
-        parts.append(draw(jax.random.fold_in(key, i), n))
-        done, i = done + n, i + 1
-    return WeightedSamples(
-        jnp.concatenate([p.x for p in parts]), jnp.concatenate([p.log_w for p in parts]), parts[0].log_Z0
-    )
-
-
 def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
     """Train LEAPS on an Ising/Potts target through the driver; ESS, log Z and observables vs exact answers."""
-    path = LatticePath(target)
-    trainer, model = make_trainer(path, settings, cfg.run.num_chains)
+    method = Leaps(target, settings, cfg.run.num_chains)
     key_init, key_train, key_eval, key_ref = jax.random.split(jax.random.key(cfg.seed), 4)
-    initial = jax.jit(trainer.init)(key_init)
+    initial = jax.jit(method.init)(key_init)
     start = time.perf_counter()
-    state, trace = run(trainer.step, initial, key_train, cfg.run.num_steps, trace=lambda s, m: m, **cfg.driver_options(run_dir))
+    state, trace = run(method.step, initial, key_train, cfg.run.num_steps, trace=lambda s, m: m, **cfg.driver_options(run_dir))
     train_seconds = time.perf_counter() - start
 
     samples, seconds = {}, {}
     n_first = min(cfg.run.num_eval_samples, settings.eval_batch)
     rules = leaps.WEIGHT_POINTS if settings.compare_weight_points else (settings.weight_point,)
     for rule in rules:
-        # parameters are an argument (not a constant) so the untrained and trained nets share one compilation
-        draw_with = jax.jit(
-            lambda p, k, n, r=rule: sampler(model, p, path, settings, weight_point=r)(k, n), static_argnums=2
-        )
-        draw = functools.partial(draw_with, state.params)
-        samples[rule] = draw_samples(draw, key_eval, cfg.run.num_eval_samples, settings.eval_batch)
+        samples[rule] = method.sample(state, key_eval, cfg.run.num_eval_samples, weight_point=rule)
         t0 = time.perf_counter()
-        jax.block_until_ready(draw(jax.random.fold_in(key_eval, 10**6), n_first))
+        # method.draw takes the parameters as an argument: the untrained and trained nets share one compilation
+        jax.block_until_ready(method.draw(state.params, jax.random.fold_in(key_eval, 10**6), n_first, rule))
         seconds[rule] = (time.perf_counter() - t0) * 1000 / n_first
         if rule == settings.weight_point:
-            untrained = draw_with(initial.params, jax.random.fold_in(key_eval, 10**6 + 1), n_first)
+            untrained = method.draw(initial.params, jax.random.fold_in(key_eval, 10**6 + 1), n_first, rule)
 
     loss = np.asarray(trace["loss"])
     tail = loss[-max(1, len(loss) // 20):]
@@ -249,7 +226,7 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
         "final_rollout_ess": float(np.asarray(trace["rollout_ess"])[-1]),
         "eval_walkers": cfg.run.num_eval_samples,
         "eval_steps": settings.eval_steps,
-        "log_Z_free_energy": float(free_energy_log_Z(model, state.params, path)),
+        "log_Z_free_energy": float(free_energy_log_Z(method.model, state.params, method.path)),
     }
     exact = target.log_Z
     metrics.update(weight_figures(samples, untrained, settings.weight_point, settings.resample_threshold, exact))
@@ -285,34 +262,6 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
         plot_two_point(run_dir / "two_point.png", got["two_point"], ref["two_point"], source, cfg.name)
     plot_log_weights(run_dir / "log_weights.png", samples, cfg.name)
     return metrics
-
-
-def weight_figures(samples: dict[str, WeightedSamples], untrained: WeightedSamples, headline: str,
-                   resample_threshold: float | None, exact_log_Z: float | None) -> dict:
-    """ESS, ``log Z`` and its error for each weight rule, the headline rule's unsuffixed, and the untrained net's.
-
-    With resampling on (``resample_threshold`` set) the final weights only describe the
-    steps since the last resampling, so the ESS figures are named
-    ``ess_since_last_resample*`` instead of ``ess*``; ``log Z`` accumulates over the
-    whole run either way.
-    """
-    ess = "ess" if resample_threshold is None else "ess_since_last_resample"
-    out = {}
-    for rule, ws in samples.items():
-        out[f"{ess}_{rule}"] = float(ws.ess)
-        out[f"log_Z_{rule}"] = float(ws.log_Z)
-        if exact_log_Z is not None:
-            out[f"log_Z_abs_err_{rule}"] = abs(float(ws.log_Z) - exact_log_Z)
-    main = samples[headline]
-    out[f"{ess}_untrained"] = float(untrained.ess)
-    out["log_w_var_untrained"] = float(jnp.var(untrained.log_w))
-    out["log_w_var"] = float(jnp.var(main.log_w))
-    out[ess] = float(main.ess)
-    out["log_Z_hat"] = float(main.log_Z)
-    if exact_log_Z is not None:
-        out["log_Z_exact"] = float(exact_log_Z)
-        out["log_Z_abs_err"] = abs(float(main.log_Z) - exact_log_Z)
-    return out
 
 
 EXPERIMENTS.register("leaps", "train LEAPS on an Ising/Potts lattice; ESS, log Z and observables vs exact answers")(

@@ -30,7 +30,7 @@ from jaxsamp.core import run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
-from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings, evaluate, truncated_paths
+from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings, truncated_paths
 
 PLOTTED_PATHS = 64
 
@@ -84,7 +84,8 @@ def run_tps_dps(cfg, target, sampler: TpsDps, run_dir: Path) -> dict:
     state, trace = run(sampler.step, sampler.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **cfg.driver_options(run_dir))
     train_seconds = time.perf_counter() - start
     trace = {name: np.asarray(values) for name, values in trace.items()}
-    paths, evaluation = evaluate(sampler, state.params, k_eval, cfg.run.num_eval_samples)
+    paths = sampler.sample(state, k_eval, cfg.run.num_eval_samples).x
+    evaluation = sampler.path_figures(paths)
     positions, potentials = np.asarray(paths.positions), np.asarray(paths.potentials)
 
     warnings = []

@@ -70,7 +70,13 @@ class Fitted:
         self.history, self.seconds, self.warnings = history, seconds, warnings_
 
     def sample(self, key, num_samples: int) -> WeightedSamples:
-        """``num_samples`` weighted draws: ``.x``, ``.log_w``, ``.ess``, ``.log_Z``."""
+        """``num_samples`` weighted draws: ``WeightedSamples`` with ``.x``, ``.log_w``, ``.ess``, ``.log_Z``.
+
+        ``.x`` is a PyTree with a leading axis of ``num_samples``: states for most
+        methods (``(n, *event_shape)``), whole paths for a path sampler (TPS-DPS:
+        a ``TransitionPaths``, whose ``.log_Z`` is the path measure's, not the
+        target's); the method's ``sample`` docstring says which.
+        """
         num_samples = check_int("num_samples", num_samples, ge=1)
         return self.sampler.sample(self.state, as_key("key", key), num_samples)
 

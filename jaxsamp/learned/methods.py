@@ -9,14 +9,15 @@ that does not decrease means trouble (the run-health rule of
 :func:`jaxsamp.diagnostics.health.training_warnings`), a bool or a function of
 the settings when it depends on them.
 
-So far the diffusion family (PIS, DDS, Adjoint Sampling, ASBS), the
-variational family (SoftCVI, ELBO, SNIS forward KL, AISIVI, BSIVI; its batch is
-the draws of ``q`` per step), GFlowNets (``gflownet``), Bernoulli denoising
-(``bernoulli``) and the Boltzmann curves (``curves``; the interpolation is a
-setting) are registered; the other families keep their own entry points (issue
-41 lists them). A method that does not take a log density declares the form it
-takes with ``as_target`` (a function that returns the target as the method takes
-it, or raises an InputError saying what is needed).
+Every family is registered: diffusion (PIS, DDS, Adjoint Sampling, ASBS,
+TPS-DPS), LEAPS, the variational family (SoftCVI, ELBO, SNIS forward KL, AISIVI,
+BSIVI; its batch is the draws of ``q`` per step), GFlowNets (``gflownet``),
+Bernoulli denoising (``bernoulli``) and the Boltzmann curves (``curves``; the
+interpolation is a setting). A method that does not take a log density declares
+the form it takes with ``as_target`` (a function that returns the target as the
+method takes it, or raises an InputError saying what is needed), or its class
+checks the target and says what it needs (LEAPS: an Ising or Potts lattice;
+TPS-DPS: a 2-D transition-path target).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettin
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
 from jaxsamp.learned.gflownet.training import GFlowNet, GFlowNetSettings, as_environment
+from jaxsamp.learned.leaps.training import Leaps, LeapsSettings
 from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
 from jaxsamp.vi.elbo import ELBO, ELBOSettings
 from jaxsamp.vi.snis_forward_kl import SNISForwardKL, SNISForwardKLSettings
@@ -111,3 +114,17 @@ def bernoulli(target, settings: DenoiserSettings, batch_size: int) -> BernoulliD
 def curves(target, settings: BoltzmannCurveSettings, batch_size: int) -> BoltzmannCurve:
     """Boltzmann curves (Chemseddine et al. 2025; Máté & Fleuret 2023): a PINN-trained curve and velocity, ODE samples."""
     return BoltzmannCurve(target, settings, batch_size)
+
+
+# the log-variance loss is taken on a buffer of paths rolled out at an annealed behaviour temperature
+@LEARNED.register("tps_dps", settings=TpsDpsSettings, batch_size=512, judge_progress=False)
+def tps_dps(target, settings: TpsDpsSettings, batch_size: int) -> TpsDps:
+    """TPS-DPS (Seong et al. 2025): transition paths of a 2-D system; batch_size = paths per rollout, samples are paths."""
+    return TpsDps(target, settings, batch_size)
+
+
+# the PINN loss is taken on a buffer of the walkers' own states over a curriculum that lengthens the horizon
+@LEARNED.register("leaps", settings=LeapsSettings, batch_size=200, judge_progress=False)
+def leaps(target, settings: LeapsSettings, batch_size: int) -> Leaps:
+    """LEAPS (Holderrieth, Albergo & Jaakkola 2025): a CTMC with locally equivariant rates on an Ising/Potts lattice."""
+    return Leaps(target, settings, batch_size)

@@ -22,10 +22,9 @@ from jaxsamp.experiments.leaps_experiment import (
     glauber_reference,
     lattice_observables,
     reference_observables,
-    weight_figures,
 )
 from jaxsamp.experiments.runner import run_experiment
-from jaxsamp.learned.leaps.training import LeapsSettings
+from jaxsamp.learned.leaps.training import LeapsSettings, weight_figures
 from jaxsamp.targets.lattice import ising, potts
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"

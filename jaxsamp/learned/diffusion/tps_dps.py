@@ -39,6 +39,8 @@ round. Evaluation follows the reference's synthetic metrics: each path is
 truncated at its closest approach to ``x_B`` and :func:`path_metrics` reports
 the RMSD of that final point, THP (percentage within ``hit_radius``) and ETS
 (over hit paths, the mean and std of the maximum potential along the path).
+The samples of a trained :class:`TpsDps` are the paths themselves
+(:meth:`TpsDps.sample`: ``WeightedSamples`` whose ``x`` is a :class:`TransitionPaths`).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ import optax
 from flax import nnx
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import Trainer
+from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields, check_widths
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.diffusion.path_losses import CONTROL_VARIATES, variance_loss
@@ -353,26 +355,63 @@ class TpsDpsTrainState(NamedTuple):
 
 
 class TpsDps:
-    """TPS-DPS on a 2-D transition-path target: a :class:`~jaxsamp.core.Trainer` plus a path sampler.
+    """TPS-DPS on a 2-D transition-path target: a :class:`~jaxsamp.core.Trainer` whose samples are paths.
+
+    Seong et al. (2025), ICLR (module docstring): overdamped Langevin dynamics
+    with a learned bias force ``-grad U_theta``, trained off-policy by the
+    log-variance loss on a replay buffer of paths (the paper's ``global`` /
+    ``local`` / ``zero`` control variates, and its annealed behaviour temperature). ``TpsDps(target, settings,
+    num_paths)`` is what ``jaxsamp.fit("tps_dps", target, batch_size=num_paths)``
+    builds (``fit``'s ``batch_size`` is the paths per rollout; the settings'
+    own ``batch_size``, buffer paths per Adam step, goes in ``settings=``).
 
     Parameters
     ----------
     target : TransitionPathTarget
         Gives ``potential``, the start and end states and the temperature
-        ``T`` (``target.spec``).
+        ``T`` (``target.spec``): ``jaxsamp.targets.get("double_well_2d")`` or
+        ``"muller_brown"``.
     settings : TpsDpsSettings
     num_paths : int
         ``N``, paths simulated per rollout (512 in the reference).
 
+    Notes
+    -----
+    **Metrics of** ``step`` (one value per round = one rollout plus
+    ``updates_per_rollout`` Adam steps):
+
+    * ``loss``: the log-variance loss ``mean((c - log w)^2)`` averaged over the
+      round's Adam steps, in nats^2 of the per-step-averaged path log-weight;
+      its data (the buffer, the behaviour temperature) move, so it need not fall;
+    * ``rmsd``, ``rmsd_std``: distance of the rollout's final points (paths cut
+      at their closest approach to ``x_B``) to ``x_B``, in the potential's length unit;
+    * ``thp``: percentage of the rollout's paths that end within ``hit_radius`` of ``x_B``;
+    * ``ets``, ``ets_std``: over hit paths, the highest potential energy ``V``
+      along the path (the potential's energy unit; NaN without hits);
+    * ``hits``: number of hit paths of the rollout;
+    * ``temperature``: the rollout's behaviour temperature ``T_b`` (K, or the
+      target's reduced unit);
+    * ``log_z``: the learned control variate ``c`` (nats; it tracks the mean path log-weight);
+    * ``energy_evals``: evaluations of ``V`` and its gradient so far (``N L + 1`` per round).
+
+    **Settings for a new 2-D system**: ``num_time_steps * time_step`` must be
+    long enough for a biased path to cross (reference double well: 1000 steps
+    of 0.01); ``time_step`` below ``2 / (largest curvature of V)`` (Müller-Brown:
+    2e-4); ``start_temperature`` about twice the target's so early rollouts
+    cross the barrier (reference: 2400 K for 1200 K, annealed over the 20
+    rollouts); ``potential_scale`` about the barrier height in the potential's
+    unit when the forces are large (Müller-Brown: 100); ``indicator_std`` the
+    distance scale of the end basin (3 on the double well, 0.5 on Müller-Brown,
+    where 3 gave no learning signal). ``configs/tps_dps_*.yaml`` hold both.
+
     Attributes
     ----------
     trainer : Trainer
-        ``step`` is one round: a rollout of ``N`` paths (``N L + 1`` energy
-        evaluations) into the buffer, then ``updates_per_rollout`` Adam steps;
-        its metrics are the round's mean loss, :func:`path_metrics` of the
-        rollout, the behaviour temperature, ``log Z`` and the energy-evaluation count.
+        ``Trainer(self.init, self.step)``.
     likelihood_std : float
         ``sqrt(2 kB T dt)`` at the target temperature: the std of every path likelihood.
+    draw : callable
+        ``jax.jit(self.sample_with)``, ``num_paths`` static.
     """
 
     def __init__(self, target, settings: TpsDpsSettings, num_paths: int):
@@ -393,6 +432,7 @@ class TpsDps:
         self.potential_optimizer = optax.chain(optax.clip_by_global_norm(settings.max_grad_norm), optax.adam(settings.learning_rate))
         self.log_z_optimizer = optax.chain(optax.clip_by_global_norm(settings.max_grad_norm), optax.adam(settings.log_z_learning_rate))
         self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: self._network(jax.random.key(0))))
+        self.draw = jax.jit(self.sample_with, static_argnums=2)
         self.trainer = Trainer(self.init, self.step)
 
     def _network(self, key) -> BiasPotential:
@@ -481,27 +521,49 @@ class TpsDps:
         )
         return new, metrics
 
+    # ---- samples and evaluation ----------------------------------------------
 
-def evaluate(sampler: TpsDps, params: TpsDpsParams, key, num_paths: int = 512) -> tuple[TransitionPaths, dict]:
-    """``num_paths`` paths at the target temperature and their :func:`path_metrics`, as plain floats.
+    def sample_with(self, params: TpsDpsParams, key, num_paths: int) -> WeightedSamples:
+        """``num_paths`` paths at the target temperature with their path log-weights (see :meth:`sample`)."""
+        paths = self.sample_paths(params, key, num_paths)
+        log_w = self.log_target(paths.positions, paths.forces) - self.log_path_density(params, paths.positions, paths.forces)
+        return WeightedSamples(paths, log_w)
 
-    The reference evaluates 512 paths after training. Costs ``num_paths * L + 1``
-    energy evaluations.
-    """
-    paths = jax.jit(sampler.sample_paths, static_argnums=2)(params, key, num_paths)
-    metrics = path_metrics(paths.positions, paths.potentials, sampler.end, sampler.settings.hit_radius)
-    return paths, {name: float(value) for name, value in metrics.items()}
+    def sample(self, state: TpsDpsTrainState, key, num_samples: int) -> WeightedSamples:
+        """``num_samples`` transition paths of the trained biased dynamics at the target temperature.
 
+        The samples are whole paths: ``.x`` is a :class:`TransitionPaths` (a
+        PyTree with a leading path axis: ``.x.positions`` (n, L + 1, 2),
+        ``.x.forces``, ``.x.potentials``; :func:`truncated_paths` cuts them at
+        their closest approach to ``x_B``), and ``.log_w`` (n,) the log-weight
+        the loss uses, ``log q~ - log p_theta`` (per-step averaged path
+        likelihoods, module docstring). So ``.ess`` measures how close the
+        sampler is to the relaxed target path measure, and ``.log_Z`` estimates
+        that measure's log-normaliser -- NOT the target's Boltzmann ``log Z``
+        (``target.log_Z``, a density of states, not of paths). Costs
+        ``num_samples * L + 1`` energy evaluations; the ``tps_dps`` experiment
+        kind draws its evaluation paths with it.
+        """
+        return self.draw(state.params, key, num_samples)
 
-def tps_dps_figures(sampler: TpsDps, state: TpsDpsTrainState, key, num_paths: int = 512) -> dict:
-    """The benchmark figures of a trained sampler (:func:`evaluate` at the target temperature).
+    def path_figures(self, paths: TransitionPaths) -> dict:
+        """:func:`path_metrics` of ``paths`` (``rmsd``, ``rmsd_std``, ``thp``, ``ets``, ``ets_std``, ``hits``) as floats."""
+        metrics = path_metrics(paths.positions, paths.potentials, self.end, self.settings.hit_radius)
+        return {name: float(value) for name, value in metrics.items()}
 
-    Returns ``tps_thp`` (%), ``tps_ets`` and ``tps_ets_std`` (over hit paths),
-    ``tps_rmsd`` and ``tps_rmsd_std`` (:func:`path_metrics`), and
-    ``tps_energy_evals``: the energy evaluations spent in TRAINING
-    (``state.energy_evals``; the evaluation's ``num_paths * L + 1`` are not included).
-    """
-    _, metrics = evaluate(sampler, state.params, key, num_paths)
-    figures = {f"tps_{name}": metrics[name] for name in ("thp", "ets", "ets_std", "rmsd", "rmsd_std")}
-    figures["tps_energy_evals"] = int(state.energy_evals)
-    return figures
+    def evaluate(self, state: TpsDpsTrainState, key, num_samples: int) -> dict:
+        """The reference's synthetic metrics of ``num_samples`` paths at the target temperature, and their weights.
+
+        :meth:`path_figures` of :meth:`sample` (RMSD, THP %, ETS over hit paths;
+        the reference evaluates 512 paths), plus ``ess`` and ``log_Z_path``
+        (the path log-weights' ESS and log-normaliser, :meth:`sample`) and
+        ``energy_evals``: the evaluations spent in TRAINING (``state.energy_evals``;
+        this evaluation's ``num_samples * L + 1`` are not included).
+        """
+        samples = self.sample(state, key, num_samples)
+        return {
+            **self.path_figures(samples.x),
+            "ess": float(samples.ess),
+            "log_Z_path": float(samples.log_Z),
+            "energy_evals": int(state.energy_evals),
+        }

@@ -32,6 +32,7 @@ pure function, so the driver jits and scans it and checkpoints the train state.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from typing import NamedTuple
 
@@ -48,6 +49,7 @@ from jaxsamp.learned.leaps import simulation
 from jaxsamp.mcmc import discrete
 from jaxsamp.nets.locally_equivariant import NETWORKS
 from jaxsamp.nets.mlp import MLP
+from jaxsamp.targets.lattice import Ising, LatticePath, Potts
 
 
 @dataclasses.dataclass
@@ -248,96 +250,249 @@ def _decode(x: jax.Array, path) -> jax.Array:
     return x.astype(jnp.float32) if path.target.domain.kind == "spin" else x.astype(jnp.int32)
 
 
-def make_trainer(path, settings: LeapsSettings, num_walkers: int) -> tuple[Trainer, LeapsModel]:
-    """The LEAPS :class:`~jaxsamp.core.Trainer` for a lattice path, and the static model.
+class Leaps:
+    """LEAPS on an Ising or Potts lattice: a :class:`~jaxsamp.core.Trainer` and its weighted sampler.
 
-    ``init(key)`` builds the networks, the optimiser state and an empty buffer
-    (``jax.jit(trainer.init)`` compiles all the initialisers at once);
-    ``step(key, state)`` does one update (a rollout first when the schedule asks
-    for one) and returns metrics ``loss``, ``k`` (curriculum steps),
-    ``rollout_ess`` (ESS of the newest rollout at its final time, pre-jump weights: a monitor) and
-    ``learning_rate``. Run it with :func:`jaxsamp.core.run`.
+    Holderrieth, Albergo & Jaakkola (2025), "LEAPS", ICML: walkers start uniform
+    (``pi_0``) and follow a CTMC with locally equivariant rates along the linear
+    path ``pi_t ∝ exp(t log p)`` (:class:`~jaxsamp.targets.lattice.LatticePath`);
+    the PINN loss of the paper (:func:`pinn_loss`) is trained on a replay
+    buffer of the walkers' own states under the step-count curriculum (module
+    docstring), and samples carry the exact Jarzynski / Radon-Nikodym weights of
+    :mod:`jaxsamp.learned.leaps.simulation`, so ``log Z`` is
+    unbiased in ``Z`` whatever the training reached.
+
+    ``Leaps(target, settings, num_walkers)`` is what ``jaxsamp.fit("leaps",
+    target, batch_size=num_walkers)`` builds. ``init(key)`` makes the networks,
+    the optimiser state and an empty buffer; ``step(key, state)`` is one Adam
+    update (after a rollout when the schedule asks for one). Run it with
+    :func:`jaxsamp.run` or :func:`jaxsamp.fit`.
 
     Parameters
     ----------
-    path : LatticePath
-    settings : LeapsSettings
+    target : Ising, Potts or LatticePath
+        ``jaxsamp.targets.get("ising", L=..., beta=...)`` or ``"potts"``; the
+        uniform-to-target path is built here (or pass the
+        :class:`~jaxsamp.targets.lattice.LatticePath` itself).
+    settings : LeapsSettings, optional
+        Defaults are the paper's Ising settings at L = 15 (hours on a GPU).
     num_walkers : int
         Walkers per training rollout (paper: 200).
+
+    Notes
+    -----
+    **Metrics of** ``step`` (one value per update):
+
+    * ``loss``: the PINN loss, the mean squared residual ``(K_t(x) + d_t F_phi(t))^2``
+      over ``loss_batch`` buffer pairs, in (log-density per unit time)^2; zero iff
+      the rates transport ``pi_t`` (and then the weights have zero variance). Its
+      data move with training (the buffer and the curriculum's horizon), so it
+      need not fall.
+    * ``k``: the curriculum's Euler steps of this update's rollouts (their final
+      time is ``k / rollout_steps``); reaches ``rollout_steps`` after ``warm_up +
+      curriculum_steps`` updates.
+    * ``rollout_ess``: normalised ESS in (0, 1] of the newest rollout at its final
+      time, with the cheap ``pre`` weights and the training's Metropolis
+      updates: a monitor, not the sampler's ESS.
+    * ``learning_rate``: Adam's step size at this update.
+
+    **Settings for a new lattice** (``configs/leaps_*.yaml``): the network's
+    receptive field should cover the lattice -- the paper's LE-conv has kernel
+    sizes ``[3, 5, 7, 9, 15]`` with 20 channels at L = 15, the L = 8 CPU config
+    ``[3, 5, 7]`` with 8; ``rollout_steps`` 125 (paper) to 100 and
+    ``eval_steps`` 100 uniform steps for Ising, 300 on the ``cubic_exponential``
+    grid for Potts; ``mcmc_updates`` 200 (Ising) / 1000 (Potts) in the paper,
+    32 at L = 8 on a CPU; ``curriculum_steps`` a third of the training updates
+    at L = 8 (3000 of 9000; paper: 20 000 of 1e5 to 4e5); learning rate 3e-4 (paper) to 1e-3
+    for short runs. The paper reached ESS 0.67 (Ising) and 0.20 (Potts) at
+    L = 15 with 100- and 300-step samplers.
+
+    Attributes
+    ----------
+    path : LatticePath
+    target : Ising or Potts
+    settings : LeapsSettings
+    num_walkers : int
+    model : LeapsModel
+        The networks' graph definitions (the parameters are ``state.params``).
+    trainer : Trainer
+        ``Trainer(self.init, self.step)``.
     """
-    model = network_structure(path, settings)
-    schedule = optax.exponential_decay(
-        settings.learning_rate, settings.lr_decay_every, settings.lr_decay, staircase=True
-    )
-    # one flat parameter vector: the same updates, far fewer kernels to compile than one per leaf
-    optimizer = optax.flatten(optax.chain(optax.clip_by_global_norm(settings.clip_norm), optax.adam(schedule)))
-    ks = jnp.asarray(
-        curriculum_schedule(settings.curriculum_start, settings.rollout_steps, settings.curriculum_steps, settings.warm_up)
-    )
-    k_max = settings.rollout_steps
-    correction = simulation.metropolis_correction(path, settings.mcmc_updates) if settings.mcmc_updates > 0 else None
-    event_shape = path.target.event_shape
-    pairs = num_walkers * settings.states_per_walker
 
-    def init(key):
-        _, params = build_networks(path, settings, key)
-        example = {"x": jnp.zeros(event_shape, jnp.int8), "t": jnp.zeros((), jnp.float32)}
-        buffer = replay.init(example, settings.buffer_rollouts * pairs)
-        return LeapsTrainState(params, optimizer.init(params), buffer, jnp.zeros((), jnp.int32), jnp.float32(jnp.nan))
+    def __init__(self, target, settings: LeapsSettings | None = None, num_walkers: int = 200):
+        if isinstance(target, LatticePath):
+            path = target
+        elif isinstance(target, (Ising, Potts)):
+            path = LatticePath(target)
+        else:
+            domain = getattr(getattr(target, "domain", None), "kind", "unknown")
+            raise InputError(
+                f"LEAPS needs an Ising or Potts lattice target, got {getattr(target, 'name', type(target).__name__)!r} "
+                f"on domain {domain!r}",
+                "pass jaxsamp.targets.get('ising', L=8, beta=0.4407) (or 'potts'), or its LatticePath",
+            )
+        settings = LeapsSettings() if settings is None else settings
+        if not isinstance(settings, LeapsSettings):
+            raise InputError(f"settings must be a LeapsSettings, got {type(settings).__name__}")
+        if isinstance(num_walkers, bool) or not isinstance(num_walkers, int) or num_walkers < 1:
+            raise InputError(f"num_walkers must be a positive int, got {num_walkers!r}")
+        self.path, self.target, self.settings, self.num_walkers = path, path.target, settings, num_walkers
+        self.model = network_structure(path, settings)
+        self._schedule = optax.exponential_decay(
+            settings.learning_rate, settings.lr_decay_every, settings.lr_decay, staircase=True
+        )
+        # one flat parameter vector: the same updates, far fewer kernels to compile than one per leaf
+        self._optimizer = optax.flatten(
+            optax.chain(optax.clip_by_global_norm(settings.clip_norm), optax.adam(self._schedule))
+        )
+        self._ks = np.asarray(
+            curriculum_schedule(settings.curriculum_start, settings.rollout_steps, settings.curriculum_steps,
+                                settings.warm_up)
+        )
+        self._correction = (
+            simulation.metropolis_correction(path, settings.mcmc_updates) if settings.mcmc_updates > 0 else None
+        )
+        self._eval_correction = (
+            simulation.metropolis_correction(path, settings.eval_mcmc_updates)
+            if settings.eval_mcmc_updates > 0 else None
+        )
+        self.draw = jax.jit(self.sample_with, static_argnums=(2, 3))
+        self.trainer = Trainer(self.init, self.step)
 
-    def rollout(key, params, k, buffer):
+    # ---- training -------------------------------------------------------------
+
+    def init(self, key: jax.Array) -> LeapsTrainState:
+        """Fresh networks, optimiser state and an empty buffer (``jax.jit(init)`` compiles the initialisers at once)."""
+        _, params = build_networks(self.path, self.settings, key)
+        example = {"x": jnp.zeros(self.target.event_shape, jnp.int8), "t": jnp.zeros((), jnp.float32)}
+        buffer = replay.init(example, self.settings.buffer_rollouts * self.num_walkers * self.settings.states_per_walker)
+        return LeapsTrainState(params, self._optimizer.init(params), buffer, jnp.zeros((), jnp.int32),
+                               jnp.float32(jnp.nan))
+
+    def _rollout(self, key, params, k, buffer):
+        s, n = self.settings, self.num_walkers
         key_ts, key_x0, key_sim, key_pick = jax.random.split(key, 4)
-        ts = curriculum_grid(key_ts, k, k_max)
-        x0 = path.sample_base(key_x0, num_walkers)
+        ts = curriculum_grid(key_ts, k, s.rollout_steps)
+        x0 = self.path.sample_base(key_x0, n)
         frozen = jax.lax.stop_gradient(params)
         out = simulation.simulate(
-            key_sim, model.rate_fn(frozen), path, x0, ts, correction=correction, num_active=k, record=True,
-            weight_point="pre",  # the weights only feed the rollout_ess monitor: the rule with one pass per step
+            key_sim, self.model.rate_fn(frozen), self.path, x0, ts, correction=self._correction, num_active=k,
+            record=True, weight_point="pre",  # the weights only feed the rollout_ess monitor: one pass per step
         )
-        t_idx = jax.random.randint(key_pick, (num_walkers, settings.states_per_walker), 0, k + 1)
-        xs = out.trajectory[t_idx, jnp.arange(num_walkers)[:, None]]
-        batch = {"x": _storage(xs.reshape(pairs, *event_shape)), "t": ts[t_idx].reshape(pairs)}
+        t_idx = jax.random.randint(key_pick, (n, s.states_per_walker), 0, k + 1)
+        xs = out.trajectory[t_idx, jnp.arange(n)[:, None]]
+        pairs = n * s.states_per_walker
+        batch = {"x": _storage(xs.reshape(pairs, *self.target.event_shape)), "t": ts[t_idx].reshape(pairs)}
         return replay.add(buffer, batch), WeightedSamples(out.x, out.log_w).ess.astype(jnp.float32)
 
-    def step(key, state):
+    def step(self, key: jax.Array, state: LeapsTrainState) -> tuple[LeapsTrainState, dict]:
+        """One update: a rollout into the buffer when due, then Adam on the PINN loss of a buffer batch."""
+        s = self.settings
         key_roll, key_batch = jax.random.split(key)
+        ks = jnp.asarray(self._ks)
         k = ks[jnp.minimum(state.step, ks.shape[0] - 1)]
-        fresh = (state.step < settings.buffer_rollouts) | (state.step % settings.rollout_every == 0)
+        fresh = (state.step < s.buffer_rollouts) | (state.step % s.rollout_every == 0)
         buffer, ess = jax.lax.cond(
             fresh,
-            lambda: rollout(key_roll, state.params, k, state.buffer),
+            lambda: self._rollout(key_roll, state.params, k, state.buffer),
             lambda: (state.buffer, state.rollout_ess),
         )
-        batch = replay.sample(buffer, key_batch, settings.loss_batch)
-        x, t = _decode(batch["x"], path), batch["t"]
-        loss, grads = jax.value_and_grad(lambda p: pinn_loss(model, p, path, x, t))(state.params)
-        updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
+        batch = replay.sample(buffer, key_batch, s.loss_batch)
+        x, t = _decode(batch["x"], self.path), batch["t"]
+        loss, grads = jax.value_and_grad(lambda p: pinn_loss(self.model, p, self.path, x, t))(state.params)
+        updates, opt_state = self._optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
-        metrics = {"loss": loss, "k": k, "rollout_ess": ess, "learning_rate": schedule(state.step)}
+        metrics = {"loss": loss, "k": k, "rollout_ess": ess, "learning_rate": self._schedule(state.step)}
         return LeapsTrainState(params, opt_state, buffer, state.step + 1, ess), metrics
 
-    return Trainer(init, step), model
+    # ---- sampling and evaluation --------------------------------------------
 
+    def sample_with(self, params, key: jax.Array, num_walkers: int, weight_point: str | None = None) -> WeightedSamples:
+        """``num_walkers`` walkers with rates ``params`` on the evaluation grid (``eval_steps``, ``eval_grid``).
 
-def sampler(model: LeapsModel, params, path, settings: LeapsSettings, weight_point: str | None = None):
-    """``draw(key, num_walkers) -> WeightedSamples`` with the trained rates and the evaluation settings."""
-    ts = simulation.TIME_GRIDS[settings.eval_grid](settings.eval_steps)
-    correction = (
-        simulation.metropolis_correction(path, settings.eval_mcmc_updates) if settings.eval_mcmc_updates > 0 else None
-    )
-
-    def draw(key, num_walkers):
+        ``weight_point`` is the weight rule (default ``settings.weight_point``,
+        :data:`~jaxsamp.learned.leaps.simulation.WEIGHT_POINTS`). Pure; :attr:`draw`
+        is its jitted form (``num_walkers`` and ``weight_point`` static).
+        """
+        s = self.settings
         return simulation.sample(
-            key,
-            model.rate_fn(params),
-            path,
-            num_walkers,
-            ts,
-            weight_point=weight_point or settings.weight_point,
-            correction=correction,
-            resample_threshold=settings.resample_threshold,
-            jump_floor=settings.jump_floor,
-            jump_floor_rate=settings.jump_floor_rate,
+            key, self.model.rate_fn(params), self.path, num_walkers, simulation.TIME_GRIDS[s.eval_grid](s.eval_steps),
+            weight_point=weight_point or s.weight_point, correction=self._eval_correction,
+            resample_threshold=s.resample_threshold, jump_floor=s.jump_floor, jump_floor_rate=s.jump_floor_rate,
         )
 
-    return draw
+    def sample(self, state: LeapsTrainState, key: jax.Array, num_samples: int,
+               weight_point: str | None = None) -> WeightedSamples:
+        """``num_samples`` lattice states with their log-weights: ``.x`` (n, Lx, Ly), ``.log_Z`` estimates log Z.
+
+        Drawn in batches of at most ``settings.eval_batch`` walkers, batch ``i``
+        with key ``fold_in(key, i)`` (:func:`draw_samples`), as the ``leaps``
+        experiment kind draws them.
+        """
+        draw = functools.partial(self.draw, state.params)
+        return draw_samples(lambda k, n: draw(k, n, weight_point), key, num_samples, self.settings.eval_batch)
+
+    def evaluate(self, state: LeapsTrainState, key: jax.Array, num_samples: int) -> dict:
+        """The ``leaps`` experiment kind's weight figures (:func:`weight_figures`) and the free energy's log Z.
+
+        ``ess``, ``log_Z_hat`` and ``log_w_var`` of the headline rule
+        (``settings.weight_point``); ``ess_<rule>``, ``log_Z_<rule>`` for every rule
+        when ``compare_weight_points``; ``log_Z_exact`` (Kaufman / transfer matrix,
+        when cheap) with the ``log_Z_abs_err*`` of each estimate;
+        ``log_Z_free_energy`` (:func:`free_energy_log_Z`). Every rule draws with
+        the same key (as the experiment does).
+        """
+        s = self.settings
+        rules = simulation.WEIGHT_POINTS if s.compare_weight_points else (s.weight_point,)
+        samples = {rule: self.sample(state, key, num_samples, weight_point=rule) for rule in rules}
+        exact = self.target.log_Z
+        out = weight_figures(samples, None, s.weight_point, s.resample_threshold, exact)
+        out["log_Z_free_energy"] = float(free_energy_log_Z(self.model, state.params, self.path))
+        if exact is not None:
+            out["log_Z_free_energy_abs_err"] = abs(out["log_Z_free_energy"] - exact)
+        return out
+
+
+def draw_samples(draw, key: jax.Array, num_samples: int, batch: int) -> WeightedSamples:
+    """``num_samples`` walkers from ``draw(key, n)`` in batches of at most ``batch`` (one weighted sample set).
+
+    Batch ``i`` uses ``fold_in(key, i)``.
+    """
+    parts, done, i = [], 0, 0
+    while done < num_samples:
+        n = min(batch, num_samples - done)
+        parts.append(draw(jax.random.fold_in(key, i), n))
+        done, i = done + n, i + 1
+    return WeightedSamples(
+        jnp.concatenate([p.x for p in parts]), jnp.concatenate([p.log_w for p in parts]), parts[0].log_Z0
+    )
+
+
+def weight_figures(samples: dict[str, WeightedSamples], untrained: WeightedSamples | None, headline: str,
+                   resample_threshold: float | None, exact_log_Z: float | None) -> dict:
+    """ESS, ``log Z`` and its error for each weight rule, the headline rule's unsuffixed, and the untrained net's.
+
+    With resampling on (``resample_threshold`` set) the final weights only describe the
+    steps since the last resampling, so the ESS figures are named
+    ``ess_since_last_resample*`` instead of ``ess*``; ``log Z`` accumulates over the
+    whole run either way. ``untrained`` (samples of the untrained network; optional)
+    adds ``ess_untrained`` and ``log_w_var_untrained``.
+    """
+    ess = "ess" if resample_threshold is None else "ess_since_last_resample"
+    out = {}
+    for rule, ws in samples.items():
+        out[f"{ess}_{rule}"] = float(ws.ess)
+        out[f"log_Z_{rule}"] = float(ws.log_Z)
+        if exact_log_Z is not None:
+            out[f"log_Z_abs_err_{rule}"] = abs(float(ws.log_Z) - exact_log_Z)
+    main = samples[headline]
+    if untrained is not None:
+        out[f"{ess}_untrained"] = float(untrained.ess)
+        out["log_w_var_untrained"] = float(jnp.var(untrained.log_w))
+    out["log_w_var"] = float(jnp.var(main.log_w))
+    out[ess] = float(main.ess)
+    out["log_Z_hat"] = float(main.log_Z)
+    if exact_log_Z is not None:
+        out["log_Z_exact"] = float(exact_log_Z)
+        out["log_Z_abs_err"] = abs(float(main.log_Z) - exact_log_Z)
+    return out

@@ -24,12 +24,10 @@ from jaxsamp.learned.diffusion.tps_dps import (
     TpsDps,
     TpsDpsParams,
     TpsDpsSettings,
-    evaluate,
     log_relaxed_indicator,
     path_log_likelihood,
     path_metrics,
     simulate,
-    tps_dps_figures,
 )
 
 HERE = Path(__file__).parent
@@ -218,14 +216,13 @@ def test_short_training_run_raises_the_hit_rate(tiny_run):
         num_paths=cfg.run.num_chains,
     )
     untrained = sampler.init(jax.random.split(jax.random.key(cfg.seed), 3)[0])
-    _, before = evaluate(sampler, untrained.params, jax.random.key(7), 256)
+    before = sampler.evaluate(untrained, jax.random.key(7), 256)
     assert before["thp"] <= 6.0
     assert metrics["thp"] >= 20.0
     assert metrics["rmsd"] < 0.5 < before["rmsd"]
     assert 1.0 <= metrics["ets"] < 2.0  # over hit paths: at least the saddle's V = 1
-    figures = tps_dps_figures(sampler, untrained, jax.random.key(7), 32)
-    assert set(figures) == {"tps_thp", "tps_ets", "tps_ets_std", "tps_rmsd", "tps_rmsd_std", "tps_energy_evals"}
-    assert figures["tps_energy_evals"] == 0
+    assert set(before) == {"thp", "ets", "ets_std", "rmsd", "rmsd_std", "hits", "ess", "log_Z_path", "energy_evals"}
+    assert before["energy_evals"] == 0  # training's evaluations only
 
 
 @pytest.mark.parametrize(

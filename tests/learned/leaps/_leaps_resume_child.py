@@ -10,8 +10,8 @@ from pathlib import Path
 
 import jax
 
-from jaxsamp.learned.leaps.training import LeapsSettings, make_trainer
-from jaxsamp.targets.lattice import LatticePath, ising
+from jaxsamp.learned.leaps.training import Leaps, LeapsSettings
+from jaxsamp.targets.lattice import ising
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from _kill_resume import child_main, child_run  # noqa: E402
@@ -26,7 +26,7 @@ def train(checkpoint=None) -> dict:
         rollout_steps=8, curriculum_steps=30, rollout_every=2, buffer_rollouts=3, states_per_walker=2,
         mcmc_updates=3, learning_rate=1e-2,
     )
-    trainer, _ = make_trainer(LatticePath(ising(3, 0.4407)), settings, num_walkers=8)
+    trainer = Leaps(ising(3, 0.4407), settings, num_walkers=8)
     return child_run(trainer.step, jax.jit(trainer.init)(jax.random.key(0)), NUM_STEPS, EVERY, 2, checkpoint)
 
 
