@@ -16,8 +16,8 @@ Bernoulli denoising (``bernoulli``) and the Boltzmann curves (``curves``; the
 interpolation is a setting). A method that does not take a log density declares
 the form it takes with ``as_target`` (a function that returns the target as the
 method takes it, or raises an InputError saying what is needed), or its class
-checks the target and says what it needs (LEAPS: an Ising or Potts lattice;
-TPS-DPS: a 2-D transition-path target).
+checks the target and says what it needs (TPS-DPS: a 2-D transition-path
+target).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
 from jaxsamp.learned.gflownet.training import GFlowNet, GFlowNetSettings, as_environment
-from jaxsamp.learned.leaps.training import Leaps, LeapsSettings
+from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, as_lattice_path
 from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
 from jaxsamp.vi.elbo import ELBO, ELBOSettings
 from jaxsamp.vi.snis_forward_kl import SNISForwardKL, SNISForwardKLSettings
@@ -124,7 +124,7 @@ def tps_dps(target, settings: TpsDpsSettings, batch_size: int) -> TpsDps:
 
 
 # the PINN loss is taken on a buffer of the walkers' own states over a curriculum that lengthens the horizon
-@LEARNED.register("leaps", settings=LeapsSettings, batch_size=200, judge_progress=False)
+@LEARNED.register("leaps", settings=LeapsSettings, batch_size=200, as_target=as_lattice_path, judge_progress=False)
 def leaps(target, settings: LeapsSettings, batch_size: int) -> Leaps:
     """LEAPS (Holderrieth, Albergo & Jaakkola 2025): a CTMC with locally equivariant rates on an Ising/Potts lattice."""
     return Leaps(target, settings, batch_size)

@@ -250,6 +250,21 @@ def _decode(x: jax.Array, path) -> jax.Array:
     return x.astype(jnp.float32) if path.target.domain.kind == "spin" else x.astype(jnp.int32)
 
 
+def as_lattice_path(target) -> LatticePath:
+    """The uniform-to-target path LEAPS anneals along: ``target`` if it is a ``LatticePath``, built from an Ising or
+    Potts target, else an InputError saying what LEAPS needs."""
+    if isinstance(target, LatticePath):
+        return target
+    if isinstance(target, (Ising, Potts)):
+        return LatticePath(target)
+    domain = getattr(getattr(target, "domain", None), "kind", "unknown")
+    raise InputError(
+        f"LEAPS needs an Ising or Potts lattice target, got {getattr(target, 'name', type(target).__name__)!r} "
+        f"on domain {domain!r}",
+        "pass jaxsamp.targets.get('ising', L=8, beta=0.4407) (or 'potts'), or its LatticePath",
+    )
+
+
 class Leaps:
     """LEAPS on an Ising or Potts lattice: a :class:`~jaxsamp.core.Trainer` and its weighted sampler.
 
@@ -320,17 +335,7 @@ class Leaps:
     """
 
     def __init__(self, target, settings: LeapsSettings | None = None, num_walkers: int = 200):
-        if isinstance(target, LatticePath):
-            path = target
-        elif isinstance(target, (Ising, Potts)):
-            path = LatticePath(target)
-        else:
-            domain = getattr(getattr(target, "domain", None), "kind", "unknown")
-            raise InputError(
-                f"LEAPS needs an Ising or Potts lattice target, got {getattr(target, 'name', type(target).__name__)!r} "
-                f"on domain {domain!r}",
-                "pass jaxsamp.targets.get('ising', L=8, beta=0.4407) (or 'potts'), or its LatticePath",
-            )
+        path = as_lattice_path(target)
         settings = LeapsSettings() if settings is None else settings
         if not isinstance(settings, LeapsSettings):
             raise InputError(f"settings must be a LeapsSettings, got {type(settings).__name__}")

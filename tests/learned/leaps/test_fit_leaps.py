@@ -73,7 +73,12 @@ def test_leaps_takes_the_target_or_its_path_and_refuses_other_targets(target):
     assert by_path.target is target and Leaps(target, SMALL, 8).path.target is target
     with pytest.raises(InputError, match="method 'leaps': LEAPS needs an Ising or Potts lattice target.*'real'"):
         jaxsamp.fit("leaps", jaxsamp.targets.get("gaussian", dim=2), num_steps=1, progress=False)
-    with pytest.raises(InputError, match="Ising or Potts"):
+    with pytest.raises(InputError, match="method 'leaps' takes no init="):
         jaxsamp.fit("leaps", lambda x: -jnp.sum(x**2), init=jnp.zeros(9), num_steps=1, progress=False)
+    from jaxsamp.core.registry import LEARNED
+    from jaxsamp.learned.fit import _method_target
+
+    path = LatticePath(target)  # fit takes the path too, as the class does
+    assert _method_target("leaps", LEARNED.entry("leaps").meta, path, None, (), None) is path
     with pytest.raises(InputError, match="num_walkers"):
         Leaps(target, SMALL, 0)
