@@ -7,7 +7,8 @@ targets along the geometric path from ``N(0, base_scale^2 I)``
 registered sampler (``SAMPLERS``), rebuilt at every temperature on the path
 member ``pi_t``. ``cfg.run.num_chains`` is the number of particles and
 ``cfg.run.num_steps`` the number of levels (fixed linear schedule) or their
-maximum (adaptive tempering).
+maximum (adaptive tempering). ``run.shard`` places the particles on all devices
+(:func:`~jaxsamp.smc.annealing.anneal`'s ``mesh``).
 
 Config ``sampler`` block: ``name: smc`` (or ``ais``: never resample) and
 ``params`` validated into :class:`SMCSettings`.
@@ -118,6 +119,7 @@ def run_smc(cfg, target, settings: SMCSettings, run_dir: Path) -> dict[str, Any]
         num_mcmc_steps=settings.num_mcmc_steps,
         ess_threshold=settings.ess_threshold,
         resampling_fn=settings.resampling,
+        mesh=cfg.run.shard or None,
         **{k: v for k, v in cfg.driver_options(run_dir).items() if k != "desc"},
     )
     elapsed = time.perf_counter() - start

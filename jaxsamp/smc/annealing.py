@@ -23,6 +23,17 @@ level, it runs through :func:`jaxsamp.core.run` (jitted scan, checkpoints,
 resume) and :func:`jaxsamp.core.ensemble` turns it into many independent SMC
 runs. :func:`anneal` is the one-call convenience.
 
+**Sharded particles.** Every cross-particle quantity (the weights' log-sum-exp, the
+ESS, the conditional ESS of the adaptive bisection, the resampling's cumulative sum
+and the gather of the chosen ancestors) is an ordinary ``jnp`` operation on the
+global particle arrays, so :func:`jaxsamp.core.shard` places the particles (and
+their log-weights) on a device mesh and XLA lowers those operations to
+collectives: resampling draws from the global weights by global particle index,
+the bisection uses the global ESS, and log Z is reduced over all devices. The
+per-particle move runs where its particle lives. ``anneal(..., mesh=...)`` does this;
+the keys depend on the particle index only, so a sharded run draws what an
+unsharded one does (its sums differ only in floating-point reduction order).
+
 **Counting target evaluations.** One target evaluation is one evaluation, for one
 particle, of ``log pi_t`` (with or without its gradient) or of the lattice
 ``flip_log_ratios``. Every level reports in ``SMCInfo.num_target_evals`` the total
@@ -45,6 +56,7 @@ import numpy as np
 
 from jaxsamp.core.combinators import num_chains, position_of
 from jaxsamp.core.driver import run
+from jaxsamp.core.sharding import shard
 from jaxsamp.core.errors import InputError, RunHealthError
 from jaxsamp.core.protocols import Kernel, WeightedSamples
 from jaxsamp.core.target import AnnealingPath
@@ -368,6 +380,7 @@ def anneal(
     checkpoint_every: int | None = None,
     chunk: int | None = None,
     identity: str | None = None,
+    mesh=None,
     **smc_options,
 ) -> AnnealResult:
     """Run AIS/SMC from ``pi_0`` to ``pi_1`` with the driver; return weighted samples and the cost.
@@ -385,6 +398,10 @@ def anneal(
         Initial particles; by default ``path.base.sample(key_init, num_particles)``.
     progress, checkpoint, checkpoint_every, chunk, identity
         Passed to :func:`jaxsamp.core.run` (a killed run resumes from its checkpoint).
+    mesh : jax.sharding.Mesh or True, optional
+        Shard the particles over this 1-D mesh (``True``: all devices,
+        :func:`jaxsamp.core.chain_mesh`); ``num_particles`` must be divisible
+        by its size. See "Sharded particles" in the module docstring.
     **smc_options
         ``num_mcmc_steps``, ``ess_threshold``, ``resampling_fn``, ... of :func:`smc`.
 
@@ -397,6 +414,8 @@ def anneal(
     """
     check_int("num_particles", num_particles, ge=2)
     kernel = smc(path, make_kernel, schedule=schedule, target_cess=target_cess, **smc_options)
+    if mesh is not None and mesh is not False:
+        kernel = shard(kernel, None if mesh is True else mesh)
     key_init, key_run = jax.random.split(key)
     if positions is None:
         positions = path.base.sample(key_init, num_particles)

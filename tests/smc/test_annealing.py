@@ -201,3 +201,19 @@ def test_options_are_validated():
         smc(path, family, target_cess=0.5, resampling_fn="bogus")
     with pytest.raises(RunHealthError, match="annealing stopped"):
         anneal(jax.random.key(0), path, family, 64, target_cess=0.99, max_levels=2)
+
+
+@pytest.mark.multidevice
+def test_sharded_particles_give_the_unsharded_run_on_8_devices():
+    """anneal(mesh=True): resampling on the global index, bisection on the global CESS, log Z over all devices."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=8"
+    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"}
+    child = Path(__file__).with_name("_sharded_smc_child.py")
+    proc = subprocess.run([sys.executable, str(child)], env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "SHARDED-SMC-OK" in proc.stdout
