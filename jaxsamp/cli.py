@@ -45,11 +45,13 @@ def _cmd_list(args) -> int:
     import jaxsamp.learned.methods  # noqa: F401  (registers the methods of jaxsamp.fit)
     from jaxsamp.core.registry import EXPERIMENTS, LEARNED, SAMPLERS, TARGETS
     from jaxsamp.experiments import runner  # noqa: F401  (imports every registering module)
+    from jaxsamp.experiments.shipped import shipped_configs
 
     for registry in (TARGETS, SAMPLERS, LEARNED, EXPERIMENTS):
         print(f"{registry.kind}s:")
         for name in registry.names():
             print(f"  {name:<22} {registry.entry(name).summary}")
+    print(f"configs: {len(shipped_configs())} shipped, listed by `jaxsamp list --configs`")
     return 0
 
 

@@ -76,6 +76,12 @@ def test_list_configs_prints_every_name_with_its_description(capsys):
     assert rows["mala_gaussian"] == "blackjax MALA on a correlated 8-d Gaussian."
 
 
+def test_plain_list_points_to_the_configs(capsys):
+    assert main(["list"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == f"configs: {len(shipped_configs())} shipped, listed by `jaxsamp list --configs`"
+
+
 def test_run_with_an_unknown_name_exits_2_with_one_line(tmp_path, capsys):
     assert main(["run", "quickstar", f"run.out_dir={tmp_path}"]) == 2
     err = capsys.readouterr().err.strip()
