@@ -10,9 +10,10 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# Re-install whenever pyproject.toml changes.
+# Re-install whenever pyproject.toml changes. `make run` installs the numpyro
+# extra as well: the README's first example (eight schools) is a numpyro model.
 $(VENV)/.installed-run: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e '.[numpyro]'
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(PY)
@@ -20,7 +21,7 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 	touch $@ $(VENV)/.installed-run
 
 run: $(VENV)/.installed-run
-	$(VENV)/bin/jaxsamp run configs/quickstart.yaml
+	$(VENV)/bin/jaxsamp run quickstart
 
 # The whole suite, the 8-device and two-process tests included (they start
 # their own child processes), one pytest-xdist worker per core, an idle worker

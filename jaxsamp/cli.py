@@ -1,4 +1,6 @@
-"""Command line: ``jaxsamp run CONFIG [key=value ...] | resume RUN_DIR | list``.
+"""Command line: ``jaxsamp run CONFIG [key=value ...] | resume RUN_DIR | list [--configs]``.
+
+CONFIG is a YAML file or the name of a shipped config (``jaxsamp run quickstart``).
 
 Every expected error -- a bad config, parameter or state, a checkpoint of
 another run, a file or folder that cannot be read or written, a run that failed
@@ -38,14 +40,29 @@ def _cmd_resume(args) -> int:
 
 
 def _cmd_list(args) -> int:
+    if args.configs:
+        return _list_configs()
     import jaxsamp.learned.methods  # noqa: F401  (registers the methods of jaxsamp.fit)
     from jaxsamp.core.registry import EXPERIMENTS, LEARNED, SAMPLERS, TARGETS
     from jaxsamp.experiments import runner  # noqa: F401  (imports every registering module)
+    from jaxsamp.experiments.shipped import shipped_configs
 
     for registry in (TARGETS, SAMPLERS, LEARNED, EXPERIMENTS):
         print(f"{registry.kind}s:")
         for name in registry.names():
             print(f"  {name:<22} {registry.entry(name).summary}")
+    print(f"configs: {len(shipped_configs())} shipped, listed by `jaxsamp list --configs`")
+    return 0
+
+
+def _list_configs() -> int:
+    from jaxsamp.experiments.shipped import config_dir, describe, shipped_configs
+
+    configs = shipped_configs()
+    print(f"configs ({len(configs)} in {config_dir()}; run one with `jaxsamp run NAME`):")
+    width = max(map(len, configs), default=0)
+    for name, path in configs.items():
+        print(f"  {name:<{width}}  {describe(path)}")
     return 0
 
 
@@ -63,13 +80,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser(
         "run", parents=[common, strict], help="run an experiment config into runs/<name>/<timestamp>/"
     )
-    p_run.add_argument("config", help="path to a YAML config, e.g. configs/quickstart.yaml")
+    p_run.add_argument(
+        "config", help="a shipped config's name (`jaxsamp list --configs`), e.g. quickstart, or a YAML file's path"
+    )
     p_run.add_argument("overrides", nargs="*", help="key=value overrides, e.g. run.num_steps=100")
     p_run.set_defaults(func=_cmd_run)
     p_resume = sub.add_parser("resume", parents=[common, strict], help="continue a killed run from its newest checkpoint")
     p_resume.add_argument("run_dir")
     p_resume.set_defaults(func=_cmd_resume)
     p_list = sub.add_parser("list", parents=[common], help="list targets, samplers, learned methods and experiment kinds")
+    p_list.add_argument(
+        "--configs", action="store_true", help="list the shipped configs with their descriptions instead"
+    )
     p_list.set_defaults(func=_cmd_list)
     return parser
 

@@ -35,6 +35,7 @@ from jaxsamp.core.validation import (
     Seed,
     check_fields,
 )
+from jaxsamp.experiments.shipped import YAML_SUFFIXES, resolve_config, shipped_configs
 
 
 @dataclasses.dataclass
@@ -65,7 +66,7 @@ class RunSettings:
 
 @dataclasses.dataclass
 class ExperimentConfig:
-    """One experiment: ``jaxsamp run configs/<name>.yaml [key=value ...]``."""
+    """One experiment: ``jaxsamp run <name or path.yaml> [key=value ...]``."""
 
     name: str = "???"
     seed: Seed = 0
@@ -162,18 +163,27 @@ def check_config(cfg: ExperimentConfig, where: str = "config") -> ExperimentConf
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExperimentConfig:
     """Load and validate a config file, applying ``key=value`` overrides.
 
+    Parameters
+    ----------
+    path : str or Path
+        A YAML file, or the name of a shipped config (``"quickstart"``; see
+        :func:`~jaxsamp.experiments.shipped.resolve_config`).
+    overrides : sequence of str
+        ``key=value`` settings applied over the file, e.g. ``run.num_steps=100``.
+
     Raises
     ------
     ConfigError
-        Missing file, YAML error, unknown key, wrong type or range, missing
-        value, or an ``${oc.env:...}`` interpolation; the message is one line
-        and names the culprit.
+        Missing file or unknown config name, YAML error, unknown key, wrong
+        type or range, missing value, or an ``${oc.env:...}`` interpolation;
+        the message is one line and names the culprit.
     """
-    path = Path(path)
+    path = resolve_config(path)
     if path.is_dir():
-        raise ConfigError(f"config path is a folder, not a file: {path}", "give a YAML file, e.g. configs/quickstart.yaml")
+        raise ConfigError(f"config path is a folder, not a file: {path}", "give a YAML file or a shipped config's name, e.g. quickstart")
     if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
+        shipped = path.stem in shipped_configs() and path.suffix in YAML_SUFFIXES
+        raise ConfigError(f"config file not found: {path}", f"the shipped config is found by name: {path.stem}" if shipped else None)
     try:
         raw = OmegaConf.load(path)
     except Exception as err:  # yaml.YAMLError and friends
