@@ -13,6 +13,7 @@ is printed as one line asking for ``--debug`` and a report, with status 1.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 #: Exit status of an expected error (bad input, unusable file, failed health check).
@@ -127,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"jaxsamp: {_interrupted(err, args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `jaxsamp list | head`: the reader left; not an error (the Unix convention)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 0
     except Exception as err:
         if args.debug:
             raise

@@ -74,3 +74,17 @@ def test_list_names_targets_samplers_learned_methods_and_kinds(capsys):
     out = capsys.readouterr().out
     for name in ("gaussian", "gmm", "hmc", "mala", "mcmc", "pis", "asbs"):
         assert f"  {name} " in out
+
+
+def test_a_reader_that_stops_early_is_not_an_error():
+    """`jaxsamp list --configs | head -1`: a closed pipe ends the listing quietly with exit 0, not an error line."""
+    code = (
+        "import os, sys\n"
+        "read, write = os.pipe()\n"
+        "os.close(read)  # the reader has left before the first line, as `head` does after its last\n"
+        "os.dup2(write, 1)\n"
+        "from jaxsamp.cli import main\n"
+        "sys.exit(main(['list', '--configs']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "error" not in proc.stderr, proc.stderr
