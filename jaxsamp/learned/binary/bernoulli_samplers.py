@@ -329,7 +329,7 @@ def sample(
 
     Returns
     -------
-    x : array (num_chains, *event_shape), +-1
+    x : array ``(num_chains, *event_shape)``, +-1
     state : NoisyState of the final chains
     trace : dict with the per-step mean ``acceptance_rate`` over chains
     """
