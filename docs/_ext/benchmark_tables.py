@@ -18,9 +18,8 @@ import json
 from pathlib import Path
 
 from docutils import nodes
-from docutils.statemachine import StringList
+from rst_fragment import escape, parse_rst
 from sphinx.util.docutils import SphinxDirective
-from sphinx.util.nodes import nested_parse_with_titles
 
 
 def _format(value) -> str:
@@ -41,19 +40,15 @@ def _machine(machine) -> str:
     return ", ".join(parts)
 
 
-def _escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("*", "\\*").replace("`", "'")
-
-
 def results_rst(path: Path) -> list[str]:
     """The reStructuredText of one results file's section."""
     data = json.loads(path.read_text())
     command = str(data.get("command", ""))
     title = path.stem
     lines = [title, "-" * len(title), ""]
-    lines += [f"*{data.get('date', 'undated')}* -- {_escape(_machine(data.get('machine', {})))}", ""]
+    lines += [f"*{data.get('date', 'undated')}* -- {escape(_machine(data.get('machine', {})))}", ""]
     if data.get("purpose"):
-        lines += [_escape(str(data["purpose"])), ""]
+        lines += [escape(str(data["purpose"])), ""]
     results = data.get("results", {})
     figure_commands = data.get("figure_commands") or {}
     by_command: dict[str, list[tuple[str, object]]] = {}
@@ -67,7 +62,7 @@ def results_rst(path: Path) -> list[str]:
         lines += ["``" + cmd.replace("`", "'") + "``" if cmd else "(no command recorded)", ""]
         lines += [".. list-table::", "   :header-rows: 1", "   :widths: 70 30", "", "   * - figure", "     - value"]
         for name, value in rows:
-            lines += [f"   * - ``{name}``", f"     - {_escape(_format(value))}"]
+            lines += [f"   * - ``{name}``", f"     - {escape(_format(value))}"]
         lines.append("")
     if curves:
         lines += ["Curves in the file (not tabulated): " + ", ".join(f"``{c}``" for c in curves) + ".", ""]
@@ -88,9 +83,7 @@ class BenchmarkTables(SphinxDirective):
         for path in files:
             self.env.note_dependency(str(path))
             lines += results_rst(path)
-        container = nodes.container()
-        nested_parse_with_titles(self.state, StringList(lines, source=str(folder)), container)
-        return container.children
+        return parse_rst(self, lines, str(folder))
 
 
 def setup(app):
