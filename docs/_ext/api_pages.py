@@ -9,11 +9,15 @@ the package's submodules.
 Modules are found on disk, not through ``autosummary``: autosummary resolves
 ``jaxsamp.mcmc.sample`` to the function ``sample`` that ``jaxsamp.mcmc`` re-exports, and
 would lose the module ``jaxsamp.mcmc.sample`` behind it.
+
+A reference spelled the way users write a name (``jaxsamp.run``, ``jaxsamp.fit``) is linked to
+the page of the module that defines it (``jaxsamp.core.driver.run``).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 from pathlib import Path
 
@@ -43,7 +47,9 @@ def undocumented_data(module: str, path: Path) -> list[str]:
             targets = [node.target]
         else:
             continue
-        names += [t.id for t in targets if isinstance(t, ast.Name) and not t.id.startswith("_") and t.id not in commented]
+        for target in targets:
+            bound = target.elts if isinstance(target, ast.Tuple) else [target]  # ``A, B = 1, 2`` binds both
+            names += [t.id for t in bound if isinstance(t, ast.Name) and not t.id.startswith("_") and t.id not in commented]
     return list(dict.fromkeys(names))
 
 
@@ -86,7 +92,37 @@ def value_only(app, what, name, obj, options, lines) -> None:
         lines.clear()
 
 
+def defined_name(target: str) -> str | None:
+    """Where ``target`` (``jaxsamp.run``, a re-export) is defined (``jaxsamp.core.driver.run``); None if unknown."""
+    parts = target.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for part in parts[i:]:
+                obj = getattr(obj, part)
+        except AttributeError:
+            return None
+        module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+        return f"{module}.{qualname}" if module and qualname else None
+    return None
+
+
+def resolve_reexport(app, env, node, contnode):
+    """Link a reference written the way users spell it (``jaxsamp.run``) to the page that documents it."""
+    target = node.get("reftarget", "")
+    if node.get("refdomain") != "py" or not target.startswith(PACKAGE + "."):
+        return None
+    defined = defined_name(target)
+    if defined is None or defined == target or not defined.startswith(PACKAGE + "."):
+        return None
+    return env.get_domain("py").resolve_xref(env, node["refdoc"], app.builder, node["reftype"], defined, node, contnode)
+
+
 def setup(app):
     app.connect("builder-inited", write_pages)
+    app.connect("missing-reference", resolve_reexport)
     app.connect("autodoc-process-docstring", value_only, priority=400)  # before napoleon rewrites the lines
     return {"parallel_read_safe": True, "parallel_write_safe": True}

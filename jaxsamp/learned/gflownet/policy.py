@@ -151,7 +151,7 @@ def _batched(fn, env: DagEnvironment, states):
 
 
 def masked_log_softmax(logits: jax.Array, mask: jax.Array) -> jax.Array:
-    """``log softmax`` over the allowed entries; :data:`MASKED` elsewhere (finite, so gradients stay finite)."""
+    """``log softmax`` over the allowed entries; :data:`~jaxsamp.learned.gflownet.losses.MASKED` elsewhere (finite, so gradients stay finite)."""
     return jax.nn.log_softmax(jnp.where(mask, logits, MASKED), axis=-1)
 
 
