@@ -1,7 +1,7 @@
 """The ``benchmark-tables`` directive: the tables of ``benchmarks/results/*.json``, read at build time.
 
 Each results file (``{"command", "date", "machine", "results", "figure_commands"?}``, written
-by ``scripts/bench_*.py``) becomes a section: its date, machine and command, then one table
+by ``scripts/bench_*.py``) becomes a section: its date and machine, its ``purpose`` or ``notes`` where it has them, then one table
 of its scalar figures per command that produced them (``figure_commands`` names a figure's
 command where it differs from the file's). Curves (lists, nested dicts) are named, not
 tabulated. CI-sized outputs (``*_quick.json``) are left out.
@@ -31,12 +31,15 @@ def _format(value) -> str:
 
 
 def _machine(machine) -> str:
+    """One line for the ``machine`` record: device, cores, jax version."""
     if not isinstance(machine, dict):
         return str(machine)
-    parts = [str(machine[k]) for k in ("processor", "gpu", "devices") if machine.get(k)]
-    for key, label in (("cpu_count", "cores"), ("jax", "jax")):
-        if machine.get(key):
-            parts.append(f"{label} {machine[key]}" if label == "jax" else f"{machine[key]} {label}")
+    devices = machine.get("device_kind") or ", ".join(map(str, machine.get("devices", []))) or machine.get("processor")
+    parts = [str(devices)] if devices else []
+    if machine.get("cpu_count"):
+        parts.append(f"{machine['cpu_count']} CPU cores")
+    if machine.get("jax"):
+        parts.append(f"jax {machine['jax']}")
     return ", ".join(parts)
 
 
@@ -47,8 +50,9 @@ def results_rst(path: Path) -> list[str]:
     title = path.stem
     lines = [title, "-" * len(title), ""]
     lines += [f"*{data.get('date', 'undated')}* -- {escape(_machine(data.get('machine', {})))}", ""]
-    if data.get("purpose"):
-        lines += [escape(str(data["purpose"])), ""]
+    for note in ("purpose", "notes"):
+        if data.get(note):
+            lines += [escape(str(data[note])), ""]
     results = data.get("results", {})
     figure_commands = data.get("figure_commands") or {}
     by_command: dict[str, list[tuple[str, object]]] = {}

@@ -19,5 +19,7 @@ def parse_rst(directive, lines: list[str], source: str) -> list[nodes.Node]:
 
 
 def escape(text: str) -> str:
-    """``text`` with the characters reST would read as markup (``|``, ``*``, a backquote) escaped."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("`", "\\`")
+    """``text`` with the characters reST would read as markup escaped (``|``, ``*``, ``_``, a backquote)."""
+    for char in ("\\", "|", "*", "_", "`"):
+        text = text.replace(char, "\\" + char)
+    return text
