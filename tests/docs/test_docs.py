@@ -1,7 +1,7 @@
 """The documentation: the metric glossary covers every experiment kind, and the site builds without warnings.
 
 The full build (``make docs``: every API page from the docstrings) takes about a minute
-and a half on 2 CPU cores, so CI runs it as its own step (``.ci/run``); here the
+(62 s on 2 CPU cores), so CI runs it as its own step (``.ci/run``); here the
 hand-written pages, the generated glossary and benchmark tables, the changelog and the
 notebooks are built with Sphinx's ``dummy`` builder (no output written), warnings as errors.
 """
