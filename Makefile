@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: run test test-fast clean
+.PHONY: run test test-fast docs clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ $(VENV)/.installed-run: pyproject.toml | $(PY)
 
 $(VENV)/.installed-test: pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed-run
+
+$(VENV)/.installed-docs: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[docs]'
 	touch $@ $(VENV)/.installed-run
 
 run: $(VENV)/.installed-run
@@ -36,5 +40,13 @@ test: $(VENV)/.installed-test
 test-fast: $(VENV)/.installed-test
 	$(PY) -m pytest -q -n auto --dist worksteal -m "not slow and not multidevice" --ignore=tests/scripts --ignore=tests/notebooks
 
+# The documentation site into docs/_build/html; a warning is an error,
+# and --keep-going reports every warning before failing. The API pages (docs/api) are
+# generated from the docstrings on every build; notebooks are shown with their stored
+# outputs, never executed here (tests/notebooks executes them).
+docs: $(VENV)/.installed-docs
+	$(PY) -m sphinx -b html -W --keep-going -q docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) runs .pytest_cache .hypothesis
+	rm -rf $(VENV) runs .pytest_cache .hypothesis docs/_build docs/api

@@ -2,8 +2,8 @@
 
 Every sampler is a pair of pure functions over PyTree states (``Kernel`` for
 Markov kernels, ``Trainer`` for learned samplers), composed by combinators and
-run by one driver, :func:`run`. :func:`sample` is the one-call path for MCMC,
-:func:`fit` for the learned samplers.
+run by one driver, :func:`~jaxsamp.run`. :func:`~jaxsamp.sample` is the one-call path for MCMC,
+:func:`~jaxsamp.fit` for the learned samplers.
 
 >>> import jax, blackjax, jaxsamp
 >>> posterior = jaxsamp.sample(lambda x: -0.5 * (x ** 2).sum(), init=jax.numpy.zeros(3), progress=False)

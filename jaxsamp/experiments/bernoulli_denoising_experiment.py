@@ -183,7 +183,7 @@ def magnetization_tv(target, x) -> float | None:
 
 
 def sample_metrics(target, x, settings: BernoulliDenoisingSettings, train, held_out, law=None) -> dict:
-    """The figures of samples ``x`` (n, *event_shape): TV (enumerable), MMD to held-out data, Ising ``<|m|>``."""
+    """The figures of samples ``x`` ``(n, *event_shape)``: TV (enumerable), MMD to held-out data, Ising ``<|m|>``."""
     out = {}
     if law is not None:
         out["tv"] = total_variation(jnp.asarray(x), law)

@@ -15,7 +15,7 @@ Outputs (Gritsaev et al. 2025, ICLR; metrics as in their code, research/methods.
 §9): per policy ``<policy>_l1``, ``_kl``, ``_logz_abs_err``, ``_modes_found`` at the
 last evaluation (over the last ``history_size`` terminal states of training),
 ``_policy_l1`` and ``_policy_kl`` of the trained forward policy's exact terminal
-distribution (no sampling noise; :meth:`GFlowNet.policy_metrics`),
+distribution (no sampling noise; :meth:`~jaxsamp.learned.gflownet.sampling.TrainedGFlowNet.policy_metrics`),
 ``_train_trajectories_per_s`` (compilation included), and ``learning_curves.png``
 (L1 and KL against trajectories, every policy in one plot), ``learning_curves.npz``
 (the curves, the exact ``pi`` and each policy's empirical ``pi_hat``).

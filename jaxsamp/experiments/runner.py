@@ -35,6 +35,7 @@ import jaxsamp.targets  # noqa: F401  (registers targets)
 from jaxsamp.core import checkpoint as ckpt
 from jaxsamp.core.errors import CheckpointError, ConfigError, RunHealthError
 from jaxsamp.core.registry import EXPERIMENTS, TARGETS
+from jaxsamp.experiments import glossary
 from jaxsamp.experiments import kinds as _kinds  # noqa: F401  (registers experiment kinds)
 from jaxsamp.experiments.config import ExperimentConfig, load_config, to_yaml
 
@@ -175,6 +176,7 @@ def run_experiment(
         start = time.perf_counter()
         metrics = {k: _plain(v) for k, v in kind.run(cfg, target, checked, run_dir).items()}
         metrics["wall_seconds"] = time.perf_counter() - start
+        glossary.check_documented(cfg.kind, metrics)
         warnings = list(metrics.pop("warnings", []))
         metrics["warnings"] = warnings
         (run_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n")

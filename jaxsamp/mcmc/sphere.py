@@ -10,7 +10,7 @@ are replaced by staying at ``x``, so for ``y != x`` the proposal density on the
 sphere is the tangent Gaussian at ``v = log_x(y)`` times the Jacobian of ``exp_x``,
 ``(sin|v| / |v|)^{-(d-2)}``. The reverse move from ``y`` needs
 ``v' = log_y(x) = theta (x - cos(theta) y) / sin(theta)`` with the same geodesic
-distance ``theta = |v|``, so the Jacobians cancel in the Metropolis-Hastings ratio
+distance ``theta = |v|``, so the Jacobians cancel in the Metropolis-Hastings ratio::
 
     log alpha = log pi(y) - log pi(x)
                 - |v' - (h/2) P_y grad log pi(y)|^2 / (2h) + |v - (h/2) P_x grad log pi(x)|^2 / (2h),

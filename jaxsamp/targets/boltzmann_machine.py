@@ -111,7 +111,7 @@ def fit_pseudo_likelihood(
 
     Parameters
     ----------
-    data : array (n, *event_shape) of +-1
+    data : array ``(n, *event_shape)`` of +-1
     num_steps : int
         Adam steps (full batch).
     learning_rate, l2 : float

@@ -27,7 +27,7 @@ ONE state (batch with ``jax.vmap``):
   enumeration of ``terminal_states()``, and the mode it lies in (-1: none).
 
 States are ``int32`` arrays of shape ``state_shape``; a trajectory has at most
-``max_trajectory_length`` transitions, the exit included. :meth:`exact_flows`
+``max_trajectory_length`` transitions, the exit included. :meth:`DagEnvironment.exact_flows`
 gives the exact state flows, forward policy and ``log Z`` for a fixed backward
 policy by dynamic programming over every state.
 """

@@ -381,7 +381,7 @@ class BSIVI(AISIVI):
     The same family, settings, metrics and methods as :class:`AISIVI` (the ``tau_*``
     settings and ``pretrain_steps`` are unused; ``tau_nll`` is NaN). Its ``q_hat``
     holds the own ``eps`` and is biased high (SIVI's bound, Yin & Zhou 2018), so
-    the weights of :meth:`sample` are biased low.
+    the weights of :meth:`AISIVI.sample` are biased low.
     """
 
     name = "bsivi"

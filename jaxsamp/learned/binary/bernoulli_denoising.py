@@ -312,7 +312,7 @@ class DenoiserTrainState(NamedTuple):
 
 
 def check_spin_data(data, where: str = "data") -> np.ndarray:
-    """``data`` as a float32 array of +-1 states (n >= 1, *event_shape); a clear error otherwise."""
+    """``data`` as a float32 array of +-1 states ``(n >= 1, *event_shape)``; a clear error otherwise."""
     arr = check_array(where, data)
     if arr.ndim < 2 or arr.shape[0] < 1:
         raise InputError(f"{where} must be (n, *event_shape) with n >= 1, got shape {arr.shape}")
@@ -351,7 +351,7 @@ class BernoulliDenoiser:
 
     Parameters
     ----------
-    target : Target or array (n, *event_shape) of +-1
+    target : Target or array ``(n, *event_shape)`` of +-1
         What the denoiser learns from: a +-1 target with exact samples (``num_train_samples``
         of them are drawn by ``init``, from its key), a data set (``binary_digits``: its
         training split), or an array of clean samples.
@@ -430,7 +430,7 @@ class BernoulliDenoiser:
     # ---- the denoiser -----------------------------------------------------------
 
     def logits(self, params: nnx.State, h: jax.Array) -> jax.Array:
-        """Posterior log-odds ``l_theta(h)`` for ``h`` of shape (..., *event_shape)."""
+        """Posterior log-odds ``l_theta(h)`` for ``h`` of shape ``(..., *event_shape)``."""
         return nnx.merge(self.graphdef, params)(h)
 
     def posterior_mean(self, state: DenoiserTrainState) -> Callable:
@@ -527,5 +527,5 @@ class BernoulliDenoiser:
 
 
 def mean_squared_error(denoiser: Callable, exact: Callable, h: jax.Array) -> jax.Array:
-    """``mean (g(h) - g_exact(h))^2`` over a batch ``h`` (n, *event_shape): how far a denoiser is from the exact one (jitted)."""
+    """``mean (g(h) - g_exact(h))^2`` over a batch ``h`` ``(n, *event_shape)``: how far a denoiser is from the exact one (jitted)."""
     return jax.jit(lambda h: jnp.mean((jax.vmap(denoiser)(h) - jax.vmap(exact)(h)) ** 2))(h)

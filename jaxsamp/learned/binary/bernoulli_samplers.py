@@ -155,7 +155,7 @@ def measurement_kernel(
     ----------
     denoiser : callable
         ``g(h)``: the posterior mean ``E[x | h]`` for ONE ``h`` of the event shape
-        (learned: :meth:`BernoulliDenoiser.posterior_mean`; exact: :func:`exact_posterior_mean`).
+        (learned: :meth:`~jaxsamp.learned.binary.bernoulli_denoising.BernoulliDenoiser.posterior_mean`; exact: :func:`~jaxsamp.learned.binary.bernoulli_denoising.exact_posterior_mean`).
     alpha : float
         The noise parameter.
     move : {"one_stage", "two_stage"}
@@ -329,7 +329,7 @@ def sample(
 
     Returns
     -------
-    x : array (num_chains, *event_shape), +-1
+    x : array ``(num_chains, *event_shape)``, +-1
     state : NoisyState of the final chains
     trace : dict with the per-step mean ``acceptance_rate`` over chains
     """

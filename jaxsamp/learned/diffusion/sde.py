@@ -20,7 +20,7 @@ choice of ``(a, b, c)``:
 
 The discrete Girsanov theorem is then exact for the simulated chain (no
 continuous-time limit is taken): the log Radon-Nikodym derivative of the
-controlled path law against the reference one is, per step,
+controlled path law against the reference one is, per step::
 
     log N(x'; a x + b u, c^2) - log N(x'; a x, c^2) = b u . xi / c + |b u|^2 / (2 c^2),
 

@@ -87,7 +87,7 @@ class Trajectories(NamedTuple):
 
     Attributes
     ----------
-    states : (B, T + 1, *state_shape) int32
+    states : ``(B, T + 1, *state_shape)`` int32
         ``s_0 .. s_T``; after the exit every state is the terminal ``x``.
     actions : (B, T) int32
         Forward actions; the exit at ``t = n - 1`` and as padding after it.
@@ -104,7 +104,7 @@ class Trajectories(NamedTuple):
 
     @property
     def terminal(self) -> jax.Array:
-        """The objects ``x`` (B, *state_shape)."""
+        """The objects ``x`` ``(B, *state_shape)``."""
         return self.states[:, -1]
 
 
@@ -151,7 +151,7 @@ def _batched(fn, env: DagEnvironment, states):
 
 
 def masked_log_softmax(logits: jax.Array, mask: jax.Array) -> jax.Array:
-    """``log softmax`` over the allowed entries; :data:`MASKED` elsewhere (finite, so gradients stay finite)."""
+    """``log softmax`` over the allowed entries; :data:`~jaxsamp.learned.gflownet.losses.MASKED` elsewhere (finite, so gradients stay finite)."""
     return jax.nn.log_softmax(jnp.where(mask, logits, MASKED), axis=-1)
 
 
@@ -189,7 +189,7 @@ class TerminalSamples(NamedTuple):
 
     Attributes
     ----------
-    objects : (B, *state_shape) int32
+    objects : ``(B, *state_shape)`` int32
         The terminal objects ``x``.
     log_pf : (B,) float32
         ``log P_F(tau)``: the sum of ``log P_F(a_t | s_t)`` over the trajectory, the exit included.

@@ -235,14 +235,14 @@ class Rollout(NamedTuple):
 
     Attributes
     ----------
-    x : array (M, *event_shape)
+    x : array ``(M, *event_shape)``
         Final walker states.
     log_w : array (M,)
         Accumulated log-weights ``A`` (after any resampling, each walker carries
         ``log mean e^A`` of the moment it was resampled).
     num_resampled : int32
         How many times the walkers were resampled.
-    trajectory : array (K + 1, M, *event_shape) or None
+    trajectory : array ``(K + 1, M, *event_shape)`` or None
         States at ``t_0 .. t_K`` when ``record=True``.
     """
 
@@ -276,7 +276,7 @@ def simulate(
         ``rate_fn(x, t) -> G`` for ONE state (a locally equivariant network).
     path : LatticePath
         Gives ``log_prob(x, t)``, ``flip_log_ratios(x, t)`` and ``dlog_prob_dt(x, t)`` for one state.
-    x0 : array (M, *event_shape)
+    x0 : array ``(M, *event_shape)``
         Initial walkers, samples of ``pi_0`` (uniform).
     ts : array (K + 1,)
         Non-decreasing time grid with ``ts[0] = 0``.

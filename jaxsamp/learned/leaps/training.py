@@ -213,7 +213,7 @@ def curriculum_grid(key: jax.Array, k: jax.Array, k_max: int) -> jax.Array:
 
 
 def pinn_residuals(model: LeapsModel, params, path, x: jax.Array, t: jax.Array) -> jax.Array:
-    """``K_t(x) + d_t F_phi(t)`` for a batch of pairs ``x`` (B, *event_shape), ``t`` (B,)."""
+    """``K_t(x) + d_t F_phi(t)`` for a batch of pairs ``x`` ``(B, *event_shape)``, ``t`` ``(B,)``."""
     rate_fn = model.rate_fn(params)
     free_energy = model.free_energy_fn(params)
 

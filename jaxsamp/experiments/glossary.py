@@ -1,0 +1,338 @@
+"""What every key of a run's ``metrics.json`` means, per experiment kind, and what a good value looks like.
+
+The runner checks each run's keys against this glossary and warns
+(:class:`UndocumentedMetricWarning`, an error in the test suite) about any key it does
+not describe, so the glossary cannot fall behind the kinds. The documentation's metric
+glossary page is generated from it.
+
+A key may hold placeholders in angle brackets: ``<policy>_l1`` describes ``tlm_l1``,
+``uniform_l1``, ... (a placeholder stands for one or more letters, digits or underscores).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import NamedTuple
+
+
+class Entry(NamedTuple):
+    """One metric: what it is and what a good value looks like.
+
+    Attributes
+    ----------
+    meaning : str
+        What the number is (units, which samples, which estimator).
+    good : str
+        How to read it: the scale, the ideal value, a noise floor, or "context" for a run setting.
+    """
+
+    meaning: str
+    good: str
+
+
+class UndocumentedMetricWarning(UserWarning):
+    """A run wrote a ``metrics.json`` key that :data:`GLOSSARY` does not describe."""
+
+
+SETTING = "a setting of the run, echoed"
+COST = "cost: lower is cheaper; compare at equal quality"
+EXACT = "the target's exact value (reference for the estimates)"
+
+#: Keys the runner adds to every kind's metrics.
+#:
+#: :meta hide-value:
+COMMON = {
+    "wall_seconds": Entry("Wall-clock seconds of the whole run, compilation, evaluation and plots included.", COST),
+    "warnings": Entry(
+        "Run-health warnings (stuck or NaN chains, high R-hat, low ESS, a rising loss, ...); also printed.",
+        "an empty list; with ``--strict`` a warning fails the run",
+    ),
+}
+
+_TRAIN = {
+    "train_steps": Entry("Training updates run (``run.num_steps``).", SETTING),
+    "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
+    "final_loss": Entry("Mean training loss over the last updates.", "only comparable within one method and target"),
+}
+_LOG_Z_PATHS = {
+    "elbo": Entry("Mean log weight of the sampler's own draws: a lower bound on log Z (ELBO).",
+                  "close to log Z from below; the gap is the reverse KL"),
+    "eubo": Entry("Mean log weight of reference (target) draws: an upper bound on log Z (EUBO).",
+                  "close to log Z from above; the gap is the forward KL, large when modes are missed"),
+    "log_Z_reverse": Entry("log Z by importance sampling with the sampler's own draws (logsumexp of log weights - log n).",
+                           "the headline log Z estimate; equal to log Z_exact within a few 0.01 is good"),
+    "log_Z_forward": Entry("log Z by reverse importance sampling from reference draws (harmonic-mean type).",
+                           "close to log Z_reverse; a gap means missed mass"),
+    "log_Z_exact": Entry("The target's exact log normalising constant.", EXACT),
+    "<estimate>_abs_err": Entry("|estimate - log_Z_exact| for ``elbo``, ``eubo``, ``log_Z_reverse``, ``log_Z_forward``.",
+                                "0; compare with tempered SMC at equal target evaluations (BENCHMARKS.md)"),
+    "ess": Entry("Normalised importance ESS of the sampler's draws, (sum w)^2 / (n sum w^2), in (0, 1].",
+                 "1 is perfect; below 0.01 the weights rest on a handful of draws"),
+    "nonfinite_paths": Entry("Evaluation paths with a NaN/inf state or weight (left out of every figure).", "0"),
+    "sinkhorn": Entry("Sinkhorn divergence between the sampler's draws and reference draws (target's units squared).",
+                      "0; compare with the same figure between two reference sets (the noise floor)"),
+    "emc": Entry("Entropic mode coverage of the draws over the mixture's modes, in [0, 1].", "1: every mode visited in proportion"),
+    "modes_visited": Entry("Number of the mixture's modes holding at least one draw.", "the number of modes"),
+}
+
+#: Every kind's keys (the runner's :data:`COMMON` keys apart).
+#:
+#: :meta hide-value:
+GLOSSARY: dict[str, dict[str, Entry]] = {
+    "mcmc": {
+        "num_chains": Entry("Chains run in parallel (``run.num_chains``).", SETTING),
+        "num_steps": Entry("Steps per chain (``run.num_steps``).", SETTING),
+        "num_warmup": Entry("Multi-chain warm-up steps (``run.num_warmup``).", SETTING),
+        "acceptance_rate": Entry("Mean acceptance rate after burn-in.",
+                                 "MALA ~0.57, HMC/NUTS 0.65-0.9, random walk ~0.23; near 0 means a step too large"),
+        "nonfinite_rejections": Entry("Proposals rejected by ``guard_finite`` for a NaN/inf log density.", "0"),
+        "nonfinite_starts": Entry("Chains that started where the log density is NaN/inf.", "0"),
+        "seconds_incl_compile": Entry("Seconds of sampling, compilation included.", COST),
+        "warmup_step_size_mean": Entry("Mean step size the warm-up adapted over the chains.", "context"),
+        "min_ess_bulk": Entry("Bulk ESS of the worst coordinate over the diagnosed chains' kept draws.",
+                              "at least 100 per chain (Vehtari et al. 2021); higher is better"),
+        "max_rhat": Entry("Largest rank-normalised split R-hat over coordinates.",
+                          "below 1.01 (the run warns above it, above 1.05 for chains with under 400 ESS each)"),
+        "diagnosed_chains": Entry("Chains R-hat and ESS were computed on (at most 4096, evenly spaced).", "context"),
+        "divergences": Entry("Divergent transitions after burn-in (HMC/NUTS).", "0"),
+        "mean_abs_err": Entry("Largest |mean difference| over coordinates against exact samples.",
+                              "within Monte Carlo error: about 5 sd / sqrt(ESS)"),
+        "std_rel_err": Entry("Largest relative error of the per-coordinate standard deviation against exact samples.",
+                             "a few per cent"),
+        "mode_weight_tv": Entry("Total variation between the chains' mode weights and the mixture's weights.",
+                                "0; a value near a mode's weight means that mode was missed"),
+        "log_Z_exact": Entry("The target's exact log Z (not estimated by MCMC; for reference).", EXACT),
+    },
+    "smc": {
+        "log_Z": Entry("log Z estimated by AIS/SMC (the headline).", "equal to log_Z_exact within a few 0.01"),
+        "ess": Entry("Normalised ESS of the final weights.", "1 is perfect; after a final resampling it reads 1"),
+        "num_levels": Entry("Temperatures taken (adaptive tempering picks them).", COST),
+        "num_target_evals": Entry("Target log-density (and gradient) evaluations over all particles.", COST),
+        "num_resamplings": Entry("Levels at which particles were resampled.", "context"),
+        "acceptance_rate": Entry("Mean acceptance rate of the inner MCMC moves.", "0.5-0.9"),
+        "seconds_incl_compile": Entry("Seconds of annealing, compilation included.", COST),
+        "log_Z_exact": Entry("The target's exact log Z.", EXACT),
+        "log_Z_abs_err": Entry("|log_Z - log_Z_exact|.", "below 0.05 on the benchmark targets"),
+    },
+    "vi": {
+        **_TRAIN,
+        "elbo": Entry("Mean log weight log p(x) - log q(x) of the family's draws: the ELBO.", "close to log Z from below"),
+        "log_Z": Entry("log Z by importance sampling with the family as proposal.", "equal to log_Z_exact within a few 0.01"),
+        "log_Z_abs_err": Entry("|log_Z - exact log Z|.", "0"),
+        "ess": Entry("Normalised importance ESS of the family's draws.", "1 is perfect; mass-covering families score higher"),
+        "mean_log_q_reference": Entry("Mean log q of reference posterior draws (NUTS or exact).",
+                                      "higher is better: it is minus the forward KL up to a constant"),
+        "reference": Entry("Where the reference draws came from (exact samples or a NUTS run).", "context"),
+        "forward_kl": Entry("2-D targets with a known log Z: KL(p || q) by quadrature on a grid (nats).",
+                            "0; the bench's AISIVI reaches 0.0003-0.001 on the SIVI toys"),
+        "p_mass": Entry("The target's mass inside the quadrature box.", "close to 1 (else forward_kl misses mass)"),
+        "q_mass": Entry("The family's mass inside the quadrature box.", "close to 1"),
+    },
+    "diffusion": {
+        **_TRAIN,
+        **_LOG_Z_PATHS,
+        "energy_evals": Entry("Target energy evaluations during training.", COST),
+        "learned_log_z": Entry("The log Z parameter the loss learns (trajectory balance / log-variance); "
+                               "the KL loss does not learn one and leaves it at 0.", "close to log Z for TB/LV; ignore under KL"),
+    },
+    "adjoint": {
+        **_LOG_Z_PATHS,
+        "epochs": Entry("Training epochs (``run.num_steps``).", SETTING),
+        "energy_evals": Entry("Target energy (and force) evaluations during training.", COST),
+        "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
+        "final_loss": Entry("Mean adjoint-matching loss over the last epochs.", "only comparable within one target"),
+        "final_corrector_loss": Entry("ASBS: mean corrector-matching loss over the last corrector epochs.", "context"),
+        "energy_w2": Entry("W2 between the energy histograms of the draws and of the reference set (energy units).",
+                           "compare with the reference set's own noise floor (BENCHMARKS.md)"),
+        "w2": Entry("W2 between draws and reference (E(n)-invariant for particles: aligned by rotation and permutation).",
+                    "compare with the noise floor; smaller is better"),
+        "nonfinite_samples": Entry("Draws with a NaN/inf position or weight.", "0"),
+    },
+    "tps_dps": {
+        "rollouts": Entry("Training rollouts (``run.num_steps``).", SETTING),
+        "energy_evals": Entry("Potential-energy evaluations over training.", COST),
+        "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
+        "final_loss": Entry("The last rollout's loss.", "context"),
+        "log_z": Entry("The learned log Z parameter of the path measure.", "context"),
+        "thp_per_rollout": Entry("Target hit percentage of each training rollout.", "rising to 100"),
+        "ets_per_rollout": Entry("Highest energy along the transition paths of each rollout.", "falling to the reference"),
+        "rmsd": Entry("Mean distance to the end state of each path's closest approach (paths are cut there).", "0"),
+        "rmsd_std": Entry("Standard deviation of that distance over paths.", "small"),
+        "thp": Entry("Target hit percentage: paths whose closest approach is within ``hit_radius`` of the end state (%).",
+                     "100"),
+        "ets": Entry("Energy of the transition state: the highest potential along each hit path, averaged over hits.",
+                     "the reference's value (1.36 +- 0.16 on the synthetic double well); lower is a better path"),
+        "ets_std": Entry("Standard deviation of that energy (NaN with fewer than two hits).", "context"),
+        "hits": Entry("Paths that reached the target state.", "all evaluation paths"),
+        "ess": Entry("Normalised ESS of the path importance weights.", "close to 1"),
+        "log_Z_path": Entry("log Z of the path measure by importance sampling.", "context"),
+    },
+    "leaps": {
+        "train_steps": Entry("Training updates run.", SETTING),
+        "train_seconds": Entry("Seconds of training, compilation included.", COST),
+        "final_loss": Entry("Mean PINN loss over the last 5% of updates (on the moving replay buffer).", "context"),
+        "final_rollout_ess": Entry("ESS of the last training rollout's walkers.", "rising during training"),
+        "eval_walkers": Entry("Walkers simulated for evaluation.", SETTING),
+        "eval_steps": Entry("CTMC steps per evaluation walker.", SETTING),
+        "log_Z_free_energy": Entry("log Z read from the learned free energy F(1).", "close to log_Z_exact"),
+        "log_Z_free_energy_abs_err": Entry("|log_Z_free_energy - log_Z_exact|.", "small; a learned estimate"),
+        "ess_<rule>": Entry("Normalised ESS under weight rule ``<rule>`` (``exact``: the exact discrete-time weights; "
+                            "``pre`` / ``post`` / ``trapezoid``: quadratures of the Jarzynski integral).", "close to 1"),
+        "ess_since_last_resample_<rule>": Entry("With resampling on: the ESS of the weights since the last resampling.", "close to 1"),
+        "log_Z_<rule>": Entry("log Z under weight rule ``<rule>`` (``pre``, ``post``, ``trapezoid``). The ``exact`` "
+                              "rule's estimate is not kept under this name: ``log_Z_exact`` is the exact reference; "
+                              "with ``weight_point: exact`` the estimate is ``log_Z_hat``.",
+                              "equal to log_Z_exact within a few 0.01"),
+        "log_Z_abs_err_<rule>": Entry("|log_Z_<rule> - log_Z_exact|.", "0"),
+        "ess_untrained": Entry("ESS of the untrained network's walkers (the annealing baseline).", "well below ``ess``"),
+        "ess_since_last_resample_untrained": Entry("With resampling on: the untrained network's ESS since the last resampling.", "context"),
+        "log_w_var_untrained": Entry("Variance of the untrained network's log weights.", "context"),
+        "log_w_var": Entry("Variance of the headline rule's log weights.", "0; below 1 gives a reliable log Z"),
+        "ess": Entry("ESS under the headline weight rule (``weight_point``): the headline ESS.", "close to 1"),
+        "ess_since_last_resample": Entry("With resampling on: the headline ESS since the last resampling.", "close to 1"),
+        "log_Z_hat": Entry("log Z under the headline weight rule: the headline estimate.", "equal to log_Z_exact within a few 0.01"),
+        "log_Z_exact": Entry("Kaufman's exact log Z of the Ising torus (or the enumerated one).", EXACT),
+        "log_Z_abs_err": Entry("|log_Z_hat - log_Z_exact|.", "0"),
+        "sample_seconds_per_1000_walkers_<rule>": Entry("Seconds to simulate 1000 walkers under rule ``<rule>``.", COST),
+        "abs_order": Entry("Weighted mean |magnetisation| (Potts: order parameter) of the walkers.", "equal to abs_order_reference"),
+        "abs_order_reference": Entry("The same from the reference (exact enumeration or long Glauber chains).", "reference"),
+        "order_hist_tv": Entry("Total variation between the weighted and reference histograms of the order parameter.", "0"),
+        "two_point_max_abs_err": Entry("Largest error of the connected two-point function against the reference.", "0"),
+    },
+    "gflownet": {
+        "log_Z": Entry("The environment's exact log Z (sum of rewards).", EXACT),
+        "num_modes": Entry("Modes of the reward.", "context"),
+        "trajectories": Entry("Trajectories sampled in training (steps x batch).", COST),
+        "<policy>_l1": Entry("Mean |empirical - exact| terminal probability over the last window (backward policy ``<policy>``).",
+                             "0; the benchmark reports it x 1e3"),
+        "<policy>_kl": Entry("KL(exact || empirical) of the terminal distribution.", "0"),
+        "<policy>_logz_abs_err": Entry("|learned log Z - exact| at the last evaluation.", "0"),
+        "<policy>_policy_l1": Entry("Mean |pi_theta - pi| of the forward policy's exact terminal distribution.", "0"),
+        "<policy>_policy_kl": Entry("KL(pi || pi_theta) of the forward policy's exact terminal distribution.", "0"),
+        "<policy>_log_z": Entry("The learned log Z parameter at the end.", "equal to log_Z"),
+        "<policy>_modes_found": Entry("Modes visited during training.", "num_modes"),
+        "<policy>_final_loss": Entry("The last training loss.", "context"),
+        "<policy>_train_trajectories_per_s": Entry("Training throughput.", "higher is faster"),
+        "<policy>_train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
+    },
+    "boltzmann_curves": {
+        **_TRAIN,
+        "interpolation": Entry("The interpolation trained (``linear``, ``learned``, ``gradient_flow``).", SETTING),
+        "diverged_collocation_points": Entry("Collocation trajectories that diverged and were left out of the loss.", "0"),
+        "train_target_evals": Entry("Target evaluations during training.", COST),
+        "nonfinite_samples": Entry("ODE samples or weights that were not finite (left out).", "0"),
+        "sample_target_evals": Entry("Target evaluations to draw the evaluation samples.", COST),
+        "ess": Entry("ESS of the change-of-variables weights (the headline).", "close to 1"),
+        "ess_jarzynski": Entry("ESS of the Jarzynski-type weights.", "close to 1"),
+        "log_Z": Entry("log Z from the change-of-variables weights (the headline).", "equal to the exact log Z"),
+        "log_Z_jarzynski": Entry("log Z from the Jarzynski-type weights.", "equal to the exact log Z"),
+        "log_Z_learned": Entry("log Z read from the learned curve's normaliser.", "close to the exact log Z"),
+        "<estimate>_abs_err": Entry("|estimate - exact log Z| for ``log_Z``, ``log_Z_jarzynski``, ``log_Z_learned``.", "0"),
+        "mmd": Entry("MMD between unweighted samples and exact target samples.", "0; compare with two exact sets"),
+        "max_velocity": Entry("Largest |v_t(x_t)| over time and samples.", "moderate; a spike means a stiff curve"),
+        "peak_mean_velocity": Entry("Largest over t of the mean |v_t(x_t)|.", "context"),
+        "langevin_acceptance": Entry("Acceptance of the optional MALA corrections (NaN without).", "0.5-0.9"),
+    },
+    "bernoulli_denoising": {
+        **_TRAIN,
+        "final_bit_error": Entry("Fraction of bits the denoiser gets wrong on the last training batches.", "context"),
+        "num_train": Entry("Training samples.", SETTING),
+        "num_samples": Entry("Samples drawn for evaluation.", SETTING),
+        "denoiser_evals_per_sample": Entry("Denoiser calls per clean sample.", COST),
+        "sample_seconds_incl_compile": Entry("Seconds of sampling, compilation included.", COST),
+        "acceptance_rate": Entry("Mean acceptance of the noisy-variable sampler.", "context"),
+        "flip_probability": Entry("Bit-flip probability of the noise level alpha.", SETTING),
+        "tv": Entry("Total variation to the exact law (enumerable targets).", "down to tv_floor"),
+        "tv_floor": Entry("Expected TV of as many exact samples (the Monte Carlo floor).", "reference"),
+        "tv_exact_score": Entry("TV with the exact denoiser in place of the learned one.", "reference: the sampler's own error"),
+        "mmd_test": Entry("Hamming-kernel MMD between samples and held-out data.", "down to mmd_train_vs_test"),
+        "mmd_train_vs_test": Entry("The same MMD between training and held-out data (the floor).", "reference"),
+        "abs_m": Entry("Mean |magnetisation| of the samples (Ising).", "equal to abs_m_exact"),
+        "abs_m_exact": Entry("Exact (or long-chain) mean |magnetisation|.", "reference"),
+        "abs_m_err": Entry("|abs_m - abs_m_exact|.", "0"),
+        "train_abs_m_err": Entry("The same error of the training data.", "reference"),
+        "m_tv": Entry("TV between the samples' and the exact magnetisation distributions.", "0"),
+    },
+    "mile": {
+        "num_members": Entry("Deep-ensemble members (one chain each).", SETTING),
+        "num_parameters": Entry("Network parameters per member.", "context"),
+        "num_train": Entry("Training points of the UCI split.", "context"),
+        "target_scale": Entry("Standard deviation the targets were scaled by.", "context"),
+        "de_lppd": Entry("Test log pointwise predictive density of the deep ensemble.", "higher is better"),
+        "de_rmse": Entry("Test RMSE of the deep ensemble (original units).", "lower is better"),
+        "de_coverage90": Entry("Share of test targets inside the 90% predictive interval.", "0.9"),
+        "de_seconds": Entry("Seconds to train the ensemble.", COST),
+        "de_grad_evals": Entry("Gradient evaluations to train the ensemble.", COST),
+        "de_epochs_mean": Entry("Mean epochs before early stopping.", "below max_epochs"),
+        "<method>_lppd": Entry("Test LPPD of ``mile`` or ``bde``.", "above de_lppd"),
+        "<method>_rmse": Entry("Test RMSE.", "lower is better"),
+        "<method>_coverage90": Entry("90% predictive interval coverage.", "0.9"),
+        "<method>_seconds": Entry("Seconds of tuning and sampling.", COST),
+        "<method>_grad_evals": Entry("Gradient evaluations of tuning and sampling.", COST),
+        "<method>_total_seconds": Entry("Seconds including the deep ensemble.", COST),
+        "<method>_total_grad_evals": Entry("Gradient evaluations including the deep ensemble.", COST),
+        "<method>_tuning_seconds": Entry("Seconds of tuning.", COST),
+        "<method>_sampling_seconds": Entry("Seconds of sampling.", COST),
+        "<method>_draws_per_member": Entry("Draws kept per member.", SETTING),
+        "<method>_nonfinite_draws": Entry("Draws holding NaN/inf parameters.", "0"),
+        "<method>_<parameter>_median": Entry("Median over members of a tuned parameter (step size, L, ...).", "context"),
+        "<method>_rhat_params_median": Entry("Median over parameters of R-hat across members.", "context: BNN posteriors are multimodal"),
+        "<method>_ess_bulk_params_median": Entry("Median bulk ESS over parameters.", "higher is better"),
+        "<method>_rhat_test_loglik": Entry("R-hat of the per-draw test log likelihood.", "below 1.1"),
+        "<method>_ess_bulk_test_loglik": Entry("Bulk ESS of the per-draw test log likelihood.", "higher is better"),
+        "mile_tuning_rejected_fraction": Entry("Share of MILE's tuning steps rejected as non-finite.", "below 0.01"),
+        "bde_warmup_divergent_fraction": Entry("Share of BDE warm-up steps that diverged.", "small"),
+    },
+    "vmf_exploration": {
+        "num_actions": Entry("Actions in the catalogue.", SETTING),
+        "num_draws": Entry("Selections drawn per method.", SETTING),
+        "vmfexp_selections_per_s": Entry("vMF-exp selections per second.", "higher is faster"),
+        "boltzmann_selections_per_s": Entry("Boltzmann exploration selections per second.", "higher is faster"),
+        "max_rel_dev_vmfexp_vs_boltzmann": Entry("Largest relative deviation of vMF-exp's selection frequencies "
+                                                 "from Boltzmann's exact probabilities (populated bins).",
+                                                 "small: the paper's claim is that they agree"),
+        "max_rel_dev_first_order_vs_boltzmann": Entry("The same for the first-order approximation.", "small"),
+        "bin_centres": Entry("Centres of the inner-product bins.", "context"),
+        "vmfexp_bin_frequency": Entry("vMF-exp's selection frequency per bin.", "follows boltzmann_bin_probability"),
+        "boltzmann_bin_frequency": Entry("Boltzmann exploration's frequency per bin.", "follows boltzmann_bin_probability"),
+        "boltzmann_bin_probability": Entry("Exact Boltzmann probability per bin.", "reference"),
+        "first_order_bin_probability": Entry("First-order approximation per bin.", "context"),
+        "ivf_build_seconds": Entry("Seconds to build the inverted-file index.", COST),
+        "ivf_window": Entry("Candidates scanned per query.", SETTING),
+        "ivf_recall": Entry("Share of queries whose approximate search found the exact best action.", "close to 1"),
+    },
+}
+
+
+def _pattern(key: str) -> re.Pattern:
+    parts = re.split(r"<[a-z_]+>", key)
+    return re.compile("[A-Za-z0-9_]+".join(map(re.escape, parts)) + r"\Z")
+
+
+def describe(kind: str, key: str) -> Entry | None:
+    """The glossary entry of ``key`` in a run of ``kind`` (``None`` when there is none).
+
+    An exact key is preferred to a placeholder one (``ess`` over ``ess_<rule>``), and of two
+    placeholder keys the one with more fixed text (``tlm_policy_l1`` is ``<policy>_policy_l1``,
+    not ``<policy>_l1``).
+    """
+    entries = {**GLOSSARY.get(kind, {}), **COMMON}
+    if key in entries:
+        return entries[key]
+    matches = [pattern for pattern in entries if "<" in pattern and _pattern(pattern).match(key)]
+    if not matches:
+        return None
+    return entries[max(matches, key=lambda pattern: len(re.sub(r"<[a-z_]+>", "", pattern)))]
+
+
+def check_documented(kind: str, keys) -> list[str]:
+    """Warn (:class:`UndocumentedMetricWarning`) about the ``keys`` of a ``kind`` run the glossary lacks; return them."""
+    missing = sorted(k for k in keys if describe(kind, k) is None)
+    if missing:
+        warnings.warn(
+            f"metrics.json keys of kind {kind!r} missing from jaxsamp.experiments.glossary: {', '.join(missing)}",
+            UndocumentedMetricWarning,
+            stacklevel=2,
+        )
+    return missing
