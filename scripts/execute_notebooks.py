@@ -1,0 +1,56 @@
+"""Execute the notebooks at full size and store their outputs (what the docs render).
+
+    python scripts/execute_notebooks.py                 # every notebook in notebooks/
+    python scripts/execute_notebooks.py notebooks/vi.ipynb
+
+Each notebook runs top to bottom in a fresh kernel with ``JAXSAMP_SMALL`` unset, is written back
+with its outputs and ``metadata.jaxsamp = {"small": false, "wall_seconds": ...}``, and its wall time
+is merged into ``benchmarks/results/execute_notebooks.json`` as ``<notebook>_wall_seconds``: the aim
+is at most 180 s each on 2 CPU cores. It is a timing: run it with nothing else on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmark_io import write_results  # noqa: E402
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def execute(path: Path) -> float:
+    """Run ``path`` at full size, write it back with its outputs; return the wall seconds."""
+    os.environ.pop("JAXSAMP_SMALL", None)
+    os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    nb = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    seconds = time.perf_counter() - start
+    nb.metadata["jaxsamp"] = {"small": False, "wall_seconds": round(seconds, 1)}
+    nbformat.write(nb, path)
+    return seconds
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook in notebooks/")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+    results = {}
+    for path in paths:
+        seconds = execute(path)
+        results[f"{path.stem}_wall_seconds"] = seconds
+        print(f"{path.name}: {seconds:.1f} s", flush=True)
+    write_results("execute_notebooks", results, merge=True)
+
+
+if __name__ == "__main__":
+    main()
