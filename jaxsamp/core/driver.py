@@ -26,6 +26,7 @@ import numpy as np
 from jaxsamp.core import checkpoint as ckpt
 from jaxsamp.core import fingerprint as fp
 from jaxsamp.core.chain_health import chain_warnings
+from jaxsamp.core.progress import StepBar
 from jaxsamp.core.errors import InputError, RunHealthWarning
 from jaxsamp.core.validation import check_int, check_key
 
@@ -383,36 +384,32 @@ def run(
     gathered = _Trace(num_steps, restored_trace if start > 0 else None)
     del restored_trace
 
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=num_steps, initial=start, desc=desc, file=sys.stderr, dynamic_ncols=True)
+    bar = StepBar(num_steps, start, desc, enabled=progress)
 
     state = _strong_types(state)
     pending = None  # (marker array, steps) of the chunk dispatched last
-    for s0, length in _schedule(start, num_steps, chunk, checkpoint_every):
-        try:
-            state, out = _scan_chunk(step, trace, length, state, key, jnp.uint32(s0))
-        except (TypeError, ValueError, AttributeError):
-            _explain_failure(step, trace, state, key)
-            raise
-        if trace is not None:
-            gathered.add(out)
-            del out
-        if pending is not None and bar is not None:
+    try:
+        for s0, length in _schedule(start, num_steps, chunk, checkpoint_every):
+            try:
+                state, out = _scan_chunk(step, trace, length, state, key, jnp.uint32(s0))
+            except (TypeError, ValueError, AttributeError):
+                _explain_failure(step, trace, state, key)
+                raise
+            if trace is not None:
+                gathered.add(out)
+                del out
+            if pending is not None:
+                jax.block_until_ready(pending[0])
+                bar.update(pending[1])
+            pending = (jax.tree.leaves(state)[:1], length)
+            end = s0 + length
+            if checkpoint is not None and checkpoint_every and end % checkpoint_every == 0 and end < num_steps:
+                ckpt.save(checkpoint, end, state, gathered.value, key_data, fingerprint, who, trace_steps=end)
+                ckpt.prune(checkpoint, keep)
+        if pending is not None:
             jax.block_until_ready(pending[0])
             bar.update(pending[1])
-        pending = (jax.tree.leaves(state)[:1], length)
-        end = s0 + length
-        if checkpoint is not None and checkpoint_every and end % checkpoint_every == 0 and end < num_steps:
-            ckpt.save(checkpoint, end, state, gathered.value, key_data, fingerprint, who, trace_steps=end)
-            ckpt.prune(checkpoint, keep)
-    if pending is not None:
-        jax.block_until_ready(pending[0])
-        if bar is not None:
-            bar.update(pending[1])
-    if bar is not None:
+    finally:
         bar.close()
     full_trace = gathered.value
     del gathered
