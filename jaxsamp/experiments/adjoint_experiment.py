@@ -34,6 +34,7 @@ from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
+from jaxsamp.core.progress import phase
 
 EVAL_BATCH = 1000
 
@@ -208,7 +209,8 @@ def run_adjoint(cfg, target, sampler: AdjointSampling, run_dir: Path) -> dict:
     }
     if corrector.any():
         metrics["final_corrector_loss"] = float(np.mean(loss[corrector][-10:]))
-    metrics.update(evaluate(sampler, sampler.sampling_params(state), k_eval, cfg.run.num_eval_samples, run_dir, cfg.name))
+    with phase(f"evaluating on {cfg.run.num_eval_samples} samples", cfg.run.progress):
+        metrics.update(evaluate(sampler, sampler.sampling_params(state), k_eval, cfg.run.num_eval_samples, run_dir, cfg.name))
     metrics["warnings"] = metrics["warnings"] + training_warnings(
         loss, corrector, metrics.get("ess"), cfg.run.num_eval_samples - metrics.get("nonfinite_paths", 0)
     )

@@ -34,6 +34,7 @@ from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.curves import ode
 from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
+from jaxsamp.core.progress import phase
 
 SNAPSHOT_TIMES = (0.0, 0.25, 0.5, 0.75, 1.0)
 SNAPSHOT_POINTS = 400
@@ -134,7 +135,8 @@ def run_boltzmann_curves(cfg, target, curve: BoltzmannCurve, run_dir: Path) -> d
     )
     train_seconds = time.perf_counter() - start
     trace = {name: np.asarray(values) for name, values in trace.items()}
-    figures, out = curve.evaluate_with_transport(state, k_eval, cfg.run.num_eval_samples)
+    with phase(f"evaluating {cfg.run.num_eval_samples} ODE samples", cfg.run.progress):
+        figures, out = curve.evaluate_with_transport(state, k_eval, cfg.run.num_eval_samples)
     x = np.asarray(out.samples.x)
     finite = np.all(np.isfinite(x), axis=1)
 

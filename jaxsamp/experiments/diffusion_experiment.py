@@ -26,6 +26,7 @@ from jaxsamp.diagnostics import health
 from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.diffusion.pis_dds import METHODS, DiffusionSampler, DiffusionSettings
+from jaxsamp.core.progress import phase
 
 
 def check(cfg, target) -> DiffusionSampler:
@@ -53,9 +54,10 @@ def run_diffusion(cfg, target, sampler: DiffusionSampler, run_dir: Path) -> dict
         "final_loss": float(np.mean(np.asarray(trace["loss"])[-10:])),
         "learned_log_z": float(state.log_z),
     }
-    k_sample, k_eval = jax.random.split(k_eval)
-    samples = jax.jit(sampler.sample, static_argnums=2)(state, k_sample, cfg.run.num_eval_samples)
-    evaluation = sampler.evaluate(state, k_eval, cfg.run.num_eval_samples, forward=samples)
+    with phase(f"evaluating on {cfg.run.num_eval_samples} paths", cfg.run.progress):
+        k_sample, k_eval = jax.random.split(k_eval)
+        samples = jax.jit(sampler.sample, static_argnums=2)(state, k_sample, cfg.run.num_eval_samples)
+        evaluation = sampler.evaluate(state, k_eval, cfg.run.num_eval_samples, forward=samples)
     metrics.update(evaluation)
     # the path losses (KL, log-variance, trajectory balance) are fixed objectives of the drift: judged for progress
     metrics["warnings"] = health.sample_warnings(evaluation["nonfinite_paths"], cfg.run.num_eval_samples) + learned_run_warnings(

@@ -42,6 +42,7 @@ from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, free_energy_log
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets.lattice import LatticePath
 from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable
+from jaxsamp.core.progress import phase
 
 NUM_BINS = 20
 
@@ -209,13 +210,14 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
     n_first = min(cfg.run.num_eval_samples, settings.eval_batch)
     rules = leaps.WEIGHT_POINTS if settings.compare_weight_points else (settings.weight_point,)
     for rule in rules:
-        samples[rule] = method.sample(state, key_eval, cfg.run.num_eval_samples, weight_point=rule)
-        t0 = time.perf_counter()
-        # method.draw takes the parameters as an argument: the untrained and trained nets share one compilation
-        jax.block_until_ready(method.draw(state.params, jax.random.fold_in(key_eval, 10**6), n_first, rule))
-        seconds[rule] = (time.perf_counter() - t0) * 1000 / n_first
-        if rule == settings.weight_point:
-            untrained = method.draw(initial.params, jax.random.fold_in(key_eval, 10**6 + 1), n_first, rule)
+        with phase(f"evaluating {cfg.run.num_eval_samples} walkers, {rule} weights", cfg.run.progress):
+            samples[rule] = method.sample(state, key_eval, cfg.run.num_eval_samples, weight_point=rule)
+            t0 = time.perf_counter()
+            # method.draw takes the parameters as an argument: the untrained and trained nets share one compilation
+            jax.block_until_ready(method.draw(state.params, jax.random.fold_in(key_eval, 10**6), n_first, rule))
+            seconds[rule] = (time.perf_counter() - t0) * 1000 / n_first
+            if rule == settings.weight_point:
+                untrained = method.draw(initial.params, jax.random.fold_in(key_eval, 10**6 + 1), n_first, rule)
 
     loss = np.asarray(trace["loss"])
     tail = loss[-max(1, len(loss) // 20):]
@@ -241,9 +243,10 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
         metrics["log_Z_free_energy_abs_err"] = abs(metrics["log_Z_free_energy"] - exact)
 
     got = lattice_observables(target, main.x, main.log_w)
-    ref, source = reference_observables(
-        target, settings, key_ref, cfg.driver_options(run_dir, "reference_checkpoints")
-    )
+    with phase("reference observables", cfg.run.progress):
+        ref, source = reference_observables(
+            target, settings, key_ref, cfg.driver_options(run_dir, "reference_checkpoints")
+        )
     width = np.diff(np.linspace(*order_parameter_axis(target)[0], NUM_BINS + 1))
     metrics["abs_order"] = got["abs_order"]
     metrics["abs_order_reference"] = ref["abs_order"]

@@ -38,6 +38,7 @@ from jaxsamp.core.registry import EXPERIMENTS, TARGETS
 from jaxsamp.experiments import glossary
 from jaxsamp.experiments import kinds as _kinds  # noqa: F401  (registers experiment kinds)
 from jaxsamp.experiments.config import ExperimentConfig, load_config, to_yaml
+from jaxsamp.experiments.verdict import verdict
 
 CONFIG_FILE = "config.yaml"
 METRICS_FILE = "metrics.json"
@@ -55,7 +56,7 @@ def _new_run_dir(cfg: ExperimentConfig) -> Path:
 
 def format_metrics(metrics: dict) -> str:
     """A short two-column table of metrics (warnings are printed separately)."""
-    shown = {k: v for k, v in metrics.items() if k != "warnings"}
+    shown = {k: v for k, v in metrics.items() if k not in ("warnings", "verdict")}
     width = max((len(k) for k in shown), default=0)
     lines = []
     for k, v in shown.items():
@@ -176,6 +177,7 @@ def run_experiment(
         start = time.perf_counter()
         metrics = {k: _plain(v) for k, v in kind.run(cfg, target, checked, run_dir).items()}
         metrics["wall_seconds"] = time.perf_counter() - start
+        metrics["verdict"] = verdict(cfg, target, metrics)
         glossary.check_documented(cfg.kind, metrics)
         warnings = list(metrics.pop("warnings", []))
         metrics["warnings"] = warnings
@@ -187,6 +189,8 @@ def run_experiment(
                 print(f"plots: {', '.join(pngs)} in {run_dir}", flush=True)
         for w in warnings:
             print(f"jaxsamp: warning: {w}", file=sys.stderr, flush=True)
+        if verbose:
+            print(f"verdict: {metrics['verdict']}", flush=True)
         if strict and warnings:
             raise RunHealthError(
                 f"the run finished with {len(warnings)} warning(s): {warnings[0]}",

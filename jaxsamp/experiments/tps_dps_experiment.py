@@ -31,6 +31,7 @@ from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sam
 from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings, truncated_paths
+from jaxsamp.core.progress import phase
 
 PLOTTED_PATHS = 64
 
@@ -84,8 +85,9 @@ def run_tps_dps(cfg, target, sampler: TpsDps, run_dir: Path) -> dict:
     state, trace = run(sampler.step, sampler.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **cfg.driver_options(run_dir))
     train_seconds = time.perf_counter() - start
     trace = {name: np.asarray(values) for name, values in trace.items()}
-    paths = sampler.sample(state, k_eval, cfg.run.num_eval_samples).x
-    evaluation = sampler.path_figures(paths)
+    with phase(f"evaluating {cfg.run.num_eval_samples} paths", cfg.run.progress):
+        paths = sampler.sample(state, k_eval, cfg.run.num_eval_samples).x
+        evaluation = sampler.path_figures(paths)
     positions, potentials = np.asarray(paths.positions), np.asarray(paths.potentials)
 
     warnings = []

@@ -42,6 +42,7 @@ from jaxsamp.diagnostics import health
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
 from jaxsamp.experiments import plots
 from jaxsamp.experiments.training_health import learned_run_warnings
+from jaxsamp.core.progress import phase
 
 METHODS = ("elbo", "snis_fkl", "softcvi", "aisivi", "bsivi")
 SEMI_IMPLICIT = ("aisivi", "bsivi")
@@ -119,7 +120,8 @@ def run_vi(cfg, target, method, run_dir: Path) -> dict:
     seconds = time.perf_counter() - start
     n = cfg.run.num_eval_samples
     k_draw, k_ref, k_logq = jax.random.split(k_eval, 3)
-    samples = jax.jit(method.sample, static_argnums=2)(state, k_draw, n)
+    with phase(f"drawing {n} weighted samples", cfg.run.progress):
+        samples = jax.jit(method.sample, static_argnums=2)(state, k_draw, n)
     log_w = np.asarray(samples.log_w)
     metrics = {
         "train_steps": cfg.run.num_steps,
@@ -134,9 +136,10 @@ def run_vi(cfg, target, method, run_dir: Path) -> dict:
         cfg.sampler.name, trace, method, metrics["ess"], n)
     if target.log_Z is not None:
         metrics["log_Z_abs_err"] = abs(metrics["log_Z"] - float(target.log_Z))
-    reference, label = reference_draws(target, k_ref, n, cfg.run.num_warmup)
-    log_q = jax.jit(method.log_q)
-    metrics["mean_log_q_reference"] = float(np.mean(np.asarray(log_q(state, jnp.asarray(reference, jnp.float32), k_logq))))
+    with phase(f"reference draws and their log q ({n})", cfg.run.progress):
+        reference, label = reference_draws(target, k_ref, n, cfg.run.num_warmup)
+        log_q = jax.jit(method.log_q)
+        metrics["mean_log_q_reference"] = float(np.mean(np.asarray(log_q(state, jnp.asarray(reference, jnp.float32), k_logq))))
     metrics["reference"] = label
     x = np.asarray(samples.x)
     np.savez(run_dir / "samples.npz", samples=x, log_w=log_w)

@@ -37,6 +37,7 @@ from jaxsamp.selection.vmf_exploration import (
     vmf_exp_select,
 )
 from jaxsamp.targets.sphere import VonMisesFisher, sample_vmf
+from jaxsamp.core.progress import phase
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,9 +122,10 @@ def run_vmf_exploration(cfg, target: VonMisesFisher, settings: VmfExplorationSet
     n, kappa = settings.num_draws, target.kappa
     search_metrics = {}
     if settings.search == "ivf":
-        start = time.perf_counter()
-        searched = build_ivf_index(jax.random.key(settings.action_seed + 1), actions, settings.num_lists)
-        search_metrics["ivf_build_seconds"] = time.perf_counter() - start
+        with phase(f"building the inverted-file index ({settings.num_lists} lists)", cfg.run.progress):
+            start = time.perf_counter()
+            searched = build_ivf_index(jax.random.key(settings.action_seed + 1), actions, settings.num_lists)
+            search_metrics["ivf_build_seconds"] = time.perf_counter() - start
         search_metrics["ivf_window"] = searched.window
         directions = sample_vmf(jax.random.fold_in(k_vmf, 1), query, kappa, min(n, 2000))
         found = jax.jit(ivf_argmax, static_argnums=2)(searched, directions, settings.nprobe)
@@ -134,8 +136,9 @@ def run_vmf_exploration(cfg, target: VonMisesFisher, settings: VmfExplorationSet
     select_vmf = jax.jit(lambda k, q, x: vmf_exp_select(k, q, x, kappa, n, search=settings.search,
                                                         nprobe=settings.nprobe))
     select_boltzmann = jax.jit(lambda k, q, x: boltzmann_select(k, q, x, kappa, n))
-    vmf_picks, vmf_seconds = _timed(select_vmf, k_vmf, query, searched)
-    boltzmann_picks, boltzmann_seconds = _timed(select_boltzmann, k_boltzmann, query, actions)
+    with phase(f"timing {n} selections by vMF-exp and by Boltzmann", cfg.run.progress):
+        vmf_picks, vmf_seconds = _timed(select_vmf, k_vmf, query, searched)
+        boltzmann_picks, boltzmann_seconds = _timed(select_boltzmann, k_boltzmann, query, actions)
 
     sims = np.asarray(actions @ query, np.float64)
     edges = np.linspace(-1.0, 1.0, settings.bins + 1)

@@ -160,3 +160,12 @@ def test_weight_figures_name_the_ess_after_resampling_for_what_it_covers(thresho
     assert got[f"{ess}_pre"] == got[f"{ess}_untrained"] == pytest.approx(64 / 22 / 4)  # (sum w)^2 / sum w^2 / n
     assert threshold is None or not any(k == "ess" or k.startswith("ess_") and "resample" not in k for k in got)
     assert got["log_Z_abs_err_exact"] == pytest.approx(0.5) and got["log_Z_hat"] == pytest.approx(0.0)
+
+
+def test_the_exact_rules_estimate_never_overwrites_the_exact_log_z():
+    """``log_Z_exact`` is the target's value; each rule's estimate is ``log_Z_hat_<rule>`` (the exact rule's too)."""
+    equal, skewed = WeightedSamples(None, jnp.zeros(4)), WeightedSamples(None, jnp.log(jnp.array([1.0, 1.0, 2.0, 4.0])))
+    got = weight_figures({"exact": equal, "pre": skewed}, None, "exact", None, exact_log_Z=0.5)
+    assert got["log_Z_exact"] == 0.5
+    assert got["log_Z_hat_exact"] == got["log_Z_hat"] == pytest.approx(0.0)
+    assert got["log_Z_hat_pre"] == pytest.approx(float(jnp.log(2.0)))

@@ -441,7 +441,7 @@ class Leaps:
         """The ``leaps`` experiment kind's weight figures (:func:`weight_figures`) and the free energy's log Z.
 
         ``ess``, ``log_Z_hat`` and ``log_w_var`` of the headline rule
-        (``settings.weight_point``); ``ess_<rule>``, ``log_Z_<rule>`` for every rule
+        (``settings.weight_point``); ``ess_<rule>``, ``log_Z_hat_<rule>`` for every rule
         when ``compare_weight_points``; ``log_Z_exact`` (Kaufman / transfer matrix,
         when cheap) with the ``log_Z_abs_err*`` of each estimate;
         ``log_Z_free_energy`` (:func:`free_energy_log_Z`). Every rule draws with
@@ -487,7 +487,7 @@ def weight_figures(samples: dict[str, WeightedSamples], untrained: WeightedSampl
     out = {}
     for rule, ws in samples.items():
         out[f"{ess}_{rule}"] = float(ws.ess)
-        out[f"log_Z_{rule}"] = float(ws.log_Z)
+        out[f"log_Z_hat_{rule}"] = float(ws.log_Z)
         if exact_log_Z is not None:
             out[f"log_Z_abs_err_{rule}"] = abs(float(ws.log_Z) - exact_log_Z)
     main = samples[headline]
