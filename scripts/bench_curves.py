@@ -11,9 +11,10 @@ Protocol (fixed in this docstring before the first full run; every interpolation
 * **Budgets** as update counts, so that the quality figures do not depend on machine load: the issue's
   CPU caps (2 minutes per run on gmm2d, 8 on the others) divided by the seconds per update of the
   slowest interpolation of that target, timed after compilation (``--calibrate`` prints them) on the
-  2-core development machine: ``UPDATES`` below (gmm2d timed while other jobs were running, so its
-  count is conservative; the lattice and many-well counts calibrated alone on the machine of the full
-  run, before it started). ``train_minutes`` is recorded as measured.
+  2-core development machine, recorded as each config's ``run.num_steps`` (gmm2d timed while other jobs
+  were running, so its count is conservative; the lattice and many-well counts calibrated alone on the
+  machine of the full run, before it started), so ``jaxsamp run configs/<config>.yaml`` trains as long as
+  a benchmark run. ``train_minutes`` is recorded as measured.
 * **Evaluation** (:meth:`jaxsamp.learned.curves.training.BoltzmannCurve.evaluate`): 2000 samples by the config's RK4
   ODE (64 steps). Figures, for each interpolation and target: ``{interp}_{target}_ess``;
   ``_logz_abs_err`` (the change-of-variables estimate: the headline), ``_logz_jarzynski_abs_err`` (the
@@ -75,11 +76,11 @@ CONFIG_OF = {
     "lattice_double_well": "curves_lattice_double_well.yaml",
     "many_well": "curves_many_well.yaml",
 }
-# From the CPU caps (docstring). gmm2d: the gradient flow, slowest, took 0.0082 s per update under load (14 600 in
-# 2 minutes). lattice_double_well and many_well: `--calibrate` alone on the 2-core machine of the full run (the
-# other jobs paused), 2026-12-02, commit a9efe35: the gradient flow is the slowest on both, 0.0268 s and 0.0529 s per
-# update (linear 0.0113 / 0.0285, learned 0.0115 / 0.0301), so 17 894 and 9067 updates fill the 8-minute caps.
-UPDATES = {"gmm2d": 14000, "lattice_double_well": 17894, "many_well": 9067}
+# The update budgets are the configs' run.num_steps (docstring): 14 000 (gmm2d), 17 894 (lattice), 9067 (many-well).
+# From the CPU caps: gmm2d's gradient flow, slowest, took 0.0082 s per update under load (14 600 in 2 minutes);
+# lattice_double_well and many_well: `--calibrate` alone on the 2-core machine of the full run (the other jobs
+# paused), 2026-12-02, commit a9efe35: the gradient flow is the slowest on both, 0.0268 s and 0.0529 s per update
+# (linear 0.0113 / 0.0285, learned 0.0115 / 0.0301), so 17 894 and 9067 updates fill the 8-minute caps.
 CAPS_MINUTES = {"gmm2d": 2.0, "lattice_double_well": 8.0, "many_well": 8.0}
 SMC_STEP = {"gmm2d": 0.1, "lattice_double_well": 0.05, "many_well": 0.02}
 QUICK = {  # one interpolation (the one with every network); the unit tests cover the other two
@@ -114,9 +115,8 @@ def _diverged_points(state, metrics):
 def train_and_evaluate(target_name: str, interp: str, seed: int, quick: bool):
     """One training run at the target's update budget; the figures and the samples."""
     _, curve = build(target_name, interp, quick)
-    updates, n_eval = (
-        (QUICK["updates"], QUICK["num_eval"]) if quick else (UPDATES[target_name], 2000)
-    )
+    budget = load_config(CONFIGS / CONFIG_OF[target_name].format(interp=interp)).run.num_steps
+    updates, n_eval = (QUICK["updates"], QUICK["num_eval"]) if quick else (budget, 2000)
     key = jax.random.key(seed)
     state = jax.jit(curve.init)(jax.random.fold_in(key, 0))
     start = time.perf_counter()
@@ -285,7 +285,7 @@ def calibrate(targets) -> None:
             slowest = max(slowest, seconds)
             print(f"{target_name} {interp}: {seconds:.4f} s per update", flush=True)
         print(
-            f"{target_name}: UPDATES = {int(CAPS_MINUTES[target_name] * 60 / slowest)}",
+            f"{target_name}: run.num_steps = {int(CAPS_MINUTES[target_name] * 60 / slowest)}",
             flush=True,
         )
 
