@@ -213,3 +213,12 @@ def test_no_public_name_is_also_a_submodule_name():
     from jaxsamp.diagnostics import geometric_w2
 
     assert callable(geometric_w2)
+
+
+def test_twice_average_ranks_equal_scipy_rankdata_with_ties():
+    from scipy.stats import rankdata
+
+    from jaxsamp.diagnostics.mcmc import _twice_average_ranks
+
+    x = np.round(np.random.default_rng(3).standard_normal((3, 500)), 1).astype(np.float32)  # many ties
+    np.testing.assert_array_equal(np.asarray(_twice_average_ranks(jnp.asarray(x))), 2 * rankdata(x, axis=1))
