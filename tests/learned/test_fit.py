@@ -113,3 +113,12 @@ def test_a_diverged_fit_warns_and_fails_under_strict():
 
 def test_killed_fit_resumes_bit_identically(tmp_path):
     assert_kill_resume_bit_identical(HERE / "_fit_resume_child.py", tmp_path, min_arrays=10)
+
+
+def test_evaluate_passes_the_methods_options_and_refuses_others():
+    fitted = jaxsamp.fit("pis", TARGET, num_steps=2, settings=PATHS, batch_size=8, progress=False)
+    assert "sinkhorn" in fitted.evaluate(0, 64) and "sinkhorn" not in fitted.evaluate(0, 64, sinkhorn=False)
+    grid = jaxsamp.targets.get("hypergrid", dim=2, side=4)
+    gfn = jaxsamp.fit("gflownet", grid, num_steps=2, hidden=(8,), progress=False)
+    with pytest.raises(InputError, match="gflownet's evaluate takes no option sinkhorn"):
+        gfn.evaluate(0, 16, sinkhorn=False)
