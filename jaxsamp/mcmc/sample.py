@@ -355,6 +355,7 @@ def _health(posterior: Posterior, start, end, bad_starts: int, moved, nonfinite)
         acceptance=None if acceptance is None else np.nanmean(acceptance, axis=0),
         nonfinite=nonfinite,
         metropolis=True,
+        continuous=not posterior.target.domain.is_discrete,  # a discrete chain may return to its start
     )
     if posterior.num_divergences:
         out.append(

@@ -129,3 +129,14 @@ def test_checkpoint_resumes_and_refuses_another_run(tmp_path):
         jaxsamp.sample(log_prob, **{**common, "target_acceptance": 0.9})
     with pytest.raises(CheckpointError, match="belongs to another run"):
         jaxsamp.sample(log_prob, **{**common, "num_chains": 2})
+
+
+def test_a_discrete_chain_back_at_its_start_is_not_called_stuck():
+    """On spins a chain may return to where it started (the experiments' rule): no 'never left' warning."""
+    ising = jaxsamp.targets.get("ising", L=3, beta=0.8)  # ordered: many chains end in the state they started from
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        posterior = jaxsamp.sample(ising, key=0, sampler="glauber", num_chains=32, num_warmup=20, num_samples=20,
+                                   progress=False)
+    assert not any("never left" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    assert not any("never left" in w for w in posterior.warnings)

@@ -435,6 +435,7 @@ class Leaps:
         experiment kind draws them.
         """
         draw = functools.partial(self.draw, state.params)
+        weight_point = weight_point or self.settings.weight_point  # one compiled draw for the default and evaluate
         return draw_samples(lambda k, n: draw(k, n, weight_point), key, num_samples, self.settings.eval_batch)
 
     def evaluate(self, state: LeapsTrainState, key: jax.Array, num_samples: int) -> dict:
