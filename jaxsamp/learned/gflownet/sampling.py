@@ -93,7 +93,9 @@ class TrainedGFlowNet:
         ``policy_kl = KL(pi || pi_theta)`` of the forward policy's exact terminal
         distribution ``pi_theta`` (:meth:`policy_metrics`).
         """
-        samples = jax.jit(self.sample, static_argnums=2)(state, key, num)
+        if getattr(self, "_jitted_sample", None) is None:  # one compilation for every call of this sampler
+            self._jitted_sample = jax.jit(self.sample, static_argnums=2)
+        samples = self._jitted_sample(state, key, num)
         log_w = np.asarray(samples.log_w, np.float64)
         exact = self.true_log_z
         learned = float(self.log_z_estimate(state.params, state.target))
