@@ -23,7 +23,13 @@ __all__ = ["StepBar", "phase"]
 
 
 def _tqdm(**kwargs):
-    from tqdm.auto import tqdm
+    """A tqdm bar on stderr: a notebook widget where ipywidgets is installed, text otherwise (no TqdmWarning)."""
+    try:
+        import ipywidgets  # noqa: F401
+
+        from tqdm.auto import tqdm
+    except ImportError:
+        from tqdm import tqdm
 
     return tqdm(file=sys.stderr, dynamic_ncols=True, **kwargs)
 
