@@ -44,12 +44,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook in notebooks/")
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
-    results = {}
-    for path in paths:
+    for path in paths:  # each time recorded as it lands: a failing notebook keeps the others'
         seconds = execute(path)
-        results[f"{path.stem}_wall_seconds"] = seconds
+        write_results("execute_notebooks", {f"{path.stem}_wall_seconds": seconds}, merge=True)
         print(f"{path.name}: {seconds:.1f} s", flush=True)
-    write_results("execute_notebooks", results, merge=True)
 
 
 if __name__ == "__main__":
