@@ -37,7 +37,7 @@ def _acceptance(info) -> jax.Array:
 def compare_with_exact(target, samples: np.ndarray, exact: np.ndarray) -> dict:
     """Moment and mode-weight errors of ``samples`` (one per independent chain) against exact samples of ``target``.
 
-    ``mean_max_abs_z`` is the largest |z| over coordinates of the difference of means, with the standard
+    ``mean_max_abs_z`` is the largest absolute z-score over coordinates of the difference of means, with the standard
     error of two independent sample means (the chains' final states are independent across chains).
     """
     difference = samples.mean(0) - exact.mean(0)
