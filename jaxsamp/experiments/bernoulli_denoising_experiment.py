@@ -284,7 +284,9 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
     sample_seconds = time.perf_counter() - start
     x = np.asarray(x)
 
-    law = enumerated_law(target)
+    with phase(f"scoring {x.shape[0]} samples against the exact references", cfg.run.progress):
+        law = enumerated_law(target)
+        scores = sample_metrics(target, x, settings, train, held_out, law)
     metrics = {
         "train_steps": cfg.run.num_steps,
         "train_seconds_incl_compile": train_seconds,
@@ -296,7 +298,7 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
         "sample_seconds_incl_compile": sample_seconds,
         "acceptance_rate": float(np.mean(np.asarray(sample_trace["acceptance_rate"]))),
         "flip_probability": float(samplers.flip_probability(settings.denoiser.alpha)),
-        **sample_metrics(target, x, settings, train, held_out, law),
+        **scores,
     }
     warnings = []
     if law is not None:
