@@ -1,6 +1,7 @@
 """Protocols, combinators, the driver and sharding helpers."""
 
 from jaxsamp.core.combinators import (
+    CHAIN_METHODS,
     AdaptiveState,
     BlockState,
     ComposeState,
@@ -14,6 +15,7 @@ from jaxsamp.core.combinators import (
     mixture,
     num_chains,
     on_blocks,
+    over_chains,
     position_of,
     register_position,
     repeat,
@@ -36,9 +38,9 @@ from jaxsamp.core.target import (
 )
 
 __all__ = [
-    "AdaptiveState", "AnnealingPath", "BlockState", "ComposeState", "Domain", "GeometricPath", "GuardInfo",
+    "CHAIN_METHODS", "AdaptiveState", "AnnealingPath", "BlockState", "ComposeState", "Domain", "GeometricPath", "GuardInfo",
     "Kernel", "MixtureInfo", "MixtureState", "REAL", "ReferenceUnavailableError", "SPIN", "Target", "Trainer",
     "WeightedSamples", "adaptive", "categorical", "chain_mesh", "compose", "ensemble",
-    "guard_finite", "map_chains", "mixture", "num_chains", "on_blocks", "position_of",
+    "guard_finite", "map_chains", "mixture", "num_chains", "on_blocks", "over_chains", "position_of",
     "register_position", "repeat", "reposition", "robbins_monro_step_size", "run", "shard", "shard_state", "thin",
 ]

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-import jax
 import jax.numpy as jnp
 import numpy as np
+
+from jaxsamp.core.compiled import batched
 
 #: Training steps from which a loss that did not improve is flagged (shorter runs: noise and warm-up).
 MIN_STEPS_FOR_PROGRESS = 200
@@ -162,7 +163,7 @@ def training_warnings(loss, *, ess: float | None = None, num_samples: int | None
 
 def count_nonfinite_log_prob(log_prob: Callable, positions) -> int:
     """Number of states in the batch ``positions`` where ``log_prob`` is NaN or inf."""
-    values = jax.jit(jax.vmap(log_prob))(positions)
+    values = batched(log_prob)(positions)
     return int(jnp.sum(~jnp.isfinite(values)))
 
 

@@ -85,23 +85,75 @@ def _split_chains(x: jax.Array) -> jax.Array:
     return jnp.concatenate([x[:, :half], x[:, x.shape[1] - half :]], axis=0)
 
 
+def _sort_rows(x: jax.Array) -> jax.Array:
+    """Each row of ``x`` ``(k, n)`` sorted ascending, NaN last (on a CPU backend in NumPy, see :func:`_twice_average_ranks`)."""
+    if _host_sorts():
+        return jax.pure_callback(lambda v: np.sort(np.asarray(v), axis=-1), jax.ShapeDtypeStruct(x.shape, x.dtype), x,
+                                 vmap_method="expand_dims")
+    return jnp.sort(x, axis=-1)
+
+
+def _host_sorts() -> bool:
+    """Whether sorts run in NumPy: on a CPU backend, where XLA's sort is 10-40x slower (see :func:`_twice_average_ranks`)."""
+    return jax.default_backend() == "cpu"
+
+
+def _tie_group_ends(differs, position, n: int, cummax, cummin_reversed, concatenate, where):
+    """First and last sorted position of each element's tie group, from ``differs`` (sorted neighbours differ).
+
+    Written once for both array libraries: the functions are NumPy's or JAX's.
+    """
+    edge = differs[:, :1] | True
+    first = cummax(where(concatenate([edge, differs], axis=1), position, 0))
+    last = cummin_reversed(where(concatenate([differs, edge], axis=1), position, n - 1))
+    return first, last
+
+
+def _twice_average_ranks_numpy(v: np.ndarray) -> np.ndarray:
+    """:func:`_twice_average_ranks` in NumPy (the host side of its CPU path)."""
+    v = np.asarray(v)  # the callback may be handed a jax.Array, whose argsort would be XLA's
+    k, n = v.shape
+    order = np.argsort(v, axis=-1)
+    ordered = np.take_along_axis(v, order, axis=-1)
+    position = np.broadcast_to(np.arange(n, dtype=np.int32), (k, n))
+    first, last = _tie_group_ends(
+        ordered[:, 1:] != ordered[:, :-1], position, n,
+        lambda a: np.maximum.accumulate(a, axis=1), lambda a: np.minimum.accumulate(a[:, ::-1], axis=1)[:, ::-1],
+        np.concatenate, np.where,
+    )
+    ranks = np.empty((k, n), np.int32)
+    np.put_along_axis(ranks, order, (first + last + 2).astype(np.int32), axis=-1)
+    return ranks
+
+
 def _twice_average_ranks(x: jax.Array) -> jax.Array:
     """Twice the 1-based ranks along the last axis of ``x`` ``(k, n)``, ties given their average rank, as int32.
 
     ``scipy.stats.rankdata`` times 2, exact: in sorted order a tie group runs from its
     first position ``f`` to its last ``l`` (0-based), and twice its average 1-based rank is
-    ``f + l + 2``. One stable sort carrying the positions, the groups' ends by a running
-    max and a reversed running min over the sorted values, and the inverse permutation by
-    a scatter (half the cost of sorting ``x`` and ``x`` reversed at 2**24 draws). Integers,
+    ``f + l + 2``. One sort carrying the positions, the groups' ends by a running max and
+    a reversed running min over the sorted values, and the inverse permutation by a
+    scatter (half the cost of sorting ``x`` and ``x`` reversed at 2**24 draws). Integers,
     because a float32 rank is rounded once ``n > 2**24``.
+
+    On a CPU backend this runs in NumPy through a ``pure_callback``: XLA's CPU sort
+    calls its compiled comparator once per comparison and its running max is a
+    windowed reduction; at 64 x 4000 float32 draws they measured about 13 ms (43 ms
+    when compiled for a quick compile) against about 3 ms in NumPy, most of the cost
+    of the health check that ends every :func:`jaxsamp.sample` call. Elsewhere (GPU,
+    TPU) it is ``lax.sort`` and ``lax.cummax``; both paths give the same integers.
     """
     k, n = x.shape
+    if _host_sorts():
+        return jax.pure_callback(_twice_average_ranks_numpy, jax.ShapeDtypeStruct((k, n), jnp.int32), x,
+                                 vmap_method="sequential")
     position = jax.lax.broadcasted_iota(jnp.int32, (k, n), 1)
     ordered, permutation = jax.lax.sort((x, position), dimension=1, num_keys=1, is_stable=True)
-    differs = ordered[:, 1:] != ordered[:, :-1]
-    edge = jnp.ones((k, 1), bool)
-    first = jax.lax.cummax(jnp.where(jnp.concatenate([edge, differs], axis=1), position, 0), axis=1)
-    last = jax.lax.cummin(jnp.where(jnp.concatenate([differs, edge], axis=1), position, n - 1), axis=1, reverse=True)
+    first, last = _tie_group_ends(
+        ordered[:, 1:] != ordered[:, :-1], position, n,
+        lambda a: jax.lax.cummax(a, axis=1), lambda a: jax.lax.cummin(a, axis=1, reverse=True),
+        jnp.concatenate, jnp.where,
+    )
     row = jax.lax.broadcasted_iota(jnp.int32, (k, n), 0)
     return jnp.zeros((k, n), jnp.int32).at[row, permutation].set(first + last + 2, unique_indices=True)
 
@@ -175,11 +227,48 @@ def _geyer_ess(x: jax.Array) -> jax.Array:
     return jnp.where(is_constant, float(size), ess)
 
 
+def _rank_r_hat(x: jax.Array, split: jax.Array, pooled_sorted: jax.Array, median: jax.Array):
+    """Normal scores of the split and folded draws ``(2 chains, draws // 2, 2k)`` and the rank R-hat ``(k,)``.
+
+    R-hat is ``max(R(z), R(z_fold))`` (Vehtari et al. 2021, Sec. 4), ``z_fold`` folded
+    about ``median``, the median of all draws (``arviz.summary``'s convention).
+    """
+    chains, _, k = x.shape
+    normal_scores = _rank_normalize(jnp.concatenate([split, jnp.abs(_split_chains(x - median))], axis=-1))
+    if chains == 1:
+        return normal_scores, jnp.full((k,), jnp.nan, x.dtype)  # ArviZ: R-hat needs two chains
+    bulk_and_folded = bjd.potential_scale_reduction(normal_scores, chain_axis=0, sample_axis=1)
+    # Exact where round-off would blur ArviZ's 0/0 and B/0: constant draws have no R-hat,
+    # split chains that are each constant (but differ) have an infinite one.
+    is_constant = pooled_sorted[-1] == pooled_sorted[0]
+    split_chains_constant = jnp.all(split == split[:, :1], axis=(0, 1))
+    r_hat = jnp.where(split_chains_constant, jnp.inf, jnp.max(bulk_and_folded.reshape(2, k), axis=0))
+    return normal_scores, jnp.where(is_constant, jnp.nan, r_hat)
+
+
+@jax.jit
+def r_hat_and_ess_bulk(positions: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The rank R-hat and bulk ESS of each coordinate of ``positions`` ``(chains, draws, *event)``, flattened to ``(d,)``.
+
+    What a run's health check needs (:func:`jaxsamp.diagnostics.health.convergence_warnings`),
+    at about a third of :func:`convergence_diagnostics`' cost, with its values (to float32 round-off): the
+    check that ends every :func:`jaxsamp.sample` call. A coordinate with a NaN draw is NaN.
+    """
+    chains, draws = positions.shape[:2]
+    x = positions.reshape(chains, draws, -1).astype(jnp.result_type(positions, jnp.float32))
+    d = x.shape[-1]
+    pooled_sorted = _sort_rows(x.reshape(chains * draws, d).T).T
+    split = _split_chains(x)
+    normal_scores, r_hat = _rank_r_hat(x, split, pooled_sorted, _type7_quantile(pooled_sorted, 0.5))
+    nan = jnp.isnan(x.mean(axis=(0, 1)))
+    return jnp.where(nan, jnp.nan, r_hat), jnp.where(nan, jnp.nan, _geyer_ess(normal_scores[..., :d]))
+
+
 def _column_statistics(x: jax.Array, prob: float) -> jax.Array:
     """The ``_STATISTICS`` ``(10, k)`` of each column of ``x`` ``(chains, draws, k)``, as ``arviz.summary`` has them."""
     chains, draws, k = x.shape
     n = chains * draws
-    pooled_sorted = jnp.sort(x.reshape(n, k), axis=0)
+    pooled_sorted = _sort_rows(x.reshape(n, k).T).T
     mean = x.mean(axis=(0, 1))
     squared_deviation = (x - mean) ** 2
     sum_squared_deviation = squared_deviation.sum(axis=(0, 1))
@@ -194,18 +283,7 @@ def _column_statistics(x: jax.Array, prob: float) -> jax.Array:
         indicators.append((x <= pooled_sorted[lower + (weight >= 1.0)]).astype(x.dtype))
 
     split = _split_chains(x)
-    normal_scores = _rank_normalize(jnp.concatenate([split, jnp.abs(_split_chains(x - median))], axis=-1))
-    if chains > 1:
-        bulk_and_folded = bjd.potential_scale_reduction(normal_scores, chain_axis=0, sample_axis=1)
-        # Exact where round-off would blur ArviZ's 0/0 and B/0: constant draws have no R-hat,
-        # split chains that are each constant (but differ) have an infinite one.
-        is_constant = pooled_sorted[-1] == pooled_sorted[0]
-        split_chains_constant = jnp.all(split == split[:, :1], axis=(0, 1))
-        r_hat = jnp.where(split_chains_constant, jnp.inf, jnp.max(bulk_and_folded.reshape(2, k), axis=0))
-        r_hat = jnp.where(is_constant, jnp.nan, r_hat)
-    else:
-        r_hat = jnp.full((k,), jnp.nan, x.dtype)  # ArviZ: R-hat needs two chains
-
+    normal_scores, r_hat = _rank_r_hat(x, split, pooled_sorted, median)
     series = [normal_scores[..., :k], *map(_split_chains, indicators), split, _split_chains(squared_deviation)]
     ess_bulk, ess_lower, ess_upper, ess_mean, ess_squared_deviation = _geyer_ess(
         jnp.concatenate(series, axis=-1)

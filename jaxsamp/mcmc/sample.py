@@ -34,7 +34,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core import chain_health
-from jaxsamp.core.combinators import ensemble, guard_finite, position_of
+from jaxsamp.core.compiled import batched
+from jaxsamp.core.combinators import CHAIN_METHODS, ensemble, guard_finite, position_of
 from jaxsamp.core.combinators import thin as thin_kernel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError, RunHealthError, RunHealthWarning  # noqa: F401  (re-exported)
@@ -187,7 +188,7 @@ def _constrained(target: Target, positions):
     """The draws in the model's own space: ``target.constrain`` mapped over chains and draws, when it has one."""
     if not hasattr(target, "constrain"):
         return positions
-    return jax.jit(jax.vmap(jax.vmap(target.constrain)))(positions)
+    return batched(target.constrain, 2)(positions)
 
 
 def _info_stats(info) -> dict:
@@ -230,6 +231,7 @@ def sample(
     warmup_method: str = "window",
     pool: bool = False,
     dense: bool = False,
+    chain_method: str = "vectorized",
     model_args: tuple = (),
     model_kwargs: dict | None = None,
     progress: bool = True,
@@ -257,6 +259,15 @@ def sample(
     warmup_method : {"window", "chees", "meads"}
     pool, dense : bool
         Window warm-up: pool the mass matrix across chains; adapt a dense one.
+    chain_method : {"vectorized", "sequential"}
+        Step the chains in lock-step (``jax.vmap``) or one after another inside
+        the same compiled program (``lax.map``): the same transitions and keys,
+        equal to float round-off, after which NUTS draws differ (equally valid).
+        NUTS chains in lock-step each pay for the deepest tree of the step, so
+        ``"sequential"`` can be faster where trees vary and chains are few, and
+        ``"vectorized"`` where a log density gains from batching (see
+        ``docs/guide/mcmc.md`` for the measured trade-off). ChEES and MEADS
+        warm-ups adapt across chains and are always vectorized.
     model_args, model_kwargs
         Data for a numpyro model.
     progress : bool
@@ -280,6 +291,8 @@ def sample(
     num_warmup = check_int("num_warmup", num_warmup, ge=0)
     num_samples = check_int("num_samples", num_samples, ge=1)
     thin = check_int("thin", thin, ge=1)
+    if chain_method not in CHAIN_METHODS:
+        raise InputError(f"chain_method must be one of {', '.join(CHAIN_METHODS)}, got {chain_method!r}")
     if warmup_method not in METHODS:
         raise InputError(f"warmup_method must be one of {', '.join(METHODS)}, got {warmup_method!r}")
     adapted = sampler in WINDOW_ALGORITHMS or warmup_method != "window"
@@ -293,7 +306,7 @@ def sample(
     if bad == num_chains:
         raise InputError(f"all {bad} chains start where {target.name}.log_prob is NaN/inf", "give init= positions inside the support")
     settings = {"num_chains": num_chains, "num_warmup": num_warmup, "thin": thin, "warmup_method": warmup_method,
-                "pool": pool, "dense": dense, **sampler_params}
+                "pool": pool, "dense": dense, "chain_method": chain_method, **sampler_params}
     folder = None if checkpoint is None else Path(checkpoint)
     options = {"progress": progress, "identity": _settings_identity(target, sampler, settings)}
 
@@ -305,17 +318,18 @@ def sample(
         algorithm = sampler if sampler in WINDOW_ALGORITHMS else "nuts"
         warm, _ = warmup(
             target.log_prob, positions, k_warm, num_warmup, method=warmup_method, algorithm=algorithm, pool=pool,
-            dense=dense, checkpoint=None if folder is None else folder / "warmup", **options, **sampler_params,
+            dense=dense, chain_method=chain_method, checkpoint=None if folder is None else folder / "warmup",
+            **options, **sampler_params,
         )
         # blackjax's HMC and NUTS reject NaN proposals themselves: no guard_finite in their inner loop
-        kernel = warm.sampling_kernel(target.log_prob, thin=thin, guard=False)
+        kernel = warm.sampling_kernel(target.log_prob, thin=thin, guard=False, chain_method=chain_method)
         states = kernel.init(warm)
     else:
         single = SAMPLERS.get(sampler, target, **sampler_params)
-        kernel = ensemble(guard_finite(thin_kernel(single, thin) if thin > 1 else single))
+        kernel = ensemble(guard_finite(thin_kernel(single, thin) if thin > 1 else single), chain_method)
         states = kernel.init(positions, k_warm)
         if num_warmup:
-            burn = ensemble(guard_finite(single))
+            burn = ensemble(guard_finite(single), chain_method)
             states, _ = run(burn.step, states, k_warm, num_warmup, desc="burn-in", health=False,
                             checkpoint=None if folder is None else folder / "burn_in", **options)
     jax.block_until_ready(states)
@@ -363,8 +377,7 @@ def _health(posterior: Posterior, start, end, bad_starts: int, moved, nonfinite)
             f"({100 * posterior.num_divergences / (posterior.num_chains * posterior.num_samples):.2g}% of draws)"
         )
     if posterior.num_chains > 1 and posterior.num_samples >= 4:
-        from jaxsamp.diagnostics.mcmc import convergence_diagnostics
+        from jaxsamp.diagnostics.mcmc import r_hat_and_ess_bulk
 
-        diagnostics = convergence_diagnostics(posterior.positions)
-        out += health.convergence_warnings(diagnostics.r_hat, diagnostics.ess_bulk, posterior.num_chains)
+        out += health.convergence_warnings(*r_hat_and_ess_bulk(posterior.positions), posterior.num_chains)
     return out

@@ -56,7 +56,7 @@ from blackjax.mcmc.dynamic_hmc import halton_sequence
 from flax import struct
 from jax.flatten_util import ravel_pytree
 
-from jaxsamp.core.combinators import guard_finite
+from jaxsamp.core.combinators import guard_finite, over_chains
 from jaxsamp.core.combinators import thin as thin_kernel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError
@@ -105,9 +105,10 @@ class Warmup:
     algorithm: str = struct.field(pytree_node=False, default="nuts")
     static: tuple = struct.field(pytree_node=False, default=())
 
-    def sampling_kernel(self, logdensity_fn: Callable, thin: int = 1, guard: bool = True) -> Kernel:
+    def sampling_kernel(self, logdensity_fn: Callable, thin: int = 1, guard: bool = True,
+                        chain_method: str = "vectorized") -> Kernel:
         """The kernel that samples with these parameters: :func:`sampling_kernel` for this warm-up."""
-        return sampling_kernel(self.method, logdensity_fn, self.algorithm, thin, guard, self.static)
+        return sampling_kernel(self.method, logdensity_fn, self.algorithm, thin, guard, self.static, chain_method)
 
 
 class WindowWarmupState(NamedTuple):
@@ -222,6 +223,7 @@ def window_warmup_kernel(
     dense: bool = False,
     target_acceptance: float = 0.8,
     initial_step_size: float = 1.0,
+    chain_method: str = "vectorized",
     **fixed,
 ) -> Kernel:
     """Stan's windowed adaptation of all chains as a driver kernel (see the module docstring).
@@ -231,6 +233,8 @@ def window_warmup_kernel(
     chain followed by one adaptation update; infos are :class:`WarmupInfo`.
     Finish with :func:`window_parameters`. ``fixed`` are the algorithm's other
     parameters (``max_num_doublings`` for NUTS, ``num_integration_steps`` for HMC).
+    ``chain_method`` steps the chains in lock-step or one after another
+    (:func:`~jaxsamp.core.combinators.over_chains`): the same transitions, to float round-off.
     Built once per argument tuple (cached), so repeated warm-ups with the same
     target and settings compile once.
     """
@@ -278,8 +282,8 @@ def window_warmup_kernel(
         stage = schedule[jnp.minimum(state.step, num_steps - 1)]
         keys = jax.random.split(rng_key, jax.tree.leaves(state.chains.position)[0].shape[0])
         ad = state.adaptation
-        chains, info = jax.vmap(
-            lambda k, s, h, imm: mcmc_kernel(k, s, logdensity_fn, h, imm, **fixed)
+        chains, info = over_chains(
+            lambda k, s, h, imm: mcmc_kernel(k, s, logdensity_fn, h, imm, **fixed), chain_method
         )(keys, state.chains, ad.step_size, ad.inverse_mass_matrix)
         flat = jax.vmap(lambda x: ravel_pytree(x)[0])(chains.position)
         ad = jax.vmap(adapt, in_axes=(0, 0, 0, None))(ad, flat, info.acceptance_rate, stage[0] == 1)
@@ -355,6 +359,7 @@ def warmup(
     initial_step_size: float = 1.0,
     learning_rate: float = 0.025,
     max_sampling_steps: int = 1000,
+    chain_method: str = "vectorized",
     progress: bool = True,
     checkpoint=None,
     identity: str | None = None,
@@ -386,6 +391,10 @@ def warmup(
         Adam learning rate of ChEES's trajectory-length optimisation.
     max_sampling_steps : int
         ChEES: the sampling steps its jitter sequence must cover.
+    chain_method : {"vectorized", "sequential"}
+        Window warm-up: chains in lock-step or one after another
+        (:func:`~jaxsamp.core.combinators.over_chains`). ChEES and MEADS adapt
+        across chains and are always vectorized.
     progress, checkpoint, identity
         Passed to :func:`jaxsamp.run`.
     **fixed
@@ -415,7 +424,7 @@ def warmup(
         kernel = window_warmup_kernel(
             logdensity_fn, num_steps, algorithm=algorithm, pool=pool, dense=dense,
             target_acceptance=0.8 if target_acceptance is None else target_acceptance,
-            initial_step_size=initial_step_size, **fixed,
+            initial_step_size=initial_step_size, chain_method=chain_method, **fixed,
         )
         state, trace = run(kernel.step, jax.jit(kernel.init)(positions), key, num_steps, trace=_warmup_trace, health=False, **options)
         result = Warmup(state.chains, window_parameters(state), "window", algorithm, tuple(sorted(fixed.items())))
@@ -466,7 +475,6 @@ class TunedState(NamedTuple):
         return self.chains.logdensity
 
 
-@functools.lru_cache(maxsize=64)
 def sampling_kernel(
     method: str,
     logdensity_fn: Callable,
@@ -474,6 +482,7 @@ def sampling_kernel(
     thin: int = 1,
     guard: bool = True,
     static: tuple = (),
+    chain_method: str = "vectorized",
 ) -> Kernel:
     """The batched kernel that samples with a warm-up's parameters (per chain for ``window``).
 
@@ -490,15 +499,33 @@ def sampling_kernel(
         are then ``GuardInfo`` with ``moved`` and ``rejected_nonfinite``).
     static : tuple of (name, int)
         ``Warmup.static``; :meth:`Warmup.sampling_kernel` passes it.
+    chain_method : {"vectorized", "sequential"}
+        Chains in lock-step (``jax.vmap``) or one after another (``lax.map``,
+        :func:`~jaxsamp.core.combinators.over_chains`): the same transitions, to float round-off.
 
     Returns
     -------
     Kernel
         ``init(warmup)`` takes a :class:`Warmup` and returns a :class:`TunedState`;
         ``step(key, state)`` moves every chain, chain ``c`` with
-        ``jax.random.split(key, n)[c]``. Built once per argument tuple (cached), so
-        repeated runs with the same target and settings compile once.
+        ``jax.random.split(key, n)[c]``. Built once per argument tuple (cached, however
+        the arguments are passed), so repeated runs with the same target and settings
+        compile once.
     """
+    return _sampling_kernel(method, logdensity_fn, algorithm, thin, guard, static, chain_method)
+
+
+@functools.lru_cache(maxsize=64)
+def _sampling_kernel(
+    method: str,
+    logdensity_fn: Callable,
+    algorithm: str = "nuts",
+    thin: int = 1,
+    guard: bool = True,
+    static: tuple = (),
+    chain_method: str = "vectorized",
+) -> Kernel:
+    """:func:`sampling_kernel`, cached on its positional arguments."""
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     thin = check_int("thin", thin, ge=1)
@@ -539,10 +566,12 @@ def sampling_kernel(
     def step(rng_key, state: TunedState):
         n = jax.tree.leaves(state.chains.position)[0].shape[0]
         keys = jax.random.split(rng_key, n)
-        per_chain = 0 if method == "window" else None  # window parameters have a chain axis
-        chains, info = jax.vmap(
-            lambda k, s, p: one_chain(p).step(k, s), in_axes=(0, 0, per_chain)
-        )(keys, state.chains, state.parameters)
+        if method == "window":  # window parameters have a chain axis
+            chains, info = over_chains(lambda k, s, p: one_chain(p).step(k, s), chain_method)(
+                keys, state.chains, state.parameters)
+        else:
+            chains, info = over_chains(lambda k, s: one_chain(state.parameters).step(k, s), chain_method)(
+                keys, state.chains)
         return TunedState(chains, state.parameters), info
 
     return Kernel(init, step)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from functools import partial
 from typing import Any, Callable
 
@@ -10,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
+from jaxsamp.core import fingerprint
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import Target
 
@@ -77,6 +79,7 @@ class NumpyroTarget(Target):
         self.name, self.event_shape = getattr(model, "__name__", "numpyro_model"), tuple(flat.shape)
         self._postprocess_fn = info.postprocess_fn
         self._model, self._args, self._kwargs = model, args, kwargs
+        self._initializers: dict = {}
 
     def _parts(self, x) -> dict:
         """The latent sites of one flat state, in the state's own float dtype (``unravel`` would cast to the init's)."""
@@ -94,13 +97,17 @@ class NumpyroTarget(Target):
         return self._postprocess_fn(self._parts(x))
 
     def _initial(self, key, n: int, strategy) -> jax.Array:
-        from numpyro.infer.util import initialize_model
+        """``n`` flat starting points by numpyro's ``initialize_model`` with ``strategy``, compiled once per strategy and ``n``."""
+        if strategy not in self._initializers:
+            from numpyro.infer.util import initialize_model
 
-        info = initialize_model(
-            jax.random.split(key, n), self._model, model_args=self._args, model_kwargs=self._kwargs or None,
-            init_strategy=strategy, dynamic_args=False,
-        )
-        return jax.vmap(lambda z: ravel_pytree(z)[0])(info.param_info.z)
+            def initial(keys):
+                info = initialize_model(keys, self._model, model_args=self._args, model_kwargs=self._kwargs or None,
+                                        init_strategy=strategy, dynamic_args=False)
+                return jax.vmap(lambda z: ravel_pytree(z)[0])(info.param_info.z)
+
+            self._initializers[strategy] = jax.jit(initial)
+        return self._initializers[strategy](jax.random.split(key, n))
 
     def init_positions(self, key, n: int) -> jax.Array:
         """``n`` flat starting points by numpyro's default rule (``init_to_uniform``: uniform in (-2, 2) unconstrained)."""
@@ -131,6 +138,15 @@ def from_numpyro(model: Callable, *args, init_key: jax.Array | None = None, **kw
         When numpyro (an optional extra: ``pip install 'jaxsamp[numpyro]'``) is missing.
     InputError
         When the model has a discrete latent site (a ``Bernoulli`` or ``Categorical`` that is not observed).
+
+    Notes
+    -----
+    The same model function with arguments of the same values (and the same
+    ``init_key``) gives the same target object, so a second :func:`jaxsamp.sample`
+    call on it reuses the compiled warm-up and sampler (both are cached per log
+    density). The arguments are identified by a hash of their values
+    (:func:`jaxsamp.core.fingerprint.of_values`); the last :data:`CACHE_SIZE`
+    targets are kept. New data make a new target, which compiles again.
     """
     try:
         from numpyro.infer.util import initialize_model  # noqa: F401
@@ -138,4 +154,19 @@ def from_numpyro(model: Callable, *args, init_key: jax.Array | None = None, **kw
         raise ImportError(
             "from_numpyro needs numpyro, an optional extra: pip install 'jaxsamp[numpyro]'"
         ) from err
-    return NumpyroTarget(model, args, kwargs, jax.random.key(0) if init_key is None else init_key)
+    init_key = jax.random.key(0) if init_key is None else init_key
+    try:
+        identity = (model, fingerprint.of_values((args, kwargs, init_key)))
+    except (TypeError, ValueError):  # an argument that is not an array, a number or a string: build it anew
+        return NumpyroTarget(model, args, kwargs, init_key)
+    if identity not in _TARGETS:
+        _TARGETS[identity] = NumpyroTarget(model, args, kwargs, init_key)
+        while len(_TARGETS) > CACHE_SIZE:
+            _TARGETS.popitem(last=False)
+    _TARGETS.move_to_end(identity)
+    return _TARGETS[identity]
+
+
+#: Targets kept by :func:`from_numpyro` (least recently used dropped first).
+CACHE_SIZE = 16
+_TARGETS: OrderedDict = OrderedDict()

@@ -215,10 +215,32 @@ def test_no_public_name_is_also_a_submodule_name():
     assert callable(geometric_w2)
 
 
-def test_twice_average_ranks_equal_scipy_rankdata_with_ties():
+@pytest.mark.parametrize("host", [True, False], ids=["numpy_on_cpu", "xla_elsewhere"])
+def test_twice_average_ranks_equal_scipy_rankdata_with_ties(monkeypatch, host):
     from scipy.stats import rankdata
 
-    from jaxsamp.diagnostics.mcmc import _twice_average_ranks
+    from jaxsamp.diagnostics import mcmc
 
+    monkeypatch.setattr(mcmc, "_host_sorts", lambda: host)  # read when tracing: both paths, under jit and vmap
     x = np.round(np.random.default_rng(3).standard_normal((3, 500)), 1).astype(np.float32)  # many ties
-    np.testing.assert_array_equal(np.asarray(_twice_average_ranks(jnp.asarray(x))), 2 * rankdata(x, axis=1))
+    expected = 2 * rankdata(x, axis=1)
+    np.testing.assert_array_equal(np.asarray(jax.jit(mcmc._twice_average_ranks)(jnp.asarray(x))), expected)
+    batched = jax.jit(jax.vmap(mcmc._twice_average_ranks))(jnp.stack([jnp.asarray(x), -jnp.asarray(x)]))
+    np.testing.assert_array_equal(np.asarray(batched), np.stack([expected, 2 * rankdata(-x, axis=1)]))
+    sorted_rows = jax.jit(mcmc._sort_rows)(jnp.asarray(x))
+    np.testing.assert_array_equal(np.asarray(sorted_rows), np.sort(x, axis=1))
+
+
+def test_r_hat_and_ess_bulk_equal_the_full_diagnostics():
+    from jaxsamp.diagnostics.mcmc import r_hat_and_ess_bulk
+
+    x = np.random.default_rng(4).standard_normal((4, 300, 6)).astype(np.float32)
+    x[1, :, 1] += 2.0  # one chain off: R-hat well above 1
+    x[:, :, 2] = np.round(x[:, :, 2])  # ties
+    x[:, :, 3] = 1.0  # constant: NaN R-hat, ESS = all draws
+    x[2, 7, 4] = np.nan  # a NaN draw: NaN throughout
+    r_hat, ess_bulk = r_hat_and_ess_bulk(jnp.asarray(x))
+    full = convergence_diagnostics(x)
+    np.testing.assert_allclose(np.asarray(r_hat), np.asarray(full.r_hat), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(ess_bulk), np.asarray(full.ess_bulk), rtol=1e-5)
+    assert np.asarray(r_hat)[1] > 1.05 and np.isnan(np.asarray(r_hat)[[3, 4]]).all()

@@ -46,6 +46,39 @@ def test_eight_schools_matches_the_long_reference_run(posterior):
     assert set(posterior.info) >= {"acceptance_rate", "is_divergent", "num_integration_steps", "tree_depth"}
 
 
+_COMPILATIONS: list[str] = []  # backend compilations while a test listens (see below)
+jax.monitoring.register_event_duration_secs_listener(
+    lambda event, duration, **kwargs: _COMPILATIONS.append(event) if event.endswith("backend_compile_duration") else None
+)
+
+
+def test_a_second_call_with_the_same_model_and_data_values_compiles_nothing(posterior):
+    """The numpyro target, its starting points, warm-up, sampler, health checks and constraining are all reused."""
+    del _COMPILATIONS[:]
+    again = jaxsamp.sample(eight_schools, model_args=(np.array(SIGMA), np.array(Y)), key=1, num_chains=4,
+                           num_warmup=1000, num_samples=2000, progress=False)  # new arrays, the same values
+    assert _COMPILATIONS == [], f"{len(_COMPILATIONS)} compilations in the second call"
+    np.testing.assert_array_equal(np.asarray(again.positions), np.asarray(posterior.positions))
+
+
+def test_sequential_chains_make_the_same_transitions():
+    """``chain_method="sequential"`` (``lax.map``) runs vectorized chains' transitions with the same keys.
+
+    MALA is not chaotic over a few steps: the draws agree to float32 round-off
+    (budget 1e-5; a different key or transition would differ by O(1)).
+    """
+
+    def log_prob(x):
+        return -0.5 * jnp.sum((x - 1.0) ** 2) - 0.1 * jnp.sum(x**4)
+
+    runs = [jaxsamp.sample(log_prob, init=jnp.arange(6.0).reshape(3, 2) / 6, num_chains=3, key=5, sampler="mala", step_size=0.3, num_warmup=5,
+                           num_samples=20, progress=False, chain_method=method) for method in ("vectorized", "sequential")]
+    np.testing.assert_allclose(np.asarray(runs[1].positions), np.asarray(runs[0].positions), atol=1e-5)
+    assert np.ptp(np.asarray(runs[0].positions)) > 0.5
+    with pytest.raises(InputError, match="chain_method must be one of vectorized, sequential"):
+        jaxsamp.sample(log_prob, init=jnp.zeros(2), chain_method="parallel")
+
+
 def test_summary_equals_arviz_on_the_same_draws(posterior):
     import arviz
 
