@@ -8,4 +8,6 @@ def test_bench_mcmc_quick(tmp_path):
     for framework in ("jaxsamp", "numpyro", "blackjax"):
         assert out[f"{framework}_eight_schools_min_ess_per_s"] > 0
         assert out[f"{framework}_eight_schools_first_call_seconds"] > 0
+        assert out[f"{framework}_eight_schools_min_ess_per_call_second"] > 0
+    assert out["jaxsamp_over_blackjax_eight_schools_call_seconds"] > 0
     assert out["diagnostics_first_call_seconds"] > 0
