@@ -15,4 +15,6 @@ vmf_exploration
     vMF-exp and Boltzmann exploration: batched, jittable selection, exact or approximate search.
 inverted_file_index
     An inverted-file (IVF) index for approximate maximum-inner-product search over unit vectors.
+index_fidelity
+    ``nprobe`` chosen by a bound on the total variation between the index's and exact vMF-exp's selection laws.
 """
