@@ -31,6 +31,7 @@ import numpy as np
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.validation import check_array
+from jaxsamp.selection._reductions import first_argmax
 
 ASSIGN_BLOCK = 8192  # vectors assigned to their nearest centroid at a time
 MAX_PAGE_SIZE = 512  # rows per page at most: one page's product already outweighs the loop's per-step cost on CPU
@@ -75,7 +76,7 @@ def _nearest_centroid(vectors, centroids):
     n, d = vectors.shape
     rows = min(ASSIGN_BLOCK, n)
     padded = jnp.pad(vectors, ((0, (-n) % rows), (0, 0))).reshape(-1, rows, d)
-    return jax.lax.map(lambda block: jnp.argmax(block @ centroids.T, axis=-1), padded).reshape(-1)[:n]
+    return jax.lax.map(lambda block: first_argmax(block @ centroids.T), padded).reshape(-1)[:n]
 
 
 @jax.jit
@@ -185,7 +186,7 @@ def _search_batch(index: InvertedFileIndex, directions, nprobe: int):
                         batch)
         ids = index.page_ids[page]
         scores = jnp.where(ids[:, None] >= 0, index.pages[page] @ padded[who].T, -jnp.inf)  # (page_size, tile)
-        row = jnp.argmax(scores, axis=0)
+        row = first_argmax(scores, axis=0)
         score = scores[row, slots]
         better = score > best_score[who]
         return (best_score.at[who].set(jnp.where(better, score, best_score[who])),

@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsamp.core.errors import InputError
+from jaxsamp.selection._reductions import categorical_rows, first_argmax
 from jaxsamp.selection.inverted_file_index import InvertedFileIndex, ivf_argmax
 from jaxsamp.targets.sphere import log_vmf_normalizer, sample_vmf
 
@@ -90,7 +91,7 @@ def _exact_argmax(directions, actions):
     def update(carry, scores, valid, start, chunk):
         best_index, best_score = carry
         scores = jnp.where(valid, scores, -jnp.inf)  # padding never wins
-        local = jnp.argmax(scores, axis=-1)
+        local = first_argmax(scores)
         local_score = jnp.take_along_axis(scores, local[:, None], axis=-1)[:, 0]
         better = local_score > best_score
         return jnp.where(better, start + local, best_index), jnp.where(better, local_score, best_score)
@@ -201,7 +202,8 @@ def boltzmann_select_batch(key, queries, actions, kappa: float):
 
     The same blocked matrix product as vMF-exp's exact batched search
     (:func:`_over_action_blocks`), so the two are compared like for like: each score
-    block gets its own softmax, one candidate drawn from it by inverse CDF, and the
+    block gets its own softmax, one candidate drawn from it (two-level inverse CDF,
+    :func:`~jaxsamp.selection._reductions.categorical_rows`), and the
     running pick is replaced by the block's candidate with probability (block mass) /
     (mass so far), weighted reservoir sampling, which draws exactly from
     ``P_B(i) ∝ exp(kappa <V, X_i>)`` in one pass, without the (B, n) probabilities.
@@ -218,14 +220,13 @@ def boltzmann_select_batch(key, queries, actions, kappa: float):
         pick, log_mass = carry
         logits = jnp.where(valid, kappa * scores, -jnp.inf)
         top = jnp.max(logits, axis=-1)
-        cdf = jnp.cumsum(jnp.exp(logits - top[:, None]), axis=-1)
+        weights = jnp.exp(logits - top[:, None])
         k_in, k_swap = jax.random.split(jax.random.fold_in(jax.random.fold_in(key, chunk), start))
-        u = jax.random.uniform(k_in, top.shape, cdf.dtype) * cdf[:, -1]
-        candidate = jnp.minimum(jnp.sum(cdf <= u[:, None], axis=-1), jnp.sum(valid) - 1)
-        block_mass = top + jnp.log(cdf[:, -1])
+        candidate = categorical_rows(k_in, weights)
+        block_mass = top + jnp.log(jnp.sum(weights, axis=-1))
         total = jnp.logaddexp(log_mass, block_mass)
-        swap = jax.random.uniform(k_swap, top.shape, cdf.dtype) < jnp.exp(block_mass - total)
-        return jnp.where(swap, start + candidate, pick).astype(jnp.int32), total
+        swap = jax.random.uniform(k_swap, top.shape, weights.dtype) < jnp.exp(block_mass - total)
+        return jnp.where(swap, start + candidate, pick), total
 
     return _over_action_blocks(queries, actions, init, update)
 
