@@ -31,7 +31,7 @@ import numpy as np
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.validation import check_array
-from jaxsamp.selection._reductions import first_argmax
+from jaxsamp.selection.row_reductions import first_argmax
 
 ASSIGN_BLOCK = 8192  # vectors assigned to their nearest centroid at a time
 MAX_PAGE_SIZE = 512  # rows per page at most: one page's product already outweighs the loop's per-step cost on CPU

@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.selection._reductions import categorical_rows, first_argmax
+from jaxsamp.selection.row_reductions import categorical_rows, first_argmax
 from jaxsamp.selection.inverted_file_index import InvertedFileIndex, ivf_argmax
 from jaxsamp.targets.sphere import log_vmf_normalizer, sample_vmf
 
@@ -203,7 +203,7 @@ def boltzmann_select_batch(key, queries, actions, kappa: float):
     The same blocked matrix product as vMF-exp's exact batched search
     (:func:`_over_action_blocks`), so the two are compared like for like: each score
     block gets its own softmax, one candidate drawn from it (two-level inverse CDF,
-    :func:`~jaxsamp.selection._reductions.categorical_rows`), and the
+    :func:`~jaxsamp.selection.row_reductions.categorical_rows`), and the
     running pick is replaced by the block's candidate with probability (block mass) /
     (mass so far), weighted reservoir sampling, which draws exactly from
     ``P_B(i) ∝ exp(kappa <V, X_i>)`` in one pass, without the (B, n) probabilities.

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import stats
 
-from jaxsamp.selection._reductions import GROUP, categorical_rows, first_argmax
+from jaxsamp.selection.row_reductions import GROUP, categorical_rows, first_argmax
 
 
 def test_first_argmax_is_argmax_with_its_tie_rule():
