@@ -306,7 +306,7 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "boltzmann_bin_probability": Entry("Exact Boltzmann probability per bin.", "reference"),
         "first_order_bin_probability": Entry("First-order approximation per bin.", "context"),
         "ivf_build_seconds": Entry("Seconds to build the inverted-file index.", COST),
-        "ivf_window": Entry("Candidates scanned per query.", SETTING),
+        "ivf_rows_per_draw": Entry("Rows the index reads per draw (its probed lists' pages), of num_actions.", COST),
         "ivf_recall": Entry("Share of queries whose approximate search found the exact best action.", "close to 1"),
     },
 }

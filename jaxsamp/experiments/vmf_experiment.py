@@ -26,7 +26,7 @@ from jaxsamp.core.errors import InputError
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.core.validation import Interval, NonNegativeInt, OneOf, PositiveFloat, PositiveInt, check_fields
 from jaxsamp.experiments import plots
-from jaxsamp.selection.inverted_file_index import build_ivf_index, ivf_argmax
+from jaxsamp.selection.inverted_file_index import build_ivf_index, ivf_argmax, scanned_rows
 from jaxsamp.selection.vmf_exploration import (
     SEARCHES,
     max_inner_product,
@@ -126,8 +126,8 @@ def run_vmf_exploration(cfg, target: VonMisesFisher, settings: VmfExplorationSet
             start = time.perf_counter()
             searched = build_ivf_index(jax.random.key(settings.action_seed + 1), actions, settings.num_lists)
             search_metrics["ivf_build_seconds"] = time.perf_counter() - start
-        search_metrics["ivf_window"] = searched.window
         directions = sample_vmf(jax.random.fold_in(k_vmf, 1), query, kappa, min(n, 2000))
+        search_metrics["ivf_rows_per_draw"] = float(jnp.mean(scanned_rows(searched, directions, settings.nprobe)))
         found = jax.jit(ivf_argmax, static_argnums=2)(searched, directions, settings.nprobe)
         exact = jax.jit(max_inner_product, static_argnums=(2, 3))(directions, actions, "exact", 0.0)
         search_metrics["ivf_recall"] = float(jnp.mean(found == exact))

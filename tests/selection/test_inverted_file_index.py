@@ -11,18 +11,44 @@ from jaxsamp.selection.vmf_exploration import max_inner_product, uniform_actions
 from jaxsamp.targets.sphere import sample_vmf
 
 
-def test_lists_partition_the_vectors_by_nearest_centroid():
+def test_lists_partition_the_vectors_by_nearest_centroid_in_whole_pages():
     vectors = uniform_actions(jax.random.key(0), 3000, 8)
-    index = build_ivf_index(jax.random.key(1), vectors, 24)
-    n = index.num_vectors
-    assert n == 3000 and int(index.sizes.sum()) == n and index.window == int(index.sizes.max())
-    ids = np.asarray(index.ids)
-    assert sorted(ids[:n]) == list(range(n)) and np.all(ids[n:] == -1)
-    owner = np.repeat(np.arange(24), np.asarray(index.sizes))
-    nearest = np.argmax(np.asarray(index.vectors[:n] @ index.centroids.T), axis=-1)
+    index = build_ivf_index(jax.random.key(1), vectors, 24, page_size=32)
+    sizes, num_pages, first_page = (np.asarray(a) for a in (index.sizes, index.num_pages, index.first_page))
+    assert index.num_vectors == 3000 and sizes.sum() == 3000
+    np.testing.assert_array_equal(num_pages, -(-sizes // 32))  # each list in as few pages as hold it
+    np.testing.assert_array_equal(first_page, np.cumsum(num_pages) - num_pages)
+    assert index.pages.shape == (num_pages.sum(), 32, 8) and index.page_ids.shape == (num_pages.sum(), 32)
+    page_ids = np.asarray(index.page_ids)
+    stored = page_ids >= 0
+    assert sorted(page_ids[stored]) == list(range(3000))
+    np.testing.assert_array_equal(np.asarray(index.pages)[~stored], 0.0)  # padding is zero rows
+    np.testing.assert_allclose(np.asarray(index.pages)[stored], np.asarray(vectors)[page_ids[stored]])
+    page_list = np.repeat(np.arange(24), num_pages)
+    owner = np.broadcast_to(page_list[:, None], page_ids.shape)[stored]
+    nearest = np.argmax(np.asarray(vectors)[page_ids[stored]] @ np.asarray(index.centroids).T, axis=-1)
     np.testing.assert_array_equal(owner, nearest)
-    np.testing.assert_allclose(np.asarray(index.vectors[:n]), np.asarray(vectors)[ids[:n]])
     np.testing.assert_allclose(np.linalg.norm(np.asarray(index.centroids), axis=-1), 1.0, rtol=1e-5)
+
+
+def _best_in_probed_lists(index, vectors, queries, nprobe):
+    """Reference search in numpy: the exact maximiser among the vectors of each query's nprobe best lists."""
+    owner = np.argmax(np.asarray(vectors) @ np.asarray(index.centroids).T, axis=-1)
+    scores = np.asarray(queries) @ np.asarray(vectors).T
+    probed = np.argsort(-(np.asarray(queries) @ np.asarray(index.centroids).T), axis=-1)[:, :nprobe]
+    allowed = (owner[None, :, None] == probed[:, None, :]).any(-1)
+    return np.argmax(np.where(allowed, scores, -np.inf), axis=-1)
+
+
+def test_the_paged_search_is_the_best_vector_of_the_probed_lists_in_any_batch():
+    """Against a numpy reference on random data (same argmax for every query), for one query at a time,
+    an uneven batch and the whole set at once: batching shares the pages' reads, never the lists probed."""
+    vectors = uniform_actions(jax.random.key(15), 4000, 8)
+    index = build_ivf_index(jax.random.key(16), vectors, 20, page_size=64)
+    queries = uniform_actions(jax.random.key(17), 150, 8)
+    want = _best_in_probed_lists(index, vectors, queries, 3)
+    for batch_size in (1, 7, 150):
+        np.testing.assert_array_equal(np.asarray(ivf_argmax(index, queries, 3, batch_size=batch_size)), want)
 
 
 def test_probing_every_list_is_the_exact_search():
@@ -70,5 +96,9 @@ def test_bad_settings_are_clear_errors():
     index = build_ivf_index(jax.random.key(0), vectors, 10)
     with pytest.raises(InputError, match="nprobe"):
         ivf_argmax(index, vectors[:3], 11)
+    with pytest.raises(InputError, match="batch_size"):
+        ivf_argmax(index, vectors[:3], 2, batch_size=0)
+    with pytest.raises(InputError, match="page_size"):
+        build_ivf_index(jax.random.key(0), vectors, 10, page_size=0)
     with pytest.raises(InputError, match="need a query"):
         vmf_exp_select(jax.random.key(0), jnp.ones(3) / 3**0.5, index, 1.0, 5)
