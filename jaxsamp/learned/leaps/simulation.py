@@ -282,6 +282,7 @@ def simulate(
     jump_floor: float = JUMP_FLOOR,
     jump_floor_rate: float | None = None,
     quadrature: str | None = None,
+    checkerboard: bool = False,
 ) -> Rollout:
     """Run the LEAPS CTMC with importance weights from ``x0`` along the time grid ``ts``.
 
@@ -338,6 +339,20 @@ def simulate(
         ``rate_floor = f / h``); with the floor at 0 it is the paper's. Biased at
         finite ``h``, unlike ``log_w``: the pair shows the paper's figure beside
         the unbiased one.
+    checkerboard : bool
+        With the exact rule only (no ``quadrature``, no ``correction``): split
+        every Euler step into one sub-step per colour class of
+        :func:`jaxsamp.mcmc.discrete.checkerboard_colours` (2 on even sides, 3
+        when a side is odd), so that no step moves two interacting sites. Sub-step
+        ``c`` of step ``k`` moves only the sites of colour ``c``, each with the
+        probabilities of the full step ``h`` (and its floor), from the rates at
+        its own state and at the time ``t_k + c h / C``; it is an exact AIS move
+        from ``pi_{t_k + c h / C}`` to ``pi_{t_k + (c + 1) h / C}`` with its own
+        reverse kernel (the same colour, rates at the state it lands in), so the
+        weights stay unbiased. The target ratio of the moved sites then factorises
+        site by site as the reverse kernel assumes; the network's rates still see
+        the other moved sites. ``C`` network passes per step instead of one;
+        ``record`` returns the ``K C + 1`` sub-step states.
 
     Returns
     -------
@@ -359,12 +374,36 @@ def simulate(
             raise InputError(f"quadrature= rides on the exact rule's draws: needs weight_point='exact', got {weight_point!r}")
         if resample_threshold is not None:
             raise InputError("quadrature= cannot be combined with resample_threshold (resampling follows one weight only)")
+    if checkerboard and (not exact or quadrature is not None or correction is not None):
+        raise InputError("checkerboard=True needs weight_point='exact' without quadrature= or correction= "
+                         f"(got weight_point={weight_point!r}, quadrature={quadrature!r}, "
+                         f"correction={'set' if correction is not None else None})")
     q = discrete.lattice_categories(path.target) or 2
     if exact:
         if not 0.0 < jump_floor < 1.0 / q:
             raise InputError(f"jump_floor must lie in (0, 1/{q}) for the exact weights, got {jump_floor}")
         if jump_floor_rate is not None and not 0.0 < jump_floor_rate < 1.0 / q:
             raise InputError(f"jump_floor_rate must lie in (0, 1/{q}) for the exact weights, got {jump_floor_rate}")
+
+    jump_h = jnp.diff(ts)  # the time each step's jump probabilities cover
+    masks = None
+    if checkerboard:  # sub-step j of step j // C moves the sites of colour j % C over the whole step's jump time
+        colours = discrete.checkerboard_colours(tuple(x0.shape[1:]))
+        num_colours = int(colours.max()) + 1
+        masks = jnp.asarray(colours[None] == np.arange(num_colours).reshape(-1, *(1,) * colours.ndim))
+        fractions = jnp.arange(num_colours, dtype=ts.dtype) / num_colours
+        ts = jnp.concatenate([(ts[:-1, None] + jump_h[:, None] * fractions).ravel(), ts[-1:]])
+        jump_h = jnp.repeat(jump_h, num_colours)
+        num_steps, active = num_steps * num_colours, active * num_colours
+
+    def restrict(x, probs, k):
+        """Step ``k``'s site laws with the sites outside its colour class held still (no mask: unchanged)."""
+        if masks is None:
+            return probs
+        mask = masks[k % masks.shape[0]]
+        if probs.shape == x.shape:
+            return jnp.where(mask, probs, 0.0)
+        return jnp.where(mask[..., None], probs, jax.nn.one_hot(x, q, dtype=probs.dtype))
 
     def floor_of(h):
         """The floor of a step of length ``h``: none for the quadratures, else per step or per unit time."""
@@ -378,11 +417,14 @@ def simulate(
                                                rate_scale, rate_floor)
         )(x, G)
 
-    def log_backward(x_from, x_to, G_from, t_from, h):
-        """``log B(x_from -> x_to)``: an Euler step of the reversed chain, rates from ``G`` at ``(x_from, t_from)``."""
+    def log_backward(x_from, x_to, G_from, t_from, k):
+        """``log B(x_from -> x_to)`` of step ``k``: an Euler step of the reversed chain over step ``k``'s jump time,
+        rates from ``G`` at ``(x_from, t_from)``, on step ``k``'s colour class with ``checkerboard``."""
+        h = jump_h[k]
+
         def one(xf, xt, Gf):
             probs = jump_probabilities(xf, backward_rates(Gf, path.flip_log_ratios(xf, t_from)), h, floor_of(h))
-            return log_jump_probability(xf, xt, probs)
+            return log_jump_probability(xf, xt, restrict(xf, probs, k))
 
         return jax.vmap(one)(x_from, x_to, G_from)
 
@@ -392,21 +434,21 @@ def simulate(
     def move(carry, k):
         x, log_w, n_res, x_prev, lp, log_wq = carry  # lp = log pi_t(x), carried by the exact weights (else unused)
         t, t_next = ts[k], ts[k + 1]
-        h = t_next - t
+        h = jump_h[k]  # t_next - t, or the whole step's with checkerboard (whose sub-steps only the exact rule has)
         key_k = jax.random.fold_in(key, k)
         key_jump, key_mcmc, key_res = jax.random.split(key_k, 3)
         G = batch_g(x, t)
         probs = jax.vmap(jump_probabilities, in_axes=(0, 0, None, None))(x, jax.nn.relu(G), h, floor_of(h))
+        probs = jax.vmap(restrict, in_axes=(0, 0, None))(x, probs, k)
         x_new = jax.vmap(draw_jump)(jax.random.split(key_jump, num_walkers), x, probs)
         if exact:
             log_forward = jax.vmap(log_jump_probability)(x, x_new, probs)
             lp_new = log_prob(x_new, t_next)
             log_w = log_w + lp_new - lp - log_forward
             if deferred:  # complete the previous step's weight with its backward kernel at x = its x'
-                h_prev = t - ts[jnp.maximum(k - 1, 0)]
-                log_w = log_w + jnp.where(k > 0, log_backward(x, x_prev, G, t, h_prev), 0.0)
+                log_w = log_w + jnp.where(k > 0, log_backward(x, x_prev, G, t, jnp.maximum(k - 1, 0)), 0.0)
             else:
-                log_w = log_w + log_backward(x_new, x, batch_g(x_new, t_next), t_next, h)
+                log_w = log_w + log_backward(x_new, x, batch_g(x_new, t_next), t_next, k)
             if quadrature is not None:  # the floored chain's integrand, on these very jumps
                 f = floor_of(h)
                 scale, floor_rate = 1.0 - q * f, jnp.where(h > 0, f / jnp.where(h > 0, h, 1.0), 0.0)
@@ -451,7 +493,7 @@ def simulate(
     if weight_point == "trapezoid":
         log_w = log_w + 0.5 * (t_end - ts[last - 1]) * integrand(x, t_end, batch_g(x, t_end))
     elif deferred:
-        log_w = log_w + log_backward(x, x_prev, batch_g(x, t_end), t_end, t_end - ts[last - 1])
+        log_w = log_w + log_backward(x, x_prev, batch_g(x, t_end), t_end, last - 1)
     if record:
         traj = jnp.concatenate([traj, x[None]], axis=0)
     return Rollout(x, log_w, n_res, traj, log_wq if quadrature is not None else None)

@@ -18,6 +18,7 @@ from jaxsamp.core import WeightedSamples
 from jaxsamp.core.errors import InputError
 from jaxsamp.learned.leaps import simulation
 from jaxsamp.learned.leaps.training import curriculum_grid, curriculum_schedule
+from jaxsamp.mcmc import discrete
 from jaxsamp.nets.locally_equivariant import LocallyEquivariantMLP
 from jaxsamp.targets.lattice import LatticePath, ising, potts
 
@@ -285,6 +286,56 @@ def test_exact_weights_with_a_floor_per_unit_time_estimate_z():
     assert abs((np.exp(np.log(w.mean()) + target.log_Z0 - target.exact_log_Z()) - 1) / rel_se) < 5
     immediate = run(lambda key, x, t: x)
     np.testing.assert_allclose(np.asarray(immediate.log_w), np.asarray(deferred.log_w), rtol=1e-4, atol=1e-4)
+
+
+# --------------------------------------------------------------------------
+# checkerboard sub-steps
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model,shape,num_colours", [("ising", (3, 3), 3), ("potts", (4, 4), 2)])
+def test_checkerboard_sub_steps_move_one_colour_class_at_a_time(model, shape, num_colours):
+    """Each step becomes one sub-step per colour of ``checkerboard_colours`` (3 on a 3x3 torus, 2 on 4x4), and
+    sub-step j changes only sites of colour j mod C -- never two neighbours; a floor of 0.2 makes moves likely."""
+    target = ising(list(shape), BETA) if model == "ising" else potts(list(shape), 0.5, q=3)
+    q = None if model == "ising" else 3
+    path = LatticePath(target)
+    colours = discrete.checkerboard_colours(shape)
+    out = simulation.simulate(jax.random.key(1), _random_net(shape, q), path, path.sample_base(jax.random.key(0), 64),
+                              simulation.uniform_grid(4), jump_floor=0.2, checkerboard=True, record=True)
+    traj = np.asarray(out.trajectory)
+    assert traj.shape[0] == 4 * num_colours + 1
+    for j in range(4 * num_colours):
+        moved = traj[j + 1] != traj[j]
+        assert moved.any() and not moved[:, colours != j % num_colours].any(), j
+
+
+@pytest.mark.parametrize("model", ["ising", "potts"])
+def test_checkerboard_exact_weights_estimate_z(model):
+    """The checkerboard sub-steps keep the exact weights unbiased: on 3x3 lattices (3 colours), an untrained
+    network, 5 steps (15 sub-steps), floor 0.01, Z-hat / Z within 5 sigma of the enumerated Z (sigma: the relative
+    standard error of the mean weight; 100 000 walkers for Ising, 50 000 for Potts). Measured z: -0.39 and -2.4."""
+    target = ising(3, BETA) if model == "ising" else potts(3, 0.5, q=3)
+    q = None if model == "ising" else 3
+    path = LatticePath(target)
+    net = LocallyEquivariantMLP((3, 3), q, hidden=(16,), rngs=nnx.Rngs(1))
+    x0 = path.sample_base(jax.random.key(4), 100_000 if model == "ising" else 50_000)
+    out = jax.jit(lambda: simulation.simulate(jax.random.key(5), net, path, x0, simulation.uniform_grid(5),
+                                              jump_floor=0.01, checkerboard=True))()
+    w = np.exp(np.asarray(out.log_w, np.float64))
+    rel_se = w.std() / w.mean() / np.sqrt(len(w))
+    states, _ = target.enumerate_states()
+    log_z = float(jax.scipy.special.logsumexp(jax.vmap(target.log_prob)(jnp.asarray(states))))
+    assert abs((np.exp(np.log(w.mean()) + target.log_Z0 - log_z) - 1) / rel_se) < 5
+
+
+def test_checkerboard_refuses_what_it_cannot_do():
+    path = LatticePath(ising(4, BETA))
+    x0 = path.sample_base(jax.random.key(0), 4)
+    ts = simulation.uniform_grid(2)
+    for kwargs in ({"weight_point": "pre"}, {"quadrature": "post"}, {"correction": lambda key, x, t: x}):
+        with pytest.raises(InputError, match="checkerboard=True needs"):
+            simulation.simulate(jax.random.key(1), _zero_rates(None), path, x0, ts, checkerboard=True, **kwargs)
 
 
 # --------------------------------------------------------------------------
