@@ -14,6 +14,17 @@ and ``train_target_evals_L8_{network}`` record the training. Every figure is rec
 Every ``--curve-every`` updates the ESS of 500 walkers is recorded (off the training clock) as
 ``ess_curve_{network}_seed{k}`` and plotted in ``benchmarks/leaps_ess_curves.png``.
 
+**Both estimators, everywhere** (issue 44; added after the runs recorded before it): every scoring draw -- the
+final evaluations, the learning-curve points, the pilots and the studies -- also records LEAPS' own estimator, the
+Jarzynski quadrature as the reference code scores it (after the jump for Ising, before it for Potts), on the SAME
+walkers as the exact weights (``Leaps.sample_paired_with``; the floored chain's integrand, see
+``jaxsamp.learned.leaps.simulation.simulate``): ``..._quadrature_paper`` beside each exact-weight figure, and
+``ess_quadrature_paper_curve_...`` beside each ``ess_curve_...``. The exact weights stay the headline (unbiased);
+the quadrature is the like-for-like figure to set beside the paper's ESS (0.67 Ising, 0.20 Potts). Its extra
+network pass and evaluations per step (post-jump) are not charged to the sampler's evaluation counts: it is a
+second reading of the same walkers. The separately drawn quadrature rules (``_pre``, ``_trapezoid``, jumps without
+the floor) are kept as before.
+
 Target evaluations (network passes not counted, as in the paper): a sampling step with the exact
 weights evaluates ``log_prob`` once (after the jump; the value before it is carried from the previous
 step, plus one evaluation at the start) and ``flip_log_ratios`` once (the backward kernel) per walker; a training rollout step evaluates ``flip_log_ratios`` once per walker
@@ -203,7 +214,8 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
     of updates the curriculum is planned for comes from :func:`planned_updates`.
     Training runs in chunks of 50 updates until ``minutes`` of training time are
     spent (by at most one chunk) or twice the plan is done. Every ``curve_every``
-    updates the ESS of 500 walkers is recorded in ``curve`` as ``[updates, ess]``
+    updates the ESS of 500 walkers is recorded in ``curve`` as ``[updates, ess exact, ess quadrature_paper]``
+    (both on the same walkers, :func:`split_curve`)
     (off the training clock).
 
     With ``checkpoint`` (a folder), the state, the training seconds spent and the
@@ -228,9 +240,9 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
     trainer = Leaps(path, settings, walkers)
     model = trainer.model
     state = jax.jit(trainer.init)(key)
-    ess_of = jax.jit(lambda p, k: trainer.sample_with(p, k, CURVE_WALKERS).ess)
+    ess_of = jax.jit(lambda p, k: tuple(ws.ess for ws in trainer.sample_paired_with(p, k, CURVE_WALKERS)))
     steps, trained, curve = 0, 0.0, []
-    identity = f"bench_leaps train {network} planned {planned}, curve every {curve_every}"
+    identity = f"bench_leaps train {network} planned {planned}, curve every {curve_every}, both estimators"
     key_data = [int(v) for v in np.asarray(jax.random.key_data(key)).ravel()]
     try:
         found = ckpt.resume_point(checkpoint, key_data, identity, identity) if checkpoint is not None else None
@@ -239,13 +251,13 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
     if found is not None:
         folder, manifest = found
         steps = manifest["step"]
-        template = {"trained": np.zeros(()), "curve": np.zeros((steps // curve_every, 2))}
+        template = {"trained": np.zeros(()), "curve": np.zeros((steps // curve_every, 3))}
         state, book = ckpt.restore(folder, manifest, state, template)
         trained, curve = float(book["trained"]), np.asarray(book["curve"]).tolist()
         print(f"leaps {network}: resumed from {folder} at {steps} updates, {trained:.0f} s", flush=True)
 
     def save():
-        book = {"trained": np.float64(trained), "curve": np.asarray(curve, np.float64).reshape(-1, 2)}
+        book = {"trained": np.float64(trained), "curve": np.asarray(curve, np.float64).reshape(-1, 3)}
         ckpt.save(checkpoint, steps, state, book, key_data, identity, identity)
         ckpt.prune(checkpoint, 2)
 
@@ -258,8 +270,8 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
         steps += chunk
         line = f"leaps {network}: {steps} updates, {trained:.0f} s"
         if steps % curve_every == 0:
-            curve.append([steps, float(ess_of(state.params, jax.random.fold_in(key, 10_000 + steps)))])
-            line += f", ESS {curve[-1][1]:.3f} ({CURVE_WALKERS} walkers)"
+            curve.append([steps, *map(float, ess_of(state.params, jax.random.fold_in(key, 10_000 + steps)))])
+            line += f", ESS {curve[-1][1]:.3f}, paper's quadrature {curve[-1][2]:.3g} ({CURVE_WALKERS} walkers)"
         print(line, flush=True)
         if checkpoint is not None and trained - saved_at >= checkpoint_seconds:
             save()
@@ -267,6 +279,18 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
     if checkpoint is not None and saved_at != trained:
         save()
     return model, state.params, state.buffer, settings, steps, steps / trained, curve
+
+
+def split_curve(curve) -> tuple[list, list]:
+    """``(ess_curve, ess_quadrature_paper_curve)``, each ``[[updates, ess], ...]``, from :func:`train`'s curve."""
+    return [[u, e] for u, e, _ in curve], [[u, q] for u, _, q in curve]
+
+
+def paired_draws(path, settings: LeapsSettings, params, key, first: int, repeats: int, walkers: int) -> dict:
+    """``{"exact": [...], "quadrature_paper": [...]}``: ``repeats`` draws on keys ``first..``, both on the same walkers."""
+    draw = jax.jit(lambda p, k: Leaps(path, settings).sample_paired_with(p, k, walkers))
+    pairs = [draw(params, jax.random.fold_in(key, first + j)) for j in range(repeats)]
+    return {"exact": [e for e, _ in pairs], "quadrature_paper": [q for _, q in pairs]}
 
 
 def training_target_evals(settings: LeapsSettings, steps: int, walkers: int, num_sites: int) -> float:
@@ -280,16 +304,17 @@ def training_target_evals(settings: LeapsSettings, steps: int, walkers: int, num
 
 
 def plot_ess_curves(series: dict, goals: dict, title: str, path: Path, log_scale: bool = False) -> None:
-    """ESS against training updates: ``series`` maps a label to ``(curve, colour index)``, ``goals`` a label to a level.
+    """ESS against training updates: ``series`` maps a label to ``(curve, colour index[, line style])``, ``goals`` a
+    label to a level.
 
     ``log_scale`` puts the ESS on a log axis from 1e-5, for curves that stay near 1 / walkers.
     """
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for label, (curve, colour) in series.items():
+    for label, (curve, colour, *style) in series.items():
         curve = np.array(curve)
         if len(curve):
-            ax.plot(curve[:, 0], curve[:, 1], marker=".", color=f"C{colour}", label=label)
+            ax.plot(curve[:, 0], curve[:, 1], marker=".", color=f"C{colour}", ls=(style or ["-"])[0], label=label)
     for i, (label, level) in enumerate(goals.items()):
         ax.axhline(level, color="grey", ls=("--", ":")[i % 2], lw=1, label=label)
     ax.set(xlabel="training updates", ylabel=f"ESS ({CURVE_WALKERS} walkers)", title=title)
@@ -310,6 +335,11 @@ def plot_curves(results: dict, seeds, path: Path) -> None:
         network if seed == seeds[0] else f"{network} seed {seed}": (results.get(f"ess_curve_{network}_seed{seed}", []), i)
         for i, network in enumerate(NETWORKS) for seed in seeds
     }
+    series.update({
+        f"{network} seed {seed}, paper's quadrature": (
+            results.get(f"ess_quadrature_paper_curve_{network}_seed{seed}", []), i, "--")
+        for i, network in enumerate(NETWORKS) for seed in seeds
+    })
     title = f"LEAPS, Ising {L}x{L} at beta = {BETA}, {SAMPLING_STEPS} steps, seeds {list(seeds)}"
     plot_ess_curves(series, {"goal 0.8": 0.8}, title, path)
 
@@ -317,6 +347,8 @@ def plot_curves(results: dict, seeds, path: Path) -> None:
 def plot_l15_curves(results: dict) -> None:
     """The L = 15 learning curve of each problem's chosen network, on a log ESS axis, with the goals."""
     series = {p: (results.get(f"ess_curve_L15_{p}", []), i) for i, p in enumerate(L15_PROBLEMS)}
+    series.update({f"{p}, paper's quadrature": (results.get(f"ess_quadrature_paper_curve_L15_{p}", []), i, "--")
+                   for i, p in enumerate(L15_PROBLEMS)})
     goals = {f"goal {p} {g}": g for p, g in L15_GOALS.items()}
     plot_ess_curves(series, goals, f"LEAPS at {L15}x{L15}, the chosen network per problem", CURVE_PLOT_L15, log_scale=True)
 
@@ -424,9 +456,12 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
     def pilot(i: int, network: str) -> dict:  # validation keys 300.. score it, and nothing else uses them
         model, params, _, pilot_settings, *_ = train(path, network, args.quick, args.pilot_minutes, train_walkers,
                                                      jax.random.fold_in(key, 10 + i), 10**9, overrides)
-        ess = float(Leaps(path, pilot_settings).sample_with(params, jax.random.fold_in(key, 300 + i), CURVE_WALKERS).ess)
-        print(f"L15 {problem} pilot {network}: ESS {ess:.3f}", flush=True)
-        return {f"pilot_ess_L15_{problem}_{network}": ess}
+        exact, quadrature = Leaps(path, pilot_settings).sample_paired_with(params, jax.random.fold_in(key, 300 + i),
+                                                                             CURVE_WALKERS)
+        ess = float(exact.ess)  # the pick uses the exact weights, as the protocol fixed
+        print(f"L15 {problem} pilot {network}: ESS {ess:.3f}, paper's quadrature {float(quadrature.ess):.3g}", flush=True)
+        return {f"pilot_ess_L15_{problem}_{network}": ess,
+                f"pilot_ess_L15_{problem}_{network}_quadrature_paper": float(quadrature.ess)}
 
     networks = ["conv"] if args.quick else args.networks
     for i, network in enumerate(networks):
@@ -439,15 +474,16 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
         model, params, _, final_settings, steps, rate, curve = train(
             path, best, args.quick, args.train_minutes or 120.0, train_walkers, jax.random.fold_in(key, 20),
             args.curve_every, overrides, checkpoints / f"final_{best}", args.checkpoint_minutes * 60)
-        draw = jax.jit(lambda p, k: Leaps(path, final_settings).sample_with(p, k, walkers))
-        samples = [draw(params, jax.random.fold_in(key, 100 + j)) for j in range(repeats)]
-        figures = sample_figures(problem, {"exact": samples}, log_z_ref, "L15")
+        draws = paired_draws(path, final_settings, params, key, 100, repeats, walkers)
+        figures = sample_figures(problem, draws, log_z_ref, "L15")
+        curve, quadrature_curve = split_curve(curve)
         figures.update({
             f"network_L15_{problem}": best,
             f"logz_fe_abs_err_L15_{problem}": abs(float(free_energy_log_Z(model, params, path)) - log_z_ref),
             f"train_steps_L15_{problem}": steps,
             f"train_minutes_L15_{problem}": steps / rate / 60,
             f"ess_curve_L15_{problem}": curve,
+            f"ess_quadrature_paper_curve_L15_{problem}": quadrature_curve,
         })
         if problem == "ising":
             thousand = jax.jit(lambda p, k: Leaps(path, final_settings).sample_with(p, k, 1000).log_w)
@@ -511,10 +547,9 @@ def steps_study(study: str, args, seeds, walkers: int, repeats: int, train_walke
         for n in steps_grid:
             for suffix, rate in floors.items():
                 at_n = dataclasses.replace(settings, eval_steps=n, jump_floor_rate=rate)
-                draw = jax.jit(lambda p, k, s=at_n: Leaps(path, s).sample_with(p, k, walkers))
-                samples = [draw(params, jax.random.fold_in(key, first_key + j)) for j in range(repeats)]
+                draws = paired_draws(path, at_n, params, key, first_key, repeats, walkers)
                 figures = {f"{study}_{name}": value for name, value in
-                           sample_figures(f"{STUDY_NETWORK}_{n}steps{suffix}", {"exact": samples}, exact).items()}
+                           sample_figures(f"{STUDY_NETWORK}_{n}steps{suffix}", draws, exact).items()}
                 for name, value in figures.items():
                     record_seed(results, "bench_leaps", name, seed, value, args.quick)
                 results[f"{study}_target_evals_L8_{n}steps"] = walkers * (2 * n + 1)
@@ -608,9 +643,11 @@ def main(argv=None):
                 jax.random.fold_in(key, list(NETWORKS).index(network)), args.curve_every,
             )
             if curve:
-                results[f"ess_curve_{network}_seed{seed}"] = curve
-            draws = {}
-            for rule in rules:  # evaluation keys 100.. are used for nothing else
+                results[f"ess_curve_{network}_seed{seed}"], results[f"ess_quadrature_paper_curve_{network}_seed{seed}"] = (
+                    split_curve(curve))
+            # evaluation keys 100.. are used for nothing else; the exact weights with the paper's quadrature beside them
+            draws = paired_draws(path, settings, params, key, 100, repeats, walkers)
+            for rule in rules[1:]:
                 draw = jax.jit(lambda p, k, r=rule: Leaps(path, settings).sample_with(p, k, walkers, r))
                 draws[rule] = [draw(params, jax.random.fold_in(key, 100 + j)) for j in range(repeats)]
             figures = sample_figures(network, draws, exact)

@@ -21,6 +21,19 @@ Protocol (fixed before the first run; every variant gets the same budget):
   exact samples and their backward paths. Headline: ``logz_abs_err``, the importance-weighted
   (reverse) log Z error; also ``elbo``, ``eubo``, ``ess``, ``sinkhorn``, ``emc`` (gmm),
   ``energy_evals`` (training) and ``train_minutes``.
+  **From issue 44 on** (the runs recorded before it used the 2000 paths above, and are to be re-run): one 2000-path
+  log Z is about as noisy as the spread between trained models (one funnel model: 0.43 ± 0.10 over disjoint
+  2000-path sets), so ``--eval-paths`` (default 10 000, as Sendera et al.'s code) forward paths and as many exact
+  samples are scored: ``logz_abs_err`` is the error of the log Z of all of them (headline), and
+  ``logz_abs_err_sets_mean`` / ``logz_abs_err_sets_sd`` the mean and sd of the errors of ``--eval-sets`` (5)
+  disjoint sets of them (2000 paths each: Sendera et al.'s Table 1 reports such a mean ± sd, over 5 runs), with
+  ``logz_sets_sd`` the sd of their log Z. ``elbo``, ``eubo`` and ``ess`` use all paths; ``sinkhorn`` the first
+  set (2000, its protocol size). ``--quick``: 128 paths in 2 sets.
+* **Many-well against the collapse value**: a sampler whose paths sit only in the deeper well of each of the 16
+  double wells gets a log Z error of ``16 log(1 / p)`` with ``p`` the deeper well's mass (0.8443), 2.708 --
+  the published PIS / TB / VarGrad 2.67-2.69 is that value. It is computed from the target
+  (``ManyWell.deeper_wells_log_Z_gap``) and recorded as ``many_well_collapse_logz_abs_err``; a many-well figure
+  shows mode mixing only below it.
 * **SMC at equal evaluations**: ``jaxsamp.smc.anneal`` along the geometric path from
   ``N(0, s^2 I)`` (s = 1 / 40 / 2 for funnel / gmm / many-well), 2000 particles, a linear schedule
   whose length spends the mean training evaluations of the four diffusion runs of that target and
@@ -36,7 +49,7 @@ Protocol (fixed before the first run; every variant gets the same budget):
   seeds recorded so far (``{figure}_seeds`` counts them). Runs go seed by seed, cheapest target first.
 
 Usage: python scripts/bench_paths.py [--quick] [--groups diffusion smc tps] [--targets ...] [--seeds 0 1 2]
-       [--variants pis-kl ...] [--variates learned batch_mean zero]
+       [--variants pis-kl ...] [--variates learned batch_mean zero] [--eval-paths 10000] [--eval-sets 5]
 """
 
 from __future__ import annotations
@@ -70,11 +83,12 @@ def build_target(name: str):
     return jaxsamp.targets.get(params.pop("name"), **params)
 
 
-def train_diffusion(method, loss, target_name, seed, quick):
-    """Train one PIS/DDS run for its target's number of updates; return the evaluation figures."""
+def train_diffusion(method, loss, target_name, seed, quick, n_eval: int, n_sets: int):
+    """Train one PIS/DDS run for its target's number of updates; return the evaluation figures on ``n_eval`` paths
+    (scored whole and as ``n_sets`` disjoint sets) and ``n_eval // n_sets`` samples for the mode plots."""
     _, max_diffusion, init_std, updates, _, _ = TARGETS[target_name]
     target = build_target(target_name)
-    steps, batch, updates, n_eval = (16, 32, 20, 128) if quick else (100, 256, updates, 2000)
+    steps, batch, updates = (16, 32, 20) if quick else (100, 256, updates)
     settings = DiffusionSettings(loss=loss, num_steps=steps, learning_rate=1e-3, max_diffusion=max_diffusion,
                                  init_std=init_std)
     sampler = DiffusionSampler(method, target, settings, batch)
@@ -83,10 +97,14 @@ def train_diffusion(method, loss, target_name, seed, quick):
     start = time.perf_counter()
     state, _ = run(sampler.step, state, jax.random.fold_in(key, 1), updates, chunk=100, progress=False)
     train_minutes = (time.perf_counter() - start) / 60
-    figures = evaluate_path_sampler(sampler, state.params, jax.random.fold_in(key, 2), n_eval)
+    figures = evaluate_path_sampler(sampler, state.params, jax.random.fold_in(key, 2), n_eval, num_sets=n_sets)
     nan = float("nan")
     out = {  # a run whose every path is non-finite has no log Z: recorded as NaN, with the count
         "logz_abs_err": figures.get("log_Z_reverse_abs_err", nan),
+        "logz_abs_err_sets_mean": figures.get("log_Z_reverse_abs_err_sets_mean", nan),
+        "logz_abs_err_sets_sd": figures.get("log_Z_reverse_abs_err_sets_sd", nan),
+        "logz_sets_sd": figures.get("log_Z_reverse_sets_sd", nan),
+        "eval_paths": n_eval,
         "elbo": figures.get("elbo", nan),
         "eubo": figures.get("eubo", nan),
         "ess": figures.get("ess", 0.0),
@@ -98,7 +116,7 @@ def train_diffusion(method, loss, target_name, seed, quick):
     }
     if "emc" in figures:
         out["emc"] = figures["emc"]
-    samples = np.asarray(sampler.sample(state, jax.random.fold_in(key, 3), n_eval).x)
+    samples = np.asarray(sampler.sample(state, jax.random.fold_in(key, 3), n_eval // n_sets).x)
     return out, samples
 
 
@@ -190,7 +208,13 @@ def main(argv=None):
                         help="diffusion variants to run (default all four; to finish a seed that was cut short)")
     parser.add_argument("--variates", nargs="+", choices=VARIATES,
                         help="TPS-DPS control variates to run (default all three; to finish a seed that was cut short)")
+    parser.add_argument("--eval-paths", type=int, default=None,
+                        help="forward paths (and exact samples) scored per run (default 10 000; --quick 128)")
+    parser.add_argument("--eval-sets", type=int, default=None,
+                        help="disjoint sets the paths are also scored in, for the spread (default 5; --quick 2)")
     args = parser.parse_args(argv)
+    n_eval = args.eval_paths or (128 if args.quick else 10_000)
+    n_sets = args.eval_sets or (2 if args.quick else 5)
     targets = ["gmm"] if args.quick else args.targets
     seeds = args.seeds[:1] if args.quick else args.seeds
     variates = VARIATES[:1] if args.quick else [v for v in VARIATES if not args.variates or v in args.variates]
@@ -198,7 +222,7 @@ def main(argv=None):
     variants = list(zip(METHODS, LOSSES)) if args.quick else [(m, l) for m in METHODS for l in LOSSES]
     if args.variants:
         variants = [v for v in variants if f"{v[0]}-{v[1]}" in args.variants]
-    results: dict = {}
+    results: dict = {"many_well_collapse_logz_abs_err": build_target("many_well").deeper_wells_log_Z_gap}
 
     def save():
         path = benchmark_io.write_results("bench_paths", results, quick=args.quick, merge=True)
@@ -208,7 +232,8 @@ def main(argv=None):
         for target_name in targets:
             samples = {}
             for method, loss in variants if "diffusion" in args.groups else ():
-                figures, samples[f"{method}-{loss}"] = train_diffusion(method, loss, target_name, seed, args.quick)
+                figures, samples[f"{method}-{loss}"] = train_diffusion(method, loss, target_name, seed, args.quick,
+                                                                       n_eval, n_sets)
                 for fig, value in figures.items():
                     name = f"{method}_{loss}_{target_name}_{fig}"
                     benchmark_io.record_seed(results, "bench_paths", name, seed, value, args.quick)

@@ -185,11 +185,14 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "eval_steps": Entry("CTMC steps per evaluation walker.", SETTING),
         "log_Z_free_energy": Entry("log Z read from the learned free energy F(1).", "close to log_Z_exact"),
         "log_Z_free_energy_abs_err": Entry("|log_Z_free_energy - log_Z_exact|.", "small; a learned estimate"),
-        "ess_<rule>": Entry("Normalised ESS under weight rule ``<rule>`` (``exact``: the exact discrete-time weights; "
-                            "``pre`` / ``post`` / ``trapezoid``: quadratures of the Jarzynski integral).", "close to 1"),
+        "ess_<rule>": Entry("Normalised ESS under weight rule ``<rule>`` (``exact``: the exact discrete-time weights, "
+                            "unbiased; ``quadrature_paper``: the paper's Jarzynski quadrature -- after the jump for Ising, "
+                            "before it for Potts -- on the SAME walkers as ``exact``, the figure to set beside the paper's "
+                            "ESS; ``pre`` / ``post`` / ``trapezoid``: quadratures on their own unfloored draws).", "close to 1"),
         "ess_since_last_resample_<rule>": Entry("With resampling on: the ESS of the weights since the last resampling.", "close to 1"),
-        "log_Z_hat_<rule>": Entry("log Z estimated under weight rule ``<rule>`` (``exact``, ``pre``, ``post``, ``trapezoid``): "
-                                  "the same walkers weighted by each rule.", "equal to log_Z_exact within a few 0.01"),
+        "log_Z_hat_<rule>": Entry("log Z estimated under weight rule ``<rule>`` (``exact``, ``quadrature_paper``, ``pre``, "
+                                  "``post``, ``trapezoid``): every rule drawn with the same key; ``exact`` and "
+                                  "``quadrature_paper`` on the very same walkers.", "equal to log_Z_exact within a few 0.01"),
         "log_Z_abs_err_<rule>": Entry("|log_Z_hat_<rule> - log_Z_exact|.", "0"),
         "ess_untrained": Entry("ESS of the untrained network's walkers (the annealing baseline).", "well below ``ess``"),
         "ess_since_last_resample_untrained": Entry("With resampling on: the untrained network's ESS since the last resampling.", "context"),

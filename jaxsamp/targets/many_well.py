@@ -96,6 +96,19 @@ class ManyWell(Target):
         x2 = jax.random.normal(kz, (n, self.num_wells), u.dtype)
         return jnp.stack([x1, x2], axis=-1).reshape(n, -1)
 
+    @property
+    def deeper_wells_log_Z_gap(self) -> float:
+        """``m log(1 / p)``: how far below ``log Z`` an importance sampler lands whose proposal sits only in the
+        deeper (right) well of every one of the ``m`` double wells.
+
+        Its weights are the target's restricted to that one mode of the ``2^m``, so its log Z estimate
+        converges to ``log Z + m log p`` with ``p`` = :attr:`right_well_probability` (0.8443 here: the
+        wells' weights from the tabulated CDF). For d = 32 it is ``16 log(1 / 0.8443) = 2.708``, the
+        published PIS / TB / VarGrad many-well log Z error (2.67-2.69, Sendera et al. 2024, Table 1): a
+        mode-collapsed sampler's value, the level a many-well figure must beat to show any mode mixing.
+        """
+        return -self.num_wells * math.log(self.right_well_probability)
+
     def in_right_well(self, xs):
         """Which double-well coordinates of ``xs`` (n, d) lie in the deeper (right) well: (n, m) bools.
 

@@ -75,6 +75,9 @@ def test_shipped_configs_load(name):
 def test_run_writes_metrics_samples_and_plots(tiny_run):
     run_dir, metrics = tiny_run
     assert 0 < metrics["ess_trapezoid"] <= 1 and "ess_pre" not in metrics  # compare_weight_points=false
+    # the exact weights and the paper's (post-jump, Ising) quadrature on their walkers are always recorded
+    assert 0 < metrics["ess_exact"] <= 1 and 0 < metrics["ess_quadrature_paper"] <= 1
+    assert "log Z (exact weights)" in metrics["verdict"] and "the paper's quadrature" in metrics["verdict"]
     assert metrics["ess"] == metrics["ess_trapezoid"] and metrics["train_steps"] == 150
     assert metrics["warnings"] == []  # a healthy run passes the learned-run health check
     saved = np.load(run_dir / "samples.npz")

@@ -61,10 +61,22 @@ def test_particle_systems_without_exact_log_z_report_w2():
 
 def test_leaps_uses_the_walkers_and_says_when_resampling_leaves_no_error():
     se = log_z_standard_error(0.3, 4000)
-    figures = {"log_Z_hat": 15.0 + 2 * se, "log_Z_exact": 15.0, "ess": 0.3, "eval_walkers": 4000}
+    figures = {"log_Z_hat_exact": 15.0 + 2 * se, "log_Z_exact": 15.0, "ess_exact": 0.3, "eval_walkers": 4000}
     assert "within" in verdict(cfg("leaps"), EXACT, figures)
-    resampled = {"log_Z_hat": 15.1, "log_Z_exact": 15.0, "ess_since_last_resample": 0.9, "eval_walkers": 4000}
+    resampled = {"log_Z_hat_exact": 15.1, "log_Z_exact": 15.0, "ess_since_last_resample_exact": 0.9,
+                 "eval_walkers": 4000}
     assert "no standard error" in verdict(cfg("leaps"), EXACT, resampled)
+
+
+def test_leaps_headline_is_the_exact_weights_with_the_papers_quadrature_beside_them():
+    """A config whose headline rule is a quadrature (``ess``, ``log_Z_hat``) is still judged on the exact weights."""
+    se = log_z_standard_error(0.3, 4000)
+    figures = {"log_Z_hat": 15.0 + 10 * se, "ess": 0.9, "log_Z_hat_exact": 15.0 + 2 * se, "ess_exact": 0.3,
+               "log_Z_exact": 15.0, "eval_walkers": 4000, "ess_quadrature_paper": 0.67,
+               "log_Z_hat_quadrature_paper": 15.2}
+    line = verdict(cfg("leaps"), EXACT, figures)
+    assert "log Z (exact weights)" in line and "within" in line and "ESS 0.300 of 4000" in line
+    assert "the paper's quadrature on the same walkers: ESS 0.670, log Z 15.2000" in line
 
 
 def test_mcmc_means_and_bernoulli_tv():

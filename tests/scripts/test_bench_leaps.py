@@ -13,6 +13,9 @@ from _quick_bench import quick_payload
 FIGURES = {
     f"{figure}_L8_{network}{suffix}" for network in ("conv", "mlp", "attention") for suffix in ("", "_sd", "_seed0")
     for figure in ("ess", "logz_abs_err", "logz_fe_abs_err", "train_steps_per_s", "train_target_evals")
+} | {  # the paper's quadrature on the exact weights' walkers, beside every exact-weight figure
+    f"{figure}_L8_{network}_quadrature_paper" for network in ("conv", "mlp", "attention")
+    for figure in ("ess", "logz_hat", "logz_abs_err")
 } | {"smc_logz_abs_err_L8_equal_evals", "smc_logz_abs_err_L8_total_evals", "buffer_bytes_per_state"}
 
 
@@ -37,7 +40,9 @@ def test_bench_leaps_quick_lattice_15_goes_on_after_a_kill(tmp_path):
     args = ("--lattice", "15", "--problems", "potts")
     first = quick_payload("leaps", *args, results_dir=tmp_path)["results"]
     names = ("logz_reference_L15_potts", "logz_reference_L15_potts_sd", "pilot_ess_L15_potts_conv", "ess_L15_potts",
-             "logz_abs_err_L15_potts", "logz_fe_abs_err_L15_potts", "train_minutes_L15_potts", "ess_curve_L15_potts")
+             "logz_abs_err_L15_potts", "logz_fe_abs_err_L15_potts", "train_minutes_L15_potts", "ess_curve_L15_potts",
+             "ess_L15_potts_quadrature_paper", "logz_abs_err_L15_potts_quadrature_paper",
+             "pilot_ess_L15_potts_conv_quadrature_paper", "ess_quadrature_paper_curve_L15_potts")
     assert set(names) <= set(first)
     assert first["network_L15_potts"] == "conv" and 0 < first["ess_L15_potts"] <= 1
     assert first["logz_reference_L15_potts_sd"] > 0 and math.isfinite(first["logz_abs_err_L15_potts"])
@@ -63,6 +68,8 @@ def test_bench_leaps_quick_lattice_15_goes_on_after_a_kill(tmp_path):
     assert set(third["stages_L15_potts"]) == {"settings", "reference", "pilot_conv"}
     fourth = quick_payload("leaps", *args, "--curve-every", "6", results_dir=tmp_path)["results"]  # only the final uses it
     assert fourth["stages_L15_potts"]["settings"]["curve_every"] == 6 and "final" in fourth["stages_L15_potts"]
+    # each curve point (chunks of 4 updates: the 12th is the one divisible by 6): both estimators on the same walkers
+    assert [u for u, _ in fourth["ess_curve_L15_potts"]] == [u for u, _ in fourth["ess_quadrature_paper_curve_L15_potts"]] == [12]
     with pytest.raises(SystemExit, match=r"other settings \(curve_every\)"):
         quick_payload("leaps", *args, results_dir=tmp_path)
 
@@ -79,6 +86,7 @@ def test_bench_leaps_quick_steps_study(tmp_path):
     results = quick_payload("leaps", "--steps-study", results_dir=tmp_path)["results"]
     for n in (4, 8):
         assert 0 < results[f"steps_study_ess_L8_attention_{n}steps"] <= 1
+        assert 0 < results[f"steps_study_ess_L8_attention_{n}steps_quadrature_paper"] <= 1
         assert math.isfinite(results[f"steps_study_logz_abs_err_L8_attention_{n}steps"])
         assert results[f"steps_study_target_evals_L8_{n}steps"] == 256 * (2 * n + 1)
     assert not any(k.startswith("ess_L8") for k in results)  # the protocol's figures are left alone

@@ -9,6 +9,10 @@ def test_bench_paths_quick(tmp_path):
         assert out[f"{name}_energy_evals"] > 0 and out[f"{name}_nonfinite_paths"] >= 0
         assert f"{name}_logz_abs_err" in out and out[f"{name}_logz_abs_err_seeds"] == 1
         assert 0.0 <= out[f"{name}_emc"] <= 1.0
+        # 128 paths scored whole and as 2 disjoint sets of 64: the sets' mean error and spread
+        assert out[f"{name}_eval_paths"] == 128 and out[f"{name}_logz_abs_err_sets_mean"] >= 0
+        assert out[f"{name}_logz_abs_err_sets_sd"] >= 0 and out[f"{name}_logz_sets_sd"] >= 0
+    assert round(out["many_well_collapse_logz_abs_err"], 3) == 2.708  # 16 log(1 / 0.8443), from the target
     assert out["smc_gmm_logz_abs_err"] >= 0 and out["smc_gmm_target_evals"] > 0
     assert (tmp_path / "bench_paths_gmm_seed0_quick.png").stat().st_size > 0
     assert 0.0 <= out["tps_thp"] <= 100.0

@@ -88,3 +88,15 @@ def test_float64_samples(target):
 def test_odd_dimension_is_rejected():
     with pytest.raises(ValueError, match="even dim"):
         mw.ManyWell(dim=31)
+
+
+def test_the_deeper_wells_gap_is_the_log_z_error_of_a_collapsed_sampler(target):
+    """``16 log(1 / p)`` with ``p`` the right well's mass by adaptive quadrature from the barrier (the energy's local
+    maximum, the root of E'(x) = 4x^3 - 12x - 0.5 nearest 0, found here independently): 2.708, the published
+    PIS / VarGrad many-well error. (Importance sampling from the target restricted to the all-right mode has
+    weights Z p^16 on every draw, hence log Z-hat = log Z - gap.)"""
+    roots = np.roots([4.0, 0.0, -12.0, -0.5]).real
+    barrier = float(roots[np.argmin(np.abs(roots))])
+    p_right = integrate.quad(_unnormalised, barrier, np.inf, epsabs=0, epsrel=1e-12)[0] / _z1_quad()
+    assert target.deeper_wells_log_Z_gap == pytest.approx(-16 * math.log(p_right), rel=1e-6)
+    assert round(target.deeper_wells_log_Z_gap, 3) == 2.708

@@ -77,6 +77,7 @@ from jaxsamp.mcmc import discrete
 RateFn = Callable[[jax.Array, jax.Array], jax.Array]
 Correction = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
 WEIGHT_POINTS = ("exact", "pre", "post", "trapezoid")
+QUADRATURE_POINTS = ("pre", "post")  # the quadratures the exact rule can carry on its own draws (``quadrature=``)
 JUMP_FLOOR = 1e-4  # the exact rule's per-site floor on every move's probability
 MAX_LOG_RATIO = 50.0  # backward rates use pi(y) / pi(x') capped at e^50 (the step probability is clipped at 1)
 
@@ -98,7 +99,8 @@ def rates(G: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jax.nn.relu(G), jax.nn.relu(-G)
 
 
-def jarzynski_integrand(G: jax.Array, log_ratios: jax.Array, dlog_prob_dt: jax.Array) -> jax.Array:
+def jarzynski_integrand(G: jax.Array, log_ratios: jax.Array, dlog_prob_dt: jax.Array, rate_scale=1.0,
+                        rate_floor=0.0) -> jax.Array:
     """The Jarzynski integrand ``K_t(x)`` of LEAPS for ONE state.
 
     Parameters
@@ -110,14 +112,23 @@ def jarzynski_integrand(G: jax.Array, log_ratios: jax.Array, dlog_prob_dt: jax.A
         (``-ΔU``; the path's ``flip_log_ratios(x, t)``).
     dlog_prob_dt : scalar
         ``d/dt log pi_t(x) = -d_t U_t(x)``.
+    rate_scale, rate_floor : float
+        The chain's move rates are ``rate_scale ReLU(±G) + rate_floor`` (default:
+        ``ReLU(±G)``, the network's). A step of length ``h`` whose site laws are
+        floored by ``f`` (:func:`jump_probabilities`) moves at the rates
+        ``(1 - q f) ReLU(±G) + f / h`` (to first order in ``h``), so that is the
+        integrand of the chain the exact rule simulates. (For Potts the own
+        category's entry, ``G = 0`` there, adds ``rate_floor (1 - 1) = 0``.)
 
     Returns
     -------
     scalar
-        ``dlog_prob_dt - [sum ReLU(-G) exp(log_ratios) - sum ReLU(G)]``.
+        ``dlog_prob_dt - [sum in_rates exp(log_ratios) - sum out_rates]``.
     """
     chex.assert_equal_shape([G, log_ratios])
     out_rates, in_rates = rates(G)
+    out_rates = rate_scale * out_rates + rate_floor
+    in_rates = rate_scale * in_rates + rate_floor
     return dlog_prob_dt - (jnp.sum(in_rates * jnp.exp(log_ratios)) - jnp.sum(out_rates))
 
 
@@ -244,12 +255,16 @@ class Rollout(NamedTuple):
         How many times the walkers were resampled.
     trajectory : array ``(K + 1, M, *event_shape)`` or None
         States at ``t_0 .. t_K`` when ``record=True``.
+    log_w_quadrature : array (M,) or None
+        With ``quadrature=`` (exact rule only): the Jarzynski quadrature's
+        log-weights of the SAME walkers and jumps as ``log_w``.
     """
 
     x: jax.Array
     log_w: jax.Array
     num_resampled: jax.Array
     trajectory: jax.Array | None
+    log_w_quadrature: jax.Array | None = None
 
 
 def simulate(
@@ -266,6 +281,8 @@ def simulate(
     record: bool = False,
     jump_floor: float = JUMP_FLOOR,
     jump_floor_rate: float | None = None,
+    quadrature: str | None = None,
+    checkerboard: bool = False,
 ) -> Rollout:
     """Run the LEAPS CTMC with importance weights from ``x0`` along the time grid ``ts``.
 
@@ -310,6 +327,32 @@ def simulate(
         floor-made moves per site and path is ``jump_floor_rate`` at any number
         of steps. In ``(0, 1 / q)``; the grid lies in ``[0, 1]``, so every step's
         floor does too. The weights stay unbiased either way.
+    quadrature : {"pre", "post"}, optional
+        With the exact rule only, and without resampling: also accumulate LEAPS'
+        Jarzynski quadrature on the SAME walkers and jumps
+        (``Rollout.log_w_quadrature``): ``A_q += h K_{t_k}(X_k)`` (``pre``, the
+        reference code's Potts convention; no extra network pass) or
+        ``h K_{t_k}(X')`` at the state after the jump (``post``, its Ising
+        convention; one more pass per step). ``K`` is the integrand of the chain
+        actually simulated, whose rates include the floor
+        (:func:`jarzynski_integrand` with ``rate_scale = 1 - q f``,
+        ``rate_floor = f / h``); with the floor at 0 it is the paper's. Biased at
+        finite ``h``, unlike ``log_w``: the pair shows the paper's figure beside
+        the unbiased one.
+    checkerboard : bool
+        With the exact rule only (no ``quadrature``, no ``correction``): split
+        every Euler step into one sub-step per colour class of
+        :func:`jaxsamp.mcmc.discrete.checkerboard_colours` (2 on even sides, 3
+        when a side is odd), so that no step moves two interacting sites. Sub-step
+        ``c`` of step ``k`` moves only the sites of colour ``c``, each with the
+        probabilities of the full step ``h`` (and its floor), from the rates at
+        its own state and at the time ``t_k + c h / C``; it is an exact AIS move
+        from ``pi_{t_k + c h / C}`` to ``pi_{t_k + (c + 1) h / C}`` with its own
+        reverse kernel (the same colour, rates at the state it lands in), so the
+        weights stay unbiased. The target ratio of the moved sites then factorises
+        site by site as the reverse kernel assumes; the network's rates still see
+        the other moved sites. ``C`` network passes per step instead of one;
+        ``record`` returns the ``K C + 1`` sub-step states.
 
     Returns
     -------
@@ -324,12 +367,43 @@ def simulate(
     batch_g = jax.vmap(rate_fn, in_axes=(0, None))
     exact = weight_point == "exact"
     deferred = exact and correction is None  # B_k from the next step's forward pass at x' = X_{k+1}
+    if quadrature is not None:
+        if quadrature not in QUADRATURE_POINTS:
+            raise InputError(f"quadrature must be one of {QUADRATURE_POINTS} or None, got {quadrature!r}")
+        if not exact:
+            raise InputError(f"quadrature= rides on the exact rule's draws: needs weight_point='exact', got {weight_point!r}")
+        if resample_threshold is not None:
+            raise InputError("quadrature= cannot be combined with resample_threshold (resampling follows one weight only)")
+    if checkerboard and (not exact or quadrature is not None or correction is not None):
+        raise InputError("checkerboard=True needs weight_point='exact' without quadrature= or correction= "
+                         f"(got weight_point={weight_point!r}, quadrature={quadrature!r}, "
+                         f"correction={'set' if correction is not None else None})")
+    q = discrete.lattice_categories(path.target) or 2
     if exact:
-        q = discrete.lattice_categories(path.target) or 2
         if not 0.0 < jump_floor < 1.0 / q:
             raise InputError(f"jump_floor must lie in (0, 1/{q}) for the exact weights, got {jump_floor}")
         if jump_floor_rate is not None and not 0.0 < jump_floor_rate < 1.0 / q:
             raise InputError(f"jump_floor_rate must lie in (0, 1/{q}) for the exact weights, got {jump_floor_rate}")
+
+    jump_h = jnp.diff(ts)  # the time each step's jump probabilities cover
+    masks = None
+    if checkerboard:  # sub-step j of step j // C moves the sites of colour j % C over the whole step's jump time
+        colours = discrete.checkerboard_colours(tuple(x0.shape[1:]))
+        num_colours = int(colours.max()) + 1
+        masks = jnp.asarray(colours[None] == np.arange(num_colours).reshape(-1, *(1,) * colours.ndim))
+        fractions = jnp.arange(num_colours, dtype=ts.dtype) / num_colours
+        ts = jnp.concatenate([(ts[:-1, None] + jump_h[:, None] * fractions).ravel(), ts[-1:]])
+        jump_h = jnp.repeat(jump_h, num_colours)
+        num_steps, active = num_steps * num_colours, active * num_colours
+
+    def restrict(x, probs, k):
+        """Step ``k``'s site laws with the sites outside its colour class held still (no mask: unchanged)."""
+        if masks is None:
+            return probs
+        mask = masks[k % masks.shape[0]]
+        if probs.shape == x.shape:
+            return jnp.where(mask, probs, 0.0)
+        return jnp.where(mask[..., None], probs, jax.nn.one_hot(x, q, dtype=probs.dtype))
 
     def floor_of(h):
         """The floor of a step of length ``h``: none for the quadratures, else per step or per unit time."""
@@ -337,16 +411,20 @@ def simulate(
             return 0.0
         return jump_floor if jump_floor_rate is None else jump_floor_rate * h
 
-    def integrand(x, t, G):
+    def integrand(x, t, G, rate_scale=1.0, rate_floor=0.0):
         return jax.vmap(
-            lambda xi, Gi: jarzynski_integrand(Gi, path.flip_log_ratios(xi, t), path.dlog_prob_dt(xi, t))
+            lambda xi, Gi: jarzynski_integrand(Gi, path.flip_log_ratios(xi, t), path.dlog_prob_dt(xi, t),
+                                               rate_scale, rate_floor)
         )(x, G)
 
-    def log_backward(x_from, x_to, G_from, t_from, h):
-        """``log B(x_from -> x_to)``: an Euler step of the reversed chain, rates from ``G`` at ``(x_from, t_from)``."""
+    def log_backward(x_from, x_to, G_from, t_from, k):
+        """``log B(x_from -> x_to)`` of step ``k``: an Euler step of the reversed chain over step ``k``'s jump time,
+        rates from ``G`` at ``(x_from, t_from)``, on step ``k``'s colour class with ``checkerboard``."""
+        h = jump_h[k]
+
         def one(xf, xt, Gf):
             probs = jump_probabilities(xf, backward_rates(Gf, path.flip_log_ratios(xf, t_from)), h, floor_of(h))
-            return log_jump_probability(xf, xt, probs)
+            return log_jump_probability(xf, xt, restrict(xf, probs, k))
 
         return jax.vmap(one)(x_from, x_to, G_from)
 
@@ -354,23 +432,28 @@ def simulate(
         return jax.vmap(path.log_prob, in_axes=(0, None))(x, t)
 
     def move(carry, k):
-        x, log_w, n_res, x_prev, lp = carry  # lp = log pi_t(x), carried by the exact weights (else unused)
+        x, log_w, n_res, x_prev, lp, log_wq = carry  # lp = log pi_t(x), carried by the exact weights (else unused)
         t, t_next = ts[k], ts[k + 1]
-        h = t_next - t
+        h = jump_h[k]  # t_next - t, or the whole step's with checkerboard (whose sub-steps only the exact rule has)
         key_k = jax.random.fold_in(key, k)
         key_jump, key_mcmc, key_res = jax.random.split(key_k, 3)
         G = batch_g(x, t)
         probs = jax.vmap(jump_probabilities, in_axes=(0, 0, None, None))(x, jax.nn.relu(G), h, floor_of(h))
+        probs = jax.vmap(restrict, in_axes=(0, 0, None))(x, probs, k)
         x_new = jax.vmap(draw_jump)(jax.random.split(key_jump, num_walkers), x, probs)
         if exact:
             log_forward = jax.vmap(log_jump_probability)(x, x_new, probs)
             lp_new = log_prob(x_new, t_next)
             log_w = log_w + lp_new - lp - log_forward
             if deferred:  # complete the previous step's weight with its backward kernel at x = its x'
-                h_prev = t - ts[jnp.maximum(k - 1, 0)]
-                log_w = log_w + jnp.where(k > 0, log_backward(x, x_prev, G, t, h_prev), 0.0)
+                log_w = log_w + jnp.where(k > 0, log_backward(x, x_prev, G, t, jnp.maximum(k - 1, 0)), 0.0)
             else:
-                log_w = log_w + log_backward(x_new, x, batch_g(x_new, t_next), t_next, h)
+                log_w = log_w + log_backward(x_new, x, batch_g(x_new, t_next), t_next, k)
+            if quadrature is not None:  # the floored chain's integrand, on these very jumps
+                f = floor_of(h)
+                scale, floor_rate = 1.0 - q * f, jnp.where(h > 0, f / jnp.where(h > 0, h, 1.0), 0.0)
+                x_q, G_q = (x, G) if quadrature == "pre" else (x_new, batch_g(x_new, t))
+                log_wq = log_wq + h * integrand(x_q, t, G_q, scale, floor_rate)
         elif weight_point == "pre":
             log_w = log_w + h * integrand(x, t, G)
         elif weight_point == "trapezoid":
@@ -395,24 +478,25 @@ def simulate(
             low = WeightedSamples(x_new, log_w).ess < resample_threshold
             x_new, log_w, x_prev, lp_new = jax.lax.cond(low, resample, lambda o: o, (x_new, log_w, x_prev, lp_new))
             n_res = n_res + low.astype(jnp.int32)
-        return x_new, log_w, n_res, x_prev, lp_new
+        return x_new, log_w, n_res, x_prev, lp_new, log_wq
 
     def body(carry, k):
         new = jax.lax.cond(k < active, move, lambda c, _: c, carry, k)
         return new, (carry[0] if record else None)
 
     lp0 = log_prob(x0, ts[0]) if exact else jnp.zeros((num_walkers,), jnp.float32)
-    init = (x0, jnp.zeros((num_walkers,), jnp.float32), jnp.zeros((), jnp.int32), x0, lp0)
-    (x, log_w, n_res, x_prev, _), traj = jax.lax.scan(body, init, jnp.arange(num_steps))
+    zeros = jnp.zeros((num_walkers,), jnp.float32)
+    init = (x0, zeros, jnp.zeros((), jnp.int32), x0, lp0, zeros)
+    (x, log_w, n_res, x_prev, _, log_wq), traj = jax.lax.scan(body, init, jnp.arange(num_steps))
     last = jnp.asarray(active)
     t_end = ts[last]
     if weight_point == "trapezoid":
         log_w = log_w + 0.5 * (t_end - ts[last - 1]) * integrand(x, t_end, batch_g(x, t_end))
     elif deferred:
-        log_w = log_w + log_backward(x, x_prev, batch_g(x, t_end), t_end, t_end - ts[last - 1])
+        log_w = log_w + log_backward(x, x_prev, batch_g(x, t_end), t_end, last - 1)
     if record:
         traj = jnp.concatenate([traj, x[None]], axis=0)
-    return Rollout(x, log_w, n_res, traj)
+    return Rollout(x, log_w, n_res, traj, log_wq if quadrature is not None else None)
 
 
 def sample(
@@ -434,3 +518,27 @@ def sample(
     x0 = path.sample_base(key_x0, num_walkers)
     out = simulate(key_sim, rate_fn, path, x0, ts, **kwargs)
     return WeightedSamples(out.x, out.log_w, jnp.asarray(path.log_Z0, jnp.float32))
+
+
+def sample_paired(
+    key: jax.Array,
+    rate_fn: RateFn,
+    path,
+    num_walkers: int,
+    ts: jax.Array,
+    quadrature: str,
+    **kwargs,
+) -> tuple[WeightedSamples, WeightedSamples]:
+    """:func:`sample` with the exact rule, returning both estimators on the SAME walkers.
+
+    Returns ``(exact, quadrature)``: two :class:`WeightedSamples` with the same
+    ``x``, the exact discrete-time log-weights and LEAPS' Jarzynski quadrature
+    at ``quadrature`` (``"pre"`` or ``"post"``; :func:`simulate`'s
+    ``quadrature=``). Keyword arguments go to :func:`simulate` (not
+    ``weight_point`` nor ``resample_threshold``).
+    """
+    key_x0, key_sim = jax.random.split(key)
+    x0 = path.sample_base(key_x0, num_walkers)
+    out = simulate(key_sim, rate_fn, path, x0, ts, weight_point="exact", quadrature=quadrature, **kwargs)
+    log_Z0 = jnp.asarray(path.log_Z0, jnp.float32)
+    return WeightedSamples(out.x, out.log_w, log_Z0), WeightedSamples(out.x, out.log_w_quadrature, log_Z0)

@@ -93,6 +93,10 @@ class LeapsSettings:
     """A floor per unit time instead (:func:`jaxsamp.learned.leaps.simulation.simulate`): ``jump_floor_rate * h`` per step."""
     compare_weight_points: bool = True
     """Also evaluate the other weight conventions (the experiment reports ESS and log Z of each)."""
+    paper_quadrature: str = "auto"
+    """Where LEAPS' Jarzynski quadrature, recorded beside the exact weights on the same walkers
+    (``quadrature_paper``), evaluates its integrand: ``auto`` (the reference code's convention: ``post``
+    for Ising, ``pre`` for Potts), ``pre`` or ``post``."""
     resample_threshold: float | None = None
     reference_chains: int = 1000
     """Glauber chains for the observables' reference when the lattice is too big to enumerate."""
@@ -112,6 +116,8 @@ class LeapsSettings:
             raise InputError(f"eval_grid must be one of {sorted(simulation.TIME_GRIDS)}, got {self.eval_grid!r}")
         if self.weight_point not in simulation.WEIGHT_POINTS:
             raise InputError(f"weight_point must be one of {simulation.WEIGHT_POINTS}, got {self.weight_point!r}")
+        if self.paper_quadrature not in ("auto", *simulation.QUADRATURE_POINTS):
+            raise InputError(f"paper_quadrature must be 'auto', 'pre' or 'post', got {self.paper_quadrature!r}")
         if not 0.0 < self.jump_floor < 0.5:
             raise InputError(f"jump_floor must lie in (0, 1/q) (below 0.5 for spins), got {self.jump_floor}")
         if self.jump_floor_rate is not None and not 0.0 < self.jump_floor_rate < 0.5:
@@ -361,7 +367,10 @@ class Leaps:
             simulation.metropolis_correction(path, settings.eval_mcmc_updates)
             if settings.eval_mcmc_updates > 0 else None
         )
+        self.quadrature_point = (("post" if path.target.domain.kind == "spin" else "pre")
+                                 if settings.paper_quadrature == "auto" else settings.paper_quadrature)
         self.draw = jax.jit(self.sample_with, static_argnums=(2, 3))
+        self.draw_paired = jax.jit(self.sample_paired_with, static_argnums=2)
         self.trainer = Trainer(self.init, self.step)
 
     # ---- training -------------------------------------------------------------
@@ -426,6 +435,47 @@ class Leaps:
             resample_threshold=s.resample_threshold, jump_floor=s.jump_floor, jump_floor_rate=s.jump_floor_rate,
         )
 
+    def sample_paired_with(self, params, key: jax.Array, num_walkers: int) -> tuple[WeightedSamples, WeightedSamples]:
+        """Both estimators on the SAME walkers: ``(exact, quadrature_paper)``.
+
+        The exact discrete-time weights and LEAPS' Jarzynski quadrature at
+        :attr:`quadrature_point` (the reference code's: after the jump for Ising,
+        before it for Potts), on one simulation of the exact rule's (floored)
+        chain (:func:`~jaxsamp.learned.leaps.simulation.sample_paired`). Same
+        grid and floor as :meth:`sample_with`; no resampling. Pure;
+        :attr:`draw_paired` is its jitted form.
+        """
+        s = self.settings
+        return simulation.sample_paired(
+            key, self.model.rate_fn(params), self.path, num_walkers, simulation.TIME_GRIDS[s.eval_grid](s.eval_steps),
+            self.quadrature_point, correction=self._eval_correction, jump_floor=s.jump_floor,
+            jump_floor_rate=s.jump_floor_rate,
+        )
+
+    def sample_paired(self, state: LeapsTrainState, key: jax.Array, num_samples: int) -> dict[str, WeightedSamples]:
+        """``{"exact": ..., "quadrature_paper": ...}``: :meth:`sample_paired_with` in batches, as :meth:`sample` draws.
+
+        With the same key, ``exact`` is what ``sample(state, key, n, "exact")`` returns.
+        """
+        draw = functools.partial(self.draw_paired, state.params)
+        exact, quadrature = draw_samples(draw, key, num_samples, self.settings.eval_batch)
+        return {"exact": exact, "quadrature_paper": quadrature}
+
+    def evaluation_samples(self, state: LeapsTrainState, key: jax.Array, num_samples: int) -> dict[str, WeightedSamples]:
+        """The evaluation's weighted samples by rule, every rule drawn with ``key``.
+
+        Always ``exact`` and, on the same walkers, ``quadrature_paper`` (:meth:`sample_paired`;
+        without resampling, which follows one weight only); the headline rule
+        ``settings.weight_point``; and every other rule when ``compare_weight_points``.
+        """
+        s = self.settings
+        rules = simulation.WEIGHT_POINTS if s.compare_weight_points else ("exact", s.weight_point)
+        samples = self.sample_paired(state, key, num_samples) if s.resample_threshold is None else {}
+        for rule in rules:
+            if rule not in samples:
+                samples[rule] = self.sample(state, key, num_samples, weight_point=rule)
+        return samples
+
     def sample(self, state: LeapsTrainState, key: jax.Array, num_samples: int,
                weight_point: str | None = None) -> WeightedSamples:
         """``num_samples`` lattice states with their log-weights: ``.x`` (n, Lx, Ly), ``.log_Z`` estimates log Z.
@@ -442,15 +492,17 @@ class Leaps:
         """The ``leaps`` experiment kind's weight figures (:func:`weight_figures`) and the free energy's log Z.
 
         ``ess``, ``log_Z_hat`` and ``log_w_var`` of the headline rule
-        (``settings.weight_point``); ``ess_<rule>``, ``log_Z_hat_<rule>`` for every rule
-        when ``compare_weight_points``; ``log_Z_exact`` (Kaufman / transfer matrix,
-        when cheap) with the ``log_Z_abs_err*`` of each estimate;
-        ``log_Z_free_energy`` (:func:`free_energy_log_Z`). Every rule draws with
-        the same key (as the experiment does).
+        (``settings.weight_point``); ``ess_exact`` and ``ess_quadrature_paper``
+        (with their ``log_Z_hat_*``): the exact weights and the paper's quadrature
+        on the same walkers (:meth:`evaluation_samples`); ``ess_<rule>``,
+        ``log_Z_hat_<rule>`` for every other rule when ``compare_weight_points``;
+        ``log_Z_exact`` (Kaufman / transfer matrix, when cheap) with the
+        ``log_Z_abs_err*`` of each estimate; ``log_Z_free_energy``
+        (:func:`free_energy_log_Z`). Every rule draws with the same key (as the
+        experiment does).
         """
         s = self.settings
-        rules = simulation.WEIGHT_POINTS if s.compare_weight_points else (s.weight_point,)
-        samples = {rule: self.sample(state, key, num_samples, weight_point=rule) for rule in rules}
+        samples = self.evaluation_samples(state, key, num_samples)
         exact = self.target.log_Z
         out = weight_figures(samples, None, s.weight_point, s.resample_threshold, exact)
         out["log_Z_free_energy"] = float(free_energy_log_Z(self.model, state.params, self.path))
@@ -462,16 +514,23 @@ class Leaps:
 def draw_samples(draw, key: jax.Array, num_samples: int, batch: int) -> WeightedSamples:
     """``num_samples`` walkers from ``draw(key, n)`` in batches of at most ``batch`` (one weighted sample set).
 
-    Batch ``i`` uses ``fold_in(key, i)``.
+    Batch ``i`` uses ``fold_in(key, i)``. ``draw`` may return a tuple of
+    :class:`WeightedSamples` (:meth:`Leaps.sample_paired_with`); the result is
+    then the tuple of the joined sets.
     """
     parts, done, i = [], 0, 0
     while done < num_samples:
         n = min(batch, num_samples - done)
         parts.append(draw(jax.random.fold_in(key, i), n))
         done, i = done + n, i + 1
-    return WeightedSamples(
-        jnp.concatenate([p.x for p in parts]), jnp.concatenate([p.log_w for p in parts]), parts[0].log_Z0
-    )
+
+    def join(sets):
+        return WeightedSamples(jnp.concatenate([p.x for p in sets]), jnp.concatenate([p.log_w for p in sets]),
+                               sets[0].log_Z0)
+
+    if isinstance(parts[0], WeightedSamples):
+        return join(parts)
+    return tuple(join(sets) for sets in zip(*parts))
 
 
 def weight_figures(samples: dict[str, WeightedSamples], untrained: WeightedSamples | None, headline: str,

@@ -63,6 +63,9 @@ def test_fit_leaps_on_a_3x3_ising_lattice(target):
     figures = fitted.evaluate(1, N)  # the headline rule with the same key: the same walkers
     assert figures["log_Z_hat"] == pytest.approx(log_z, abs=1e-6) and figures["ess"] == pytest.approx(ess, abs=1e-6)
     assert figures["log_Z_exact"] == pytest.approx(exact, abs=1e-4)
+    # the paper's quadrature (post-jump, Ising) on the exact rule's walkers: both always recorded
+    assert figures["ess_exact"] == pytest.approx(ess, abs=1e-6) and 0 < figures["ess_quadrature_paper"] <= 1
+    assert np.isfinite(figures["log_Z_hat_quadrature_paper"]) and "ess_pre" not in figures
     assert figures["log_Z_abs_err"] == pytest.approx(abs(log_z - target.log_Z), abs=1e-6)
     assert np.isfinite(figures["log_Z_free_energy"])
     assert "leaps on ising" in fitted.summary()

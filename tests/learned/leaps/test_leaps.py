@@ -18,6 +18,7 @@ from jaxsamp.core import WeightedSamples
 from jaxsamp.core.errors import InputError
 from jaxsamp.learned.leaps import simulation
 from jaxsamp.learned.leaps.training import curriculum_grid, curriculum_schedule
+from jaxsamp.mcmc import discrete
 from jaxsamp.nets.locally_equivariant import LocallyEquivariantMLP
 from jaxsamp.targets.lattice import LatticePath, ising, potts
 
@@ -285,6 +286,131 @@ def test_exact_weights_with_a_floor_per_unit_time_estimate_z():
     assert abs((np.exp(np.log(w.mean()) + target.log_Z0 - target.exact_log_Z()) - 1) / rel_se) < 5
     immediate = run(lambda key, x, t: x)
     np.testing.assert_allclose(np.asarray(immediate.log_w), np.asarray(deferred.log_w), rtol=1e-4, atol=1e-4)
+
+
+# --------------------------------------------------------------------------
+# checkerboard sub-steps
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model,shape,num_colours", [("ising", (3, 3), 3), ("potts", (4, 4), 2)])
+def test_checkerboard_sub_steps_move_one_colour_class_at_a_time(model, shape, num_colours):
+    """Each step becomes one sub-step per colour of ``checkerboard_colours`` (3 on a 3x3 torus, 2 on 4x4), and
+    sub-step j changes only sites of colour j mod C -- never two neighbours; a floor of 0.2 makes moves likely."""
+    target = ising(list(shape), BETA) if model == "ising" else potts(list(shape), 0.5, q=3)
+    q = None if model == "ising" else 3
+    path = LatticePath(target)
+    colours = discrete.checkerboard_colours(shape)
+    out = simulation.simulate(jax.random.key(1), _random_net(shape, q), path, path.sample_base(jax.random.key(0), 64),
+                              simulation.uniform_grid(4), jump_floor=0.2, checkerboard=True, record=True)
+    traj = np.asarray(out.trajectory)
+    assert traj.shape[0] == 4 * num_colours + 1
+    for j in range(4 * num_colours):
+        moved = traj[j + 1] != traj[j]
+        assert moved.any() and not moved[:, colours != j % num_colours].any(), j
+
+
+@pytest.mark.parametrize("model", ["ising", "potts"])
+def test_checkerboard_exact_weights_estimate_z(model):
+    """The checkerboard sub-steps keep the exact weights unbiased: on 3x3 lattices (3 colours), an untrained
+    network, 5 steps (15 sub-steps), floor 0.01, Z-hat / Z within 5 sigma of the enumerated Z (sigma: the relative
+    standard error of the mean weight; 100 000 walkers for Ising, 50 000 for Potts). Measured z: -0.39 and -2.4."""
+    target = ising(3, BETA) if model == "ising" else potts(3, 0.5, q=3)
+    q = None if model == "ising" else 3
+    path = LatticePath(target)
+    net = LocallyEquivariantMLP((3, 3), q, hidden=(16,), rngs=nnx.Rngs(1))
+    x0 = path.sample_base(jax.random.key(4), 100_000 if model == "ising" else 50_000)
+    out = jax.jit(lambda: simulation.simulate(jax.random.key(5), net, path, x0, simulation.uniform_grid(5),
+                                              jump_floor=0.01, checkerboard=True))()
+    w = np.exp(np.asarray(out.log_w, np.float64))
+    rel_se = w.std() / w.mean() / np.sqrt(len(w))
+    states, _ = target.enumerate_states()
+    log_z = float(jax.scipy.special.logsumexp(jax.vmap(target.log_prob)(jnp.asarray(states))))
+    assert abs((np.exp(np.log(w.mean()) + target.log_Z0 - log_z) - 1) / rel_se) < 5
+
+
+def test_checkerboard_refuses_what_it_cannot_do():
+    path = LatticePath(ising(4, BETA))
+    x0 = path.sample_base(jax.random.key(0), 4)
+    ts = simulation.uniform_grid(2)
+    for kwargs in ({"weight_point": "pre"}, {"quadrature": "post"}, {"correction": lambda key, x, t: x}):
+        with pytest.raises(InputError, match="checkerboard=True needs"):
+            simulation.simulate(jax.random.key(1), _zero_rates(None), path, x0, ts, checkerboard=True, **kwargs)
+
+
+# --------------------------------------------------------------------------
+# the paper's quadrature on the exact rule's draws
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model,point", [("ising", "post"), ("potts", "pre")])
+def test_the_quadrature_rides_on_the_exact_draws(model, point):
+    """By construction: the paired run's walkers and exact log-weights are those of the exact rule alone (same key),
+    and its quadrature is ``sum_k h_k K(X, t_k)`` recomputed from the recorded trajectory -- at the state before the
+    jump (``pre``) or after it (``post``) -- with the floored chain's rates ``(1 - q f) ReLU(±G) + f / h``."""
+    target = ising(3, BETA) if model == "ising" else potts(3, 0.5, q=3)
+    q = None if model == "ising" else 3
+    path = LatticePath(target)
+    net = _random_net((3, 3), q)
+    x0 = path.sample_base(jax.random.key(0), 200)
+    ts = simulation.cubic_exponential_grid(6)
+    floor = 0.01
+    run = jax.jit(lambda quad: simulation.simulate(jax.random.key(1), net, path, x0, ts, jump_floor=floor,
+                                                   quadrature=quad, record=True), static_argnums=0)
+    paired, alone = run(point), run(None)
+    assert alone.log_w_quadrature is None
+    np.testing.assert_array_equal(np.asarray(paired.trajectory), np.asarray(alone.trajectory))
+    np.testing.assert_array_equal(np.asarray(paired.log_w), np.asarray(alone.log_w))
+
+    traj, ts_np, num_q = np.asarray(paired.trajectory), np.asarray(ts), q or 2
+    expected = np.zeros(200)
+    for k in range(6):
+        t, h = ts_np[k], ts_np[k + 1] - ts_np[k]
+        states = jnp.asarray(traj[k] if point == "pre" else traj[k + 1])
+        K = jax.vmap(lambda x: simulation.jarzynski_integrand(
+            net(x, t), path.flip_log_ratios(x, t), path.dlog_prob_dt(x, t), 1.0 - num_q * floor, floor / h))(states)
+        expected += h * np.asarray(K, np.float64)
+    assert np.std(expected) > 0.1  # non-trivial weights
+    np.testing.assert_allclose(np.asarray(paired.log_w_quadrature), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_the_paired_sample_refuses_what_it_cannot_do():
+    path = LatticePath(ising(3, BETA))
+    x0 = path.sample_base(jax.random.key(0), 4)
+    ts = simulation.uniform_grid(2)
+    with pytest.raises(InputError, match="quadrature must be one of"):
+        simulation.simulate(jax.random.key(1), _zero_rates(None), path, x0, ts, quadrature="trapezoid")
+    with pytest.raises(InputError, match="weight_point='exact'"):
+        simulation.simulate(jax.random.key(1), _zero_rates(None), path, x0, ts, weight_point="pre", quadrature="pre")
+    with pytest.raises(InputError, match="resample_threshold"):
+        simulation.simulate(jax.random.key(1), _zero_rates(None), path, x0, ts, quadrature="pre", resample_threshold=0.5)
+
+
+def test_the_quadrature_converges_to_the_exact_weights_and_log_z_as_steps_grow():
+    """3x3 Ising, an untrained network, the floor 0.05 per unit time (one chain at every step count), 50 000 walkers,
+    the paper's Ising (post-jump) quadrature beside the exact weights on the same walkers at 4, 16 and 64 steps.
+
+    Pathwise, a step's exact log-weight and ``h K`` agree to higher order in ``h`` (for one flip the target ratio
+    cancels against the reverse kernel's), so the mean |A_quadrature - A_exact| over the walkers falls with the
+    steps: measured 6.5, 3.8 and 1.4 at these seeds; asserted decreasing and below 0.3x the 4-step value at 64.
+    The quadrature's log Z is off the enumerated log Z by more than 4 standard errors at 4 steps (measured -0.36,
+    about 7) and within 5 at 64 (-0.10, about 1.7); the standard error is the relative one of the mean weight.
+    """
+    target = ising(3, BETA)
+    path = LatticePath(target)
+    net = LocallyEquivariantMLP((3, 3), None, hidden=(16,), rngs=nnx.Rngs(1))
+    exact_log_z = target.exact_log_Z()
+    gaps, z_scores = [], []
+    for steps in (4, 16, 64):
+        exact, quad = jax.jit(lambda k, n=steps: simulation.sample_paired(
+            k, net, path, 50_000, simulation.uniform_grid(n), "post", jump_floor_rate=0.05))(jax.random.key(0))
+        np.testing.assert_array_equal(np.asarray(exact.x), np.asarray(quad.x))
+        gaps.append(float(np.mean(np.abs(np.asarray(quad.log_w) - np.asarray(exact.log_w)))))
+        log_w = np.asarray(quad.log_w, np.float64)
+        w = np.exp(log_w - log_w.max())
+        z_scores.append((float(quad.log_Z) - exact_log_z) / (w.std() / w.mean() / np.sqrt(len(w))))
+    assert gaps[0] > gaps[1] > gaps[2] and gaps[2] < 0.3 * gaps[0], gaps
+    assert abs(z_scores[0]) > 4 and abs(z_scores[2]) < 5, z_scores
 
 
 # --------------------------------------------------------------------------
