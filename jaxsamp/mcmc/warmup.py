@@ -516,16 +516,8 @@ def sampling_kernel(
 
 
 @functools.lru_cache(maxsize=64)
-def _sampling_kernel(
-    method: str,
-    logdensity_fn: Callable,
-    algorithm: str = "nuts",
-    thin: int = 1,
-    guard: bool = True,
-    static: tuple = (),
-    chain_method: str = "vectorized",
-) -> Kernel:
-    """:func:`sampling_kernel`, cached on its positional arguments."""
+def _sampling_kernel(method, logdensity_fn, algorithm, thin, guard, static, chain_method) -> Kernel:
+    """:func:`sampling_kernel`, cached on all of its arguments, passed in order."""
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     thin = check_int("thin", thin, ge=1)
