@@ -60,3 +60,19 @@ def _release_compiled_programs():
 
     jax.clear_caches()
     gc.collect()
+
+
+@pytest.fixture
+def compilations():
+    """The backend compilations (event names) that happen while the test runs: ``[]`` means nothing compiled."""
+    import jax
+
+    seen: list[str] = []
+
+    def listen(event, duration, **kwargs):
+        if event.endswith("backend_compile_duration"):
+            seen.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    yield seen
+    jax.monitoring.unregister_event_duration_listener(listen)

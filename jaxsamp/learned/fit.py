@@ -69,6 +69,8 @@ class Fitted:
     def __init__(self, method: str, sampler, state, history: dict, seconds: float, warnings_: list[str]):
         self.method, self.sampler, self.state = method, sampler, state
         self.history, self.seconds, self.warnings = history, seconds, warnings_
+        # compiled once per number of samples: a second call with the same n only samples
+        self._sample = jax.jit(sampler.sample, static_argnums=2)
 
     def sample(self, key, num_samples: int) -> WeightedSamples:
         """``num_samples`` weighted draws: ``WeightedSamples`` with ``.x``, ``.log_w``, ``.ess``, ``.log_Z``.
@@ -76,10 +78,11 @@ class Fitted:
         ``.x`` is a PyTree with a leading axis of ``num_samples``: states for most
         methods (``(n, *event_shape)``), whole paths for a path sampler (TPS-DPS:
         a ``TransitionPaths``, whose ``.log_Z`` is the path measure's, not the
-        target's); the method's ``sample`` docstring says which.
+        target's); the method's ``sample`` docstring says which. Compiled once per
+        ``num_samples``: a second call with the same number only samples.
         """
         num_samples = check_int("num_samples", num_samples, ge=1)
-        return self.sampler.sample(self.state, as_key("key", key), num_samples)
+        return self._sample(self.state, as_key("key", key), num_samples)
 
     def evaluate(self, key, num_samples: int, **options) -> dict:
         """The method's metrics against the target's exact answers / references (floats).

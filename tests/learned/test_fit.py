@@ -46,7 +46,7 @@ def test_every_registered_method_is_tested():
 
 
 @pytest.mark.parametrize("method", sorted(SMALL))
-def test_fit_gives_unbiased_weights_on_a_gaussian(method):
+def test_fit_gives_unbiased_weights_on_a_gaussian(method, compilations):
     """The weights are exact whatever the training reached, so log Z-hat is within its error budget.
 
     The budget: log Z-hat's standard deviation is about sqrt((1/ESS - 1) / n) for n samples (delta method);
@@ -59,6 +59,9 @@ def test_fit_gives_unbiased_weights_on_a_gaussian(method):
     assert all(len(v) == steps for v in fitted.history.values())
     samples = fitted.sample(1, N)
     assert samples.x.shape == (N, 2)
+    del compilations[:]
+    again = fitted.sample(1, N)  # compiled once per number of samples
+    assert compilations == [] and np.array_equal(np.asarray(again.log_w), np.asarray(samples.log_w))
     ess, log_z = float(samples.ess), float(samples.log_Z)
     assert 0.05 < ess <= 1.0 and np.isfinite(log_z)
     assert abs(log_z - TARGET.log_Z) < 5 * np.sqrt((1 / ess - 1) / N) + 0.02

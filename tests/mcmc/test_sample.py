@@ -46,18 +46,11 @@ def test_eight_schools_matches_the_long_reference_run(posterior):
     assert set(posterior.info) >= {"acceptance_rate", "is_divergent", "num_integration_steps", "tree_depth"}
 
 
-_COMPILATIONS: list[str] = []  # backend compilations while a test listens (see below)
-jax.monitoring.register_event_duration_secs_listener(
-    lambda event, duration, **kwargs: _COMPILATIONS.append(event) if event.endswith("backend_compile_duration") else None
-)
-
-
-def test_a_second_call_with_the_same_model_and_data_values_compiles_nothing(posterior):
+def test_a_second_call_with_the_same_model_and_data_values_compiles_nothing(posterior, compilations):
     """The numpyro target, its starting points, warm-up, sampler, health checks and constraining are all reused."""
-    del _COMPILATIONS[:]
     again = jaxsamp.sample(eight_schools, model_args=(np.array(SIGMA), np.array(Y)), key=1, num_chains=4,
                            num_warmup=1000, num_samples=2000, progress=False)  # new arrays, the same values
-    assert _COMPILATIONS == [], f"{len(_COMPILATIONS)} compilations in the second call"
+    assert compilations == [], f"{len(compilations)} compilations in the second call"
     np.testing.assert_array_equal(np.asarray(again.positions), np.asarray(posterior.positions))
 
 
