@@ -49,7 +49,7 @@ kappa = 1 (1000 draws), the log normaliser at d = 2 and 1024, selection over 10^
 32 lists, nprobe from 8, 16, 32 on 16 x 4 tuning draws; no clustered set) and the selection plot at 5000
 actions and 1000 draws.
 
-Usage: python scripts/bench_vmf.py [--quick]
+Usage: python scripts/bench_vmf.py [--quick] [--only sampling|selection]
 """
 
 from __future__ import annotations
@@ -232,15 +232,21 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="CI-sized run (d = 64, kappa = 1, 1000 draws; log normaliser at d = 2 and 1024; "
                         "10^4 uniform actions only; a 5000-action plot)")
+    parser.add_argument("--only", choices=("sampling", "selection"),
+                        help="one part: the vMF draws and log normaliser, or the exploration selections with the "
+                        "d = 4 paper simulation; the other part's recorded figures are kept")
     args = parser.parse_args(argv)
-    results = sampling_rates(1_000, (64,), (1.0,)) if args.quick else sampling_rates(100_000)
-    results["vmf_log_norm_max_rel_err"] = log_norm_error(QUICK_GRID_DIMS if args.quick else GRID_DIMS)
-    results.update(selection_rates(10_000, 16, 32, clustered=False, draws_per_query=4) if args.quick
-                   else selection_rates(1_000_000, 256, 1024))
-    results.update(selection_plot(args.quick))
+    results = {}
+    if args.only != "selection":
+        results.update(sampling_rates(1_000, (64,), (1.0,)) if args.quick else sampling_rates(100_000))
+        results["vmf_log_norm_max_rel_err"] = log_norm_error(QUICK_GRID_DIMS if args.quick else GRID_DIMS)
+    if args.only != "sampling":
+        results.update(selection_rates(10_000, 16, 32, clustered=False, draws_per_query=4) if args.quick
+                       else selection_rates(1_000_000, 256, 1024))
+        results.update(selection_plot(args.quick))
     for key, value in results.items():
         print(f"{key}: {value:.4g}")
-    print(f"wrote {write_results('bench_vmf', results, quick=args.quick)}")
+    print(f"wrote {write_results('bench_vmf', results, quick=args.quick, merge=args.only is not None)}")
 
 
 if __name__ == "__main__":
