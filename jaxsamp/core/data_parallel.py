@@ -10,8 +10,8 @@ explicit ``pmean``). The wrapped trainer is again a Trainer, so the driver
 (:func:`jaxsamp.run`), its checkpoints and resume take it unchanged, on one
 host or many (after ``jax.distributed.initialize()``).
 
-How it works
-------------
+How it works:
+
 * **Layout of the train state.** ``init`` places every leaf replicated
   (``P()``), except the storage of replay buffers, whose leading (capacity)
   axis is sharded (``P(axis)``): buffers grow with the batch, parameters do not.
