@@ -87,7 +87,8 @@ def sample(buffer: ReplayBuffer, key: jax.Array, n: int) -> PyTree:
     """``n`` items drawn uniformly with replacement from the valid ones, in their storage dtype.
 
     The buffer must hold at least one item (sampling an empty buffer returns
-    slot 0, which holds zeros).
+    slot 0, which holds zeros). The draws are a training step's batch: under
+    :func:`~jaxsamp.core.data_parallel.data_parallel` they are split over the devices.
     """
     idx = jax.random.randint(key, (n,), 0, jnp.maximum(buffer.size, 1))
     return batch_constraint(jax.tree.map(lambda store: store[idx], buffer.data))

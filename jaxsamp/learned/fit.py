@@ -159,7 +159,7 @@ def _batch_axis(mesh) -> str:
     """The mesh axis the batch is split over: ``"batch"``, or the only axis of a 1-D mesh."""
     if not isinstance(mesh, jax.sharding.Mesh):
         raise InputError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}",
-                         "jaxsamp.core.data_parallel.batch_mesh() builds one over every device")
+                         "jaxsamp.batch_mesh() builds one over every device")
     if BATCH in mesh.shape:
         return BATCH
     if len(mesh.shape) == 1:
@@ -222,7 +222,7 @@ def fit(
         each step's batch is split over its ``"batch"`` axis (or its only axis, e.g. a
         :func:`~jaxsamp.core.chain_mesh`), parameters are replicated, and the numbers equal
         the one-device run's up to the order of float reductions. ``batch_size`` must be a
-        multiple of the axis' size. ``jaxsamp.core.data_parallel.batch_mesh()`` spans every device.
+        multiple of the axis' size. ``jaxsamp.batch_mesh()`` spans every device.
 
     Returns
     -------
