@@ -50,7 +50,7 @@ CASES = {
     "leaps": (jaxsamp.targets.get("ising", L=3, beta=0.4407), {
         "network": "mlp", "network_params": {"hidden": [8]}, "free_energy_hidden": [8], "loss_batch": 16,
         "rollout_steps": 4, "curriculum_steps": 4, "rollout_every": 2, "buffer_rollouts": 2, "states_per_walker": 2,
-        "mcmc_updates": 1, "eval_steps": 4, "compare_weight_points": False}, 16, 3),
+        "mcmc_updates": 0, "eval_steps": 4, "compare_weight_points": False}, 16, 3),
     "gflownet": (Hypergrid(2, 4), {"hidden": (8,), "history_size": 64, "backward_policy": "tlm"}, 16, 3),
     # soft DQN: the prioritised buffer, the one batch storage the flow losses do not use
     "gflownet_dqn": (Hypergrid(2, 4), {"hidden": (8,), "history_size": 64, "loss": "soft_dqn", "buffer_size": 256,
