@@ -3,7 +3,8 @@
 Every sampler is a pair of pure functions over PyTree states (``Kernel`` for
 Markov kernels, ``Trainer`` for learned samplers), composed by combinators and
 run by one driver, :func:`~jaxsamp.run`. :func:`~jaxsamp.sample` is the one-call path for MCMC,
-:func:`~jaxsamp.fit` for the learned samplers.
+:func:`~jaxsamp.fit` for the learned samplers. :func:`~jaxsamp.shard` puts chains on a device mesh,
+:func:`~jaxsamp.data_parallel` trains any Trainer with its batch split over one.
 
 >>> import jax, blackjax, jaxsamp
 >>> posterior = jaxsamp.sample(lambda x: -0.5 * (x ** 2).sum(), init=jax.numpy.zeros(3), progress=False)
@@ -43,6 +44,7 @@ from jaxsamp.core import (
     shard_state,
     thin,
 )
+from jaxsamp.core.data_parallel import batch_mesh, data_parallel
 
 __version__ = "0.1.0"
 
@@ -54,7 +56,7 @@ _LAZY = {
 
 __all__ = [
     "AnnealingPath", "Fitted", "GeometricPath", "Kernel", "Posterior", "Target", "Trainer", "WeightedSamples",
-    "adaptive", "chain_mesh", "compose", "ensemble", "guard_finite", "map_chains", "mixture",
+    "adaptive", "batch_mesh", "chain_mesh", "compose", "data_parallel", "ensemble", "guard_finite", "map_chains", "mixture",
     "on_blocks", "position_of", "register_position", "repeat", "robbins_monro_step_size", "run", "sample", "fit",
     "shard", "shard_state", "thin", *_SUBPACKAGES,
 ]

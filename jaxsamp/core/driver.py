@@ -135,11 +135,18 @@ def _one_step(step, trace, state, key, i):
     return state, (trace(state, info) if trace is not None else None)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+@functools.partial(jax.jit, static_argnums=(0, 1, 2), donate_argnums=3)
 def _scan_chunk(step, trace, length, state, key, start):
-    """``length`` steps from global index ``start``; compiled once per (step, trace, length)."""
+    """``length`` steps from global index ``start``; compiled once per (step, trace, length).
+
+    The input ``state`` is donated: its buffers are reused for the output state,
+    so a chunk holds one train state (a replay buffer, say) on the device, not
+    two. Returns ``(state, trace, end)``; ``end`` (the index after the last
+    step, not donated) is what the host waits on to tell the chunk is done.
+    """
     indices = start + jnp.arange(length, dtype=jnp.uint32)
-    return jax.lax.scan(lambda s, i: _one_step(step, trace, s, key, i), state, indices)
+    state, out = jax.lax.scan(lambda s, i: _one_step(step, trace, s, key, i), state, indices)
+    return state, out, start + length
 
 
 def _non_arrays(tree) -> list[str]:
@@ -205,6 +212,21 @@ def _strong_types(state: Any) -> Any:
         return leaf
 
     return jax.tree.map(strong, state)
+
+
+def _owned(state: Any) -> Any:
+    """``state`` with a fresh copy of every JAX array, so that donating it to a chunk leaves the caller's intact.
+
+    The copy is made once per call of :func:`run`; the first chunk donates it,
+    so the peak memory is that of a chunk without donation (input and output).
+    """
+    leaves, treedef = jax.tree.flatten(state)
+    arrays = [i for i, leaf in enumerate(leaves) if isinstance(leaf, jax.Array)]
+    # one batched copy in place (each array's own sharding, across processes too), nothing compiled
+    copies = jax.device_put([leaves[i] for i in arrays], [leaves[i].sharding for i in arrays], may_alias=False)
+    for i, copy in zip(arrays, copies):
+        leaves[i] = copy
+    return jax.tree.unflatten(treedef, leaves)
 
 
 @functools.partial(jax.jit, donate_argnums=0)
@@ -386,12 +408,12 @@ def run(
 
     bar = StepBar(num_steps, start, desc, enabled=progress)
 
-    state = _strong_types(state)
+    state = _owned(_strong_types(state))  # each chunk donates its input state: never the caller's arrays
     pending = None  # (marker array, steps) of the chunk dispatched last
     try:
         for s0, length in _schedule(start, num_steps, chunk, checkpoint_every):
             try:
-                state, out = _scan_chunk(step, trace, length, state, key, jnp.uint32(s0))
+                state, out, end_marker = _scan_chunk(step, trace, length, state, key, jnp.uint32(s0))
             except (TypeError, ValueError, AttributeError):
                 _explain_failure(step, trace, state, key)
                 raise
@@ -401,7 +423,7 @@ def run(
             if pending is not None:
                 jax.block_until_ready(pending[0])
                 bar.update(pending[1])
-            pending = (jax.tree.leaves(state)[:1], length)
+            pending = (end_marker, length)
             end = s0 + length
             if checkpoint is not None and checkpoint_every and end % checkpoint_every == 0 and end < num_steps:
                 ckpt.save(checkpoint, end, state, gathered.value, key_data, fingerprint, who, trace_steps=end)

@@ -189,9 +189,10 @@ def run_adjoint(cfg, target, sampler: AdjointSampling, run_dir: Path) -> dict:
     """Train Adjoint Sampling or ASBS on ``target`` for ``run.num_steps`` epochs; evaluate its averaged network."""
     k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
     start = time.perf_counter()
+    trainer = cfg.trainer(sampler)
     state, trace = run(
-        sampler.step,
-        sampler.init(k_init),
+        trainer.step,
+        trainer.init(k_init),
         k_train,
         cfg.run.num_steps,
         trace=lambda s, m: {"loss": m["loss"], "energy_mean": m["energy_mean"],

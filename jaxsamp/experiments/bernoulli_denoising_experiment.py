@@ -271,9 +271,10 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
     options = cfg.driver_options(run_dir)
     train, held_out = training_data(target, settings, k_data, cfg.driver_options(run_dir, "data_checkpoints"))
     denoiser = BernoulliDenoiser(train, settings.denoiser, cfg.run.num_chains)
+    trainer = cfg.trainer(denoiser)
     start = time.perf_counter()
     state, trace = run(
-        denoiser.step, jax.jit(denoiser.init)(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
+        trainer.step, jax.jit(trainer.init)(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
     )
     train_seconds = time.perf_counter() - start
 

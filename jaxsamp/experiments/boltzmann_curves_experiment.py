@@ -125,9 +125,10 @@ def run_boltzmann_curves(cfg, target, curve: BoltzmannCurve, run_dir: Path) -> d
     """Train for ``run.num_steps`` updates; evaluate ``run.num_eval_samples`` ODE samples; write the plots."""
     k_init, k_train, k_eval, k_plot = jax.random.split(jax.random.key(cfg.seed), 4)
     start = time.perf_counter()
+    trainer = cfg.trainer(curve)
     state, trace = run(
-        curve.step,
-        jax.jit(curve.init)(k_init),
+        trainer.step,
+        jax.jit(trainer.init)(k_init),
         k_train,
         cfg.run.num_steps,
         trace=lambda s, m: m,

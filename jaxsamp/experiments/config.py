@@ -59,7 +59,7 @@ class RunSettings:
     chunk: Optional[PositiveInt] = None
     checkpoint_every: Optional[PositiveInt] = None
     progress: bool = True
-    shard: bool = False
+    shard: bool = False  # chains / particles / members on a mesh of every device; a learned kind's batch
     num_eval_samples: Annotated[int, Interval(ge=2)] = 2000
     out_dir: str = "runs"
 
@@ -101,6 +101,18 @@ class ExperimentConfig:
             "identity": self.fingerprint(),
             "desc": self.name,
         }
+
+    def trainer(self, method):
+        """``method`` (a Trainer) as a learned kind trains it: with ``run.shard``, data-parallel over every device.
+
+        :func:`jaxsamp.core.data_parallel.data_parallel`: each step's batch is split over the devices and the
+        parameters are replicated; the numbers equal the one-device run's up to float reduction order.
+        """
+        if not self.run.shard:
+            return method
+        from jaxsamp.core.data_parallel import data_parallel
+
+        return data_parallel(method)
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]")

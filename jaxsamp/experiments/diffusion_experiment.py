@@ -44,7 +44,8 @@ def run_diffusion(cfg, target, sampler: DiffusionSampler, run_dir: Path) -> dict
     """Train ``sampler`` for ``run.num_steps`` steps; evaluate it on ``run.num_eval_samples`` paths."""
     k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
     start = time.perf_counter()
-    state, trace = run(sampler.step, jax.jit(sampler.init)(k_init), k_train, cfg.run.num_steps, trace=_trace,
+    trainer = cfg.trainer(sampler)
+    state, trace = run(trainer.step, jax.jit(trainer.init)(k_init), k_train, cfg.run.num_steps, trace=_trace,
                        **cfg.driver_options(run_dir))
     train_seconds = time.perf_counter() - start
     metrics = {

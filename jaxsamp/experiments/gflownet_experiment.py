@@ -106,8 +106,9 @@ def run_gflownet(cfg, target, samplers: dict, run_dir: Path) -> dict:
         folder = f"checkpoints_{policy}" if several else "checkpoints"
         options = {**cfg.driver_options(run_dir, folder), "desc": f"{cfg.name} [{policy}]"}
         start = time.perf_counter()
+        trainer = cfg.trainer(sampler)
         state, trace = run(
-            sampler.step, sampler.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
+            trainer.step, trainer.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
         )
         seconds = time.perf_counter() - start
         trace = {name: np.asarray(values) for name, values in trace.items()}

@@ -205,9 +205,10 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
     """Train LEAPS on an Ising/Potts target through the driver; ESS, log Z and observables vs exact answers."""
     method = Leaps(target, settings, cfg.run.num_chains)
     key_init, key_train, key_eval, key_ref = jax.random.split(jax.random.key(cfg.seed), 4)
-    initial = jax.jit(method.init)(key_init)
+    trainer = cfg.trainer(method)
+    initial = jax.jit(trainer.init)(key_init)
     start = time.perf_counter()
-    state, trace = run(method.step, initial, key_train, cfg.run.num_steps, trace=lambda s, m: m, **cfg.driver_options(run_dir))
+    state, trace = run(trainer.step, initial, key_train, cfg.run.num_steps, trace=lambda s, m: m, **cfg.driver_options(run_dir))
     train_seconds = time.perf_counter() - start
 
     seconds = {}

@@ -79,7 +79,7 @@ def prepare(cfg: ExperimentConfig):
     if cfg.run.shard and cfg.run.num_chains % jax.device_count():
         raise ConfigError(
             f"run.num_chains ({cfg.run.num_chains}) must be divisible by the {jax.device_count()} devices "
-            "to shard the chains",
+            "to shard the chains (a learned kind's batch)",
             "change run.num_chains or set run.shard=false",
         )
     return target, kind, kind.check(cfg, target)

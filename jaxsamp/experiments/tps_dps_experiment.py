@@ -82,7 +82,8 @@ def run_tps_dps(cfg, target, sampler: TpsDps, run_dir: Path) -> dict:
     """Train TPS-DPS for ``run.num_steps`` rounds; evaluate ``run.num_eval_samples`` paths at the target temperature."""
     k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
     start = time.perf_counter()
-    state, trace = run(sampler.step, sampler.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **cfg.driver_options(run_dir))
+    trainer = cfg.trainer(sampler)
+    state, trace = run(trainer.step, trainer.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **cfg.driver_options(run_dir))
     train_seconds = time.perf_counter() - start
     trace = {name: np.asarray(values) for name, values in trace.items()}
     with phase(f"evaluating {cfg.run.num_eval_samples} paths", cfg.run.progress):

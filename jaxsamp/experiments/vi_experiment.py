@@ -115,7 +115,8 @@ def run_vi(cfg, target, method, run_dir: Path) -> dict:
     """Train for ``run.num_steps`` steps; weight ``run.num_eval_samples`` draws; score and plot them."""
     k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
     start = time.perf_counter()
-    state, trace = run(method.step, jax.jit(method.init)(k_init), k_train, cfg.run.num_steps, trace=_trace,
+    trainer = cfg.trainer(method)
+    state, trace = run(trainer.step, jax.jit(trainer.init)(k_init), k_train, cfg.run.num_steps, trace=_trace,
                        **cfg.driver_options(run_dir))
     seconds = time.perf_counter() - start
     n = cfg.run.num_eval_samples

@@ -19,11 +19,13 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxsamp.core.data_parallel import batch_constraint, register_batch_storage
 from jaxsamp.core.errors import InputError
 
 PyTree = Any
 
 
+@register_batch_storage  # data-parallel training shards the storage with the batch
 class ReplayBuffer(NamedTuple):
     """FIFO storage of up to ``capacity`` items.
 
@@ -85,10 +87,11 @@ def sample(buffer: ReplayBuffer, key: jax.Array, n: int) -> PyTree:
     """``n`` items drawn uniformly with replacement from the valid ones, in their storage dtype.
 
     The buffer must hold at least one item (sampling an empty buffer returns
-    slot 0, which holds zeros).
+    slot 0, which holds zeros). The draws are a training step's batch: under
+    :func:`~jaxsamp.core.data_parallel.data_parallel` they are split over the devices.
     """
     idx = jax.random.randint(key, (n,), 0, jnp.maximum(buffer.size, 1))
-    return jax.tree.map(lambda store: store[idx], buffer.data)
+    return batch_constraint(jax.tree.map(lambda store: store[idx], buffer.data))
 
 
 def bytes_per_item(buffer: ReplayBuffer) -> int:

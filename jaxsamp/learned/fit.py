@@ -37,6 +37,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxsamp.core.data_parallel import BATCH, data_parallel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError, RunHealthError, RunHealthWarning
 from jaxsamp.core.protocols import WeightedSamples
@@ -157,6 +158,18 @@ def _identity(name: str, settings, batch_size) -> str:
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def _batch_axis(mesh) -> str:
+    """The mesh axis the batch is split over: ``"batch"``, or the only axis of a 1-D mesh."""
+    if not isinstance(mesh, jax.sharding.Mesh):
+        raise InputError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}",
+                         "jaxsamp.batch_mesh() builds one over every device")
+    if BATCH in mesh.shape:
+        return BATCH
+    if len(mesh.shape) == 1:
+        return next(iter(mesh.shape))
+    raise InputError(f"mesh has axes {tuple(mesh.shape)}: name the one to split the batch over {BATCH!r}")
+
+
 def fit(
     method,
     target,
@@ -172,6 +185,7 @@ def fit(
     checkpoint_every: int | None = None,
     progress: bool = True,
     strict: bool = False,
+    mesh: jax.sharding.Mesh | None = None,
     **setting_values,
 ) -> Fitted:
     """Train learned sampler ``method`` on ``target`` for ``num_steps`` steps.
@@ -206,6 +220,12 @@ def fit(
     strict : bool
         Raise :class:`~jaxsamp.core.errors.RunHealthError` instead of warning when
         training is unhealthy (a NaN/inf or exploding loss, no improvement).
+    mesh : jax.sharding.Mesh, optional
+        Train data-parallel over this mesh (:func:`~jaxsamp.core.data_parallel.data_parallel`):
+        each step's batch is split over its ``"batch"`` axis (or its only axis, e.g. a
+        :func:`~jaxsamp.core.chain_mesh`), parameters are replicated, and the numbers equal
+        the one-device run's up to the order of float reductions. ``batch_size`` must be a
+        multiple of the axis' size. ``jaxsamp.batch_mesh()`` spans every device.
 
     Returns
     -------
@@ -238,10 +258,17 @@ def fit(
             raise InputError("settings, batch_size and keyword settings go to the sampler's constructor, not to fit()")
         # whether its loss is a fixed objective (to judge for progress) is unknown: only NaN/inf and explosions
         sampler, name, identity, judge = method, type(method).__name__, None, False
+    trainer = sampler
+    if mesh is not None:
+        axis = _batch_axis(mesh)
+        if isinstance(method, str) and batch % mesh.shape[axis]:
+            raise InputError(f"batch_size={batch} is not divisible by the {mesh.shape[axis]} devices of the mesh's "
+                             f"{axis!r} axis", "give a batch_size that is a multiple of the device count")
+        trainer = data_parallel(sampler, mesh, axis)
     k_init, k_train = jax.random.split(key)
     start = time.perf_counter()
     state, history = run(
-        sampler.step, jax.jit(sampler.init)(k_init), k_train, num_steps, trace=lambda s, metrics: metrics,
+        trainer.step, jax.jit(trainer.init)(k_init), k_train, num_steps, trace=lambda s, metrics: metrics,
         progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every, identity=identity,
         desc=f"fit {name}",
     )

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxsamp.core.data_parallel import batch_constraint, register_batch_storage
 from jaxsamp.core.errors import InputError
 from jaxsamp.learned import buffer as fifo
 
@@ -31,6 +32,7 @@ PyTree = Any
 EPS = 1e-8
 
 
+@register_batch_storage  # data-parallel training shards the storage with the batch
 class PrioritizedBuffer(NamedTuple):
     """FIFO storage of up to ``capacity`` items with a sampling weight each.
 
@@ -105,7 +107,7 @@ def sample(buffer: PrioritizedBuffer, key: jax.Array, n: int) -> tuple[jax.Array
     cumulative = jnp.cumsum(buffer.weight)
     u = jax.random.uniform(key, (n,), cumulative.dtype) * cumulative[-1]
     index = jnp.minimum(jnp.searchsorted(cumulative, u, side="right"), jnp.maximum(buffer.size - 1, 0))
-    return index, jax.tree.map(lambda store: store[index], buffer.data)
+    return index, batch_constraint(jax.tree.map(lambda store: store[index], buffer.data))
 
 
 def update_priorities(

@@ -58,6 +58,7 @@ import jax.numpy as jnp
 import optax
 from flax import nnx
 
+from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.core.validation import (
     Interval,
@@ -249,8 +250,8 @@ class AISIVI(VariationalEvaluation):
     def draw(self, phi: nnx.State, key: jax.Array, n: int) -> tuple[jax.Array, jax.Array]:
         """``n`` pairs ``eps ~ p``, ``z = mu_phi(eps) + s * eta``: shapes ``(n, latent_dim)``, ``(n, d)``; ``z`` reparameterised."""
         eps_key, z_key = jax.random.split(key)
-        eps = self.epsilon_prior.sample(seed=eps_key, sample_shape=(n,))
-        return eps, self.conditional(phi)(eps).sample(seed=z_key)
+        eps = batch_constraint(self.epsilon_prior.sample(seed=eps_key, sample_shape=(n,)))  # a data-parallel batch
+        return eps, batch_constraint(self.conditional(phi)(eps).sample(seed=z_key))
 
     def log_weights(self, phi: nnx.State, z: jax.Array, eps: jax.Array, log_proposal: jax.Array) -> jax.Array:
         """``log w_k = log p(eps_k) + log q_phi(z | eps_k) - log_proposal_k`` for one ``z`` ``(d,)``, ``eps`` ``(K, latent_dim)``."""

@@ -41,6 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.validation import check_float, check_int
 from jaxsamp.nets.mlp import MLP
@@ -195,7 +196,8 @@ class Family:
         log_q : array, shape (n,)
         """
         n = check_int("n", n, ge=1)
-        return self.distribution(params).sample_and_log_prob(seed=key, sample_shape=(n,))
+        # the draws are the batch a data-parallel step splits over devices
+        return batch_constraint(self.distribution(params).sample_and_log_prob(seed=key, sample_shape=(n,)))
 
     def log_prob(self, params: nnx.State, x: jax.Array) -> jax.Array:
         """``log q_params(x)`` of points ``x`` of shape ``(n, dim)``; returns shape ``(n,)``.

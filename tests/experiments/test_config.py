@@ -58,3 +58,20 @@ def test_registry_validates_parameters():
         TARGETS.get("nope")
     with pytest.raises(ConfigError, match="unknown sampler"):
         SAMPLERS.entry("nope")
+
+
+def test_run_shard_trains_a_learned_kind_data_parallel():
+    import jax
+    import jax.numpy as jnp
+
+    from jaxsamp.core.protocols import Trainer
+
+    method = Trainer(lambda key: jnp.zeros(2), lambda key, state: (state + 1.0, {"loss": jnp.sum(state)}))
+    assert ExperimentConfig().trainer(method) is method
+    cfg = ExperimentConfig()
+    cfg.run.shard = True
+    parallel = cfg.trainer(method)
+    assert parallel is not method
+    state = parallel.init(jax.random.key(0))
+    assert len(state.sharding.device_set) == jax.device_count() and state.sharding.is_fully_replicated
+    assert float(jax.jit(parallel.step)(jax.random.key(1), state)[0][0]) == 1.0

@@ -26,15 +26,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def quick_payload(name: str, *args: str, results_dir: Path) -> dict:
+def quick_payload(name: str, *args: str, results_dir: Path, script_name: str | None = None) -> dict:
     """Run ``scripts/bench_{name}.py --quick *args`` in this process, writing into ``results_dir``.
 
     ``results_dir`` is the test's own (``tmp_path``), so nothing earlier is merged in. Returns the
     whole JSON payload it wrote (``command``, ``results``, ...); the command it records is the
-    script's command line.
+    script's command line. ``script_name`` names a script not called ``bench_{name}``
+    (``memory_estimates``).
     """
-    result = results_dir / f"bench_{name}_quick.json"
-    script = f"scripts/bench_{name}.py"
+    script_name = script_name or f"bench_{name}"
+    result = results_dir / f"{script_name}_quick.json"
+    script = f"scripts/{script_name}.py"
     environ, x64 = dict(os.environ), jax.config.jax_enable_x64
     try:
         with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():

@@ -82,6 +82,7 @@ import numpy as np
 import optax
 from flax import nnx
 
+from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.core.target import Target
@@ -469,8 +470,8 @@ class BernoulliDenoiser:
     def step(self, key, state: DenoiserTrainState) -> tuple[DenoiserTrainState, dict]:
         """One Adam step on a fresh noisy batch."""
         k_batch, k_noise = jax.random.split(key)
-        x = state.data[jax.random.randint(k_batch, (self.batch_size,), 0, state.data.shape[0])]
-        h = self.noisy_batch(k_noise, x)
+        x = batch_constraint(state.data[jax.random.randint(k_batch, (self.batch_size,), 0, state.data.shape[0])])
+        h = batch_constraint(self.noisy_batch(k_noise, x))
 
         def loss_and_logits(params):
             logits = self.logits(params, h)

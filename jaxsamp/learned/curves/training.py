@@ -63,6 +63,7 @@ import numpy as np
 import optax
 from flax import nnx
 
+from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.core.validation import (
@@ -412,13 +413,11 @@ class BoltzmannCurve:
         """``batch_size`` points ``(x (n, d), t (n,))`` of the configured scheme (module docstring), detached."""
         s, n = self.settings, self.batch_size
         k_t, k_x = jax.random.split(key)
-        t = jax.random.uniform(k_t, (n,))
+        t = batch_constraint(jax.random.uniform(k_t, (n,)))  # the batch of a data-parallel step
         if s.collocation == "box":
-            return jax.random.uniform(
-                k_x, (n, self.dim), minval=-s.box, maxval=s.box
-            ), t
+            return batch_constraint(jax.random.uniform(k_x, (n, self.dim), minval=-s.box, maxval=s.box)), t
         velocity = self.fields(jax.lax.stop_gradient(params)).velocity
-        x0 = self.interpolation.base_scale * jax.random.normal(k_x, (n, self.dim))
+        x0 = batch_constraint(self.interpolation.base_scale * jax.random.normal(k_x, (n, self.dim)))
         x = jax.vmap(lambda x, te: ode.integrate(velocity, x, te, s.trajectory_steps))(
             x0, t
         )

@@ -49,6 +49,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.targets.particles import remove_com
 
 Control = Callable[[jax.Array, jax.Array], jax.Array]  # u(t (B,), x (B, D)) -> (B, D)
@@ -337,12 +338,13 @@ def simulate(
     else:
         k_start, k_steps = jax.random.split(key)
         x0 = math.sqrt(chain.v0) * centred_normal(k_start, space, (num_samples,))
+    x0 = batch_constraint(x0)  # the paths are the batch a data-parallel step splits over devices
 
     def body(carry, inputs):
         x, log_rn = carry
         t, a, b, c, k = inputs
         u = space.project(control(jnp.full((num_samples,), t), x))
-        xi = centred_normal(k, space, (num_samples,))
+        xi = batch_constraint(centred_normal(k, space, (num_samples,)))
         x = a * x + b * u + c * xi
         log_rn = log_rn + (b / c) * jnp.sum(u * xi, -1) + 0.5 * (b / c) ** 2 * jnp.sum(u**2, -1)
         return (x, log_rn), (x if keep_states else None)

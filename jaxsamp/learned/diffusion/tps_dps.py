@@ -57,6 +57,7 @@ import numpy as np
 import optax
 from flax import nnx
 
+from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields, check_widths
@@ -207,12 +208,12 @@ def simulate(
     """
     minus_v_and_force = jax.vmap(jax.value_and_grad(lambda x: -potential(x)))
     minus_v0, f0 = minus_v_and_force(start[None])
-    x0 = jnp.broadcast_to(start, (num_paths, start.shape[0]))
-    f0, v0 = jnp.broadcast_to(f0, x0.shape), jnp.broadcast_to(-minus_v0, (num_paths,))
+    x0 = batch_constraint(jnp.broadcast_to(start, (num_paths, start.shape[0])))  # the batch of a data-parallel step
+    f0, v0 = batch_constraint(jnp.broadcast_to(f0, x0.shape)), jnp.broadcast_to(-minus_v0, (num_paths,))
 
     def step(carry, k):
         x, f = carry
-        x_new = x + time_step * (f + bias(x)) + noise_std * jax.random.normal(k, x.shape, x.dtype)
+        x_new = x + time_step * (f + bias(x)) + noise_std * batch_constraint(jax.random.normal(k, x.shape, x.dtype))
         minus_v, f_new = minus_v_and_force(x_new)
         return (x_new, f_new), (x_new, f, -minus_v)
 

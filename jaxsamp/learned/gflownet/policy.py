@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
+from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.learned.gflownet.losses import MASKED
 from jaxsamp.targets.dag_environment import DagEnvironment
 
@@ -163,7 +164,7 @@ def rollout(env: DagEnvironment, logits_fn: Callable, key, num_trajectories: int
     """
     T = env.max_trajectory_length
     exit_action = env.exit_action
-    s0 = jnp.broadcast_to(env.initial_state(), (num_trajectories, *env.state_shape))
+    s0 = batch_constraint(jnp.broadcast_to(env.initial_state(), (num_trajectories, *env.state_shape)))
 
     def one(carry, k):
         s, done = carry

@@ -42,6 +42,7 @@ import numpy as np
 import optax
 from flax import nnx
 
+from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Trainer, WeightedSamples
 from jaxsamp.learned import buffer as replay
@@ -387,7 +388,7 @@ class Leaps:
         s, n = self.settings, self.num_walkers
         key_ts, key_x0, key_sim, key_pick = jax.random.split(key, 4)
         ts = curriculum_grid(key_ts, k, s.rollout_steps)
-        x0 = self.path.sample_base(key_x0, n)
+        x0 = batch_constraint(self.path.sample_base(key_x0, n))  # the walkers: a data-parallel step's batch
         frozen = jax.lax.stop_gradient(params)
         out = simulation.simulate(
             key_sim, self.model.rate_fn(frozen), self.path, x0, ts, correction=self._correction, num_active=k,
