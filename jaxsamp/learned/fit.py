@@ -70,8 +70,10 @@ class Fitted:
     def __init__(self, method: str, sampler, state, history: dict, seconds: float, warnings_: list[str]):
         self.method, self.sampler, self.state = method, sampler, state
         self.history, self.seconds, self.warnings = history, seconds, warnings_
-        # compiled once per number of samples: a second call with the same n only samples
-        self._sample = jax.jit(sampler.sample, static_argnums=2)
+        # compiled once per number of samples, so that a second call with the same n only samples; a method
+        # whose sample runs chains through the driver (host loop, progress bar) declares it and runs as is
+        host = getattr(sampler, "samples_through_the_driver", False)
+        self._sample = sampler.sample if host else jax.jit(sampler.sample, static_argnums=2)
 
     def sample(self, key, num_samples: int) -> WeightedSamples:
         """``num_samples`` weighted draws: ``WeightedSamples`` with ``.x``, ``.log_w``, ``.ess``, ``.log_Z``.
@@ -80,7 +82,9 @@ class Fitted:
         methods (``(n, *event_shape)``), whole paths for a path sampler (TPS-DPS:
         a ``TransitionPaths``, whose ``.log_Z`` is the path measure's, not the
         target's); the method's ``sample`` docstring says which. Compiled once per
-        ``num_samples``: a second call with the same number only samples.
+        ``num_samples``: a second call with the same number only samples (a method
+        with ``samples_through_the_driver = True``, Bernoulli denoising, runs its
+        chains through the driver, whose compiled chunks are reused).
         """
         num_samples = check_int("num_samples", num_samples, ge=1)
         return self._sample(self.state, as_key("key", key), num_samples)

@@ -493,6 +493,9 @@ class BernoulliDenoiser:
             **run_options,
         )
 
+    #: ``sample`` runs its chains through the driver (a host loop): :class:`jaxsamp.learned.fit.Fitted` does not jit it.
+    samples_through_the_driver = True
+
     def sample(self, state: DenoiserTrainState, key, num: int) -> WeightedSamples:
         """``num`` denoised samples ``(num, *event_shape)`` of +-1, each from its own chain (:meth:`draw`).
 
