@@ -23,7 +23,9 @@ and the exact discrete Girsanov weights of :mod:`jaxsamp.learned.diffusion.sde`.
   ``E[int |u|^2 / 2 dt + terminal cost]`` (Zhang & Chen 2022). Each ``xi_k`` is independent
   of ``x_k`` and of the parameters (reparameterised paths), so the term has mean zero
   at every parameter value: the loss's expectation and its expected gradient are
-  unchanged and only their noise drops. The path weights of the metrics, of
+  unchanged, and the gradient's variance drops where the control's share of the
+  weight's noise is large (0.22x on a perturbed untrained PIS, 2-D Gaussian; 1.0x for
+  an untrained DDS, whose terminal cost dominates). The path weights of the metrics, of
   :meth:`~DiffusionSampler.sample` and of every evaluation keep the term, so they stay exact;
 * ``log_variance``: the variance of the path log-weights (VarGrad) on paths of a
   stop-gradient copy of the control (Richter & Berner 2024): no
