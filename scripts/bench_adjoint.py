@@ -11,6 +11,12 @@ Protocol (fixed before the first run):
   (left-point Euler-Maruyama, a 10 000-sample buffer -- 78 rollouts of 128 --, no parameter average),
   which is the earlier recorded DW-4 figure's setting re-run on the shared SDE core; figures
   ``as_reference_{system}_{metric}``.
+* **The official optimiser** (``--methods asbs_official``, DW-4 only, outside the default protocol; issue 44,
+  fixed before its first run): ASBS with ``configs/asbs_dw4_cpu_official.yaml``, the CPU config with the
+  official code's Adam (lr 1e-4, eps 1e-10) and a corrector buffer emptied when each stage's corrector epochs
+  begin (10 rollouts, the current controller's only). Same epochs, rollouts, network and cap as ``asbs``, so
+  ``--methods asbs asbs_official --systems dw4`` is an equal-budget comparison on seeds 0, 1, 2; figures
+  ``asbs_official_dw4_{metric}``, headline ``w2`` against ``asbs_dw4_w2`` (the issue's goal: W2 <= 0.80).
 * **Budgets**: each run trains for its config's epochs or until its wall-clock cap, whichever
   comes first: DW-4 30 minutes per run and seeds 0, 1, 2; LJ-13 90 minutes and seed 0 only (the
   paper reports 3 seeds of GPU runs). ``--until-cap`` lifts the config's epoch count, so the cap
@@ -37,7 +43,8 @@ Protocol (fixed before the first run):
 Papers (3 seeds, GPU, full budgets): Adjoint Sampling DW-4 0.62 / 0.55, LJ-13 1.67 / 2.40; ASBS
 DW-4 0.43 / 0.20, LJ-13 1.59 / 1.99 (geometric W2 / energy W2).
 
-Usage: python scripts/bench_adjoint.py [--quick] [--methods as asbs as_reference] [--systems dw4 lj13] [--seeds 0 1 2]
+Usage: python scripts/bench_adjoint.py [--quick] [--methods as asbs as_reference asbs_official] [--systems dw4 lj13]
+       [--seeds 0 1 2]
        [--no-speed] [--speed-only] [--until-cap] [--keep DIR] [--curve-every EPOCHS]
 ``--keep DIR`` also writes each run's trained state (a driver checkpoint), evaluation samples and histograms
 to ``DIR/<method>_<system>_seed<k>/``, for inspecting a figure after the run. ``--curve-every EPOCHS`` records
@@ -70,7 +77,8 @@ from jaxsamp.experiments.config import load_config
 from jaxsamp.learned.diffusion.adjoint import adjoint_matching_loss, energy_gradients
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-CONFIG = {"as": "adjoint_{}_cpu.yaml", "asbs": "asbs_{}_cpu.yaml", "as_reference": "adjoint_{}_cpu.yaml"}
+CONFIG = {"as": "adjoint_{}_cpu.yaml", "asbs": "asbs_{}_cpu.yaml", "as_reference": "adjoint_{}_cpu.yaml",
+          "asbs_official": "asbs_{}_cpu_official.yaml"}
 PROTOCOL_METHODS = ("as", "asbs")
 REFERENCE_RULES = {"exact_variance": False, "buffer_epochs": 78, "ema_decay": 0.0}  # as_reference: the pre-fix rules
 MINUTES = {"dw4": 30.0, "lj13": 90.0}
@@ -217,7 +225,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run (tiny networks, 3 epochs, 64 samples)")
     parser.add_argument("--methods", nargs="+", choices=CONFIG, default=list(PROTOCOL_METHODS),
-                        help="as_reference: the pre-fix Adjoint Sampling, outside the default protocol")
+                        help="as_reference: the pre-fix Adjoint Sampling; asbs_official: ASBS at the official Adam "
+                             "and per-stage corrector buffer (DW-4 only); both outside the default protocol")
     parser.add_argument("--systems", nargs="+", choices=MINUTES, default=list(MINUTES))
     parser.add_argument("--seeds", nargs="+", type=int, help="override the protocol's seeds (DW-4 0 1 2, LJ-13 0)")
     parser.add_argument("--no-speed", action="store_true", help="skip the paper-config epoch timing")
@@ -232,6 +241,10 @@ def main(argv=None):
     block = 1 if args.quick else 10
     if args.curve_every < 0 or args.curve_every % block:
         parser.error(f"--curve-every must be a multiple of the {block} epochs trained between checks (0: no curve)")
+    missing = [f"{m} on {system}" for m in args.methods for system in args.systems
+               if not (CONFIGS / CONFIG[m].format(system)).is_file()]
+    if missing:
+        parser.error(f"no config for {', '.join(missing)} (asbs_official has configs/asbs_dw4_cpu_official.yaml only)")
     if args.until_cap and args.quick:
         parser.error("--until-cap trains for the protocol's 30 or 90 minutes, which a --quick run does not")
 

@@ -15,6 +15,13 @@ Protocol (fixed before the first run; every variant gets the same budget):
   variant, timed alone on this 2-core machine after compilation (5.49 / 4.65 / 4.55 updates per
   second), fits the cap: 950 (funnel), 800 (gmm) and 2100 (many-well) updates. ``train_minutes`` is
   recorded as measured (it grows when other jobs share the machine).
+* **KL without the stochastic term** (issue 44; variants ``pis-kl_nostochastic`` and ``dds-kl_nostochastic``,
+  run only when named in ``--variants``; fixed before their first run): the ``kl`` loss trained with
+  ``kl_stochastic_term=False`` (``DiffusionSettings``: the zero-mean stochastic Girsanov term left out of the
+  training loss; evaluation weights exact as for every variant), at the same updates, batch, steps and
+  learning rate as ``kl`` on the funnel, seeds 0, 1, 2, evaluated as above (10 000 paths). Headline
+  ``{pis,dds}_kl_nostochastic_funnel_logz_abs_err`` beside ``{pis,dds}_kl_funnel_logz_abs_err`` (the issue's
+  goal: <= 0.26).
 * **Mode coverage plot**: samples of the four gmm runs of each seed next to exact samples,
   ``benchmarks/results/bench_paths_gmm_seed{k}.png``.
 * **Evaluation** (``jaxsamp.learned.diffusion.evaluation.evaluate_path_sampler``): 2000 forward paths, 2000
@@ -49,7 +56,8 @@ Protocol (fixed before the first run; every variant gets the same budget):
   seeds recorded so far (``{figure}_seeds`` counts them). Runs go seed by seed, cheapest target first.
 
 Usage: python scripts/bench_paths.py [--quick] [--groups diffusion smc tps] [--targets ...] [--seeds 0 1 2]
-       [--variants pis-kl ...] [--variates learned batch_mean zero] [--eval-paths 10000] [--eval-sets 5]
+       [--variants pis-kl ... pis-kl_nostochastic dds-kl_nostochastic] [--variates learned batch_mean zero]
+       [--eval-paths 10000] [--eval-sets 5]
 """
 
 from __future__ import annotations
@@ -75,6 +83,7 @@ TARGETS = {  # name: (registry params, PIS max_diffusion, DDS init_std, training
     "many_well": ({"name": "many_well", "dim": 32}, 4.0, 1.0, 2100, 2.0, 0.02),
 }
 METHODS, LOSSES = ("pis", "dds"), ("kl", "log_variance")
+KL_WITHOUT_STOCHASTIC_TERM = "kl_nostochastic"  # a variant run only when named: kl with kl_stochastic_term=False
 VARIATES = ("learned", "batch_mean", "zero")
 
 
@@ -89,8 +98,9 @@ def train_diffusion(method, loss, target_name, seed, quick, n_eval: int, n_sets:
     _, max_diffusion, init_std, updates, _, _ = TARGETS[target_name]
     target = build_target(target_name)
     steps, batch, updates = (16, 32, 20) if quick else (100, 256, updates)
-    settings = DiffusionSettings(loss=loss, num_steps=steps, learning_rate=1e-3, max_diffusion=max_diffusion,
-                                 init_std=init_std)
+    keep_term = loss != KL_WITHOUT_STOCHASTIC_TERM
+    settings = DiffusionSettings(loss="kl" if not keep_term else loss, num_steps=steps, learning_rate=1e-3,
+                                 max_diffusion=max_diffusion, init_std=init_std, kl_stochastic_term=keep_term)
     sampler = DiffusionSampler(method, target, settings, batch)
     key = jax.random.key(seed)
     state = jax.jit(sampler.init)(jax.random.fold_in(key, 0))
@@ -204,8 +214,10 @@ def main(argv=None):
     parser.add_argument("--groups", nargs="+", choices=("diffusion", "smc", "tps"), default=["diffusion", "smc", "tps"])
     parser.add_argument("--targets", nargs="+", choices=list(TARGETS), default=list(TARGETS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--variants", nargs="+", choices=[f"{m}-{l}" for m in METHODS for l in LOSSES],
-                        help="diffusion variants to run (default all four; to finish a seed that was cut short)")
+    parser.add_argument("--variants", nargs="+",
+                        choices=[f"{m}-{l}" for m in METHODS for l in (*LOSSES, KL_WITHOUT_STOCHASTIC_TERM)],
+                        help="diffusion variants to run (default the four of METHODS x LOSSES; to finish a seed that "
+                             f"was cut short); {{pis,dds}}-{KL_WITHOUT_STOCHASTIC_TERM} only when named")
     parser.add_argument("--variates", nargs="+", choices=VARIATES,
                         help="TPS-DPS control variates to run (default all three; to finish a seed that was cut short)")
     parser.add_argument("--eval-paths", type=int, default=None,
@@ -221,7 +233,8 @@ def main(argv=None):
     # quick: both methods and both losses, in two runs (PIS-KL, DDS-LV) rather than four
     variants = list(zip(METHODS, LOSSES)) if args.quick else [(m, l) for m in METHODS for l in LOSSES]
     if args.variants:
-        variants = [v for v in variants if f"{v[0]}-{v[1]}" in args.variants]
+        named = [tuple(v.split("-", 1)) for v in args.variants]
+        variants = [v for v in variants if v in named] + [v for v in named if v[1] == KL_WITHOUT_STOCHASTIC_TERM]
     results: dict = {"many_well_collapse_logz_abs_err": build_target("many_well").deeper_wells_log_Z_gap}
 
     def save():

@@ -24,6 +24,14 @@ and standard deviation ``{figure}_sd``):
   100 steps. Headline ``{aisivi,bsivi}_{target}_forward_kl``, by a 250 x 250
   midpoint rule over the central 99.98 % of 100 000 exact draws (padded 25 %), ``log q`` by
   Monte Carlo over 50 000 prior draws.
+* **Banana at the reference's settings** (``--groups banana_reference``, issue 44; not in the default groups,
+  protocol fixed before its first run): AISIVI and BSIVI with the settings of ``configs/aisivi_banana.yaml`` and
+  ``configs/bsivi_banana.yaml``, which are the reference code's (s = 0.1 softplus(v) from v = 1, 4000 steps with
+  the tenfold drop at step 2000, batch 128, 2 x 128 mean network, 6 couplings pretrained 100 steps) except
+  for the inner draws: ``--inner-draws K`` (default 256; the reference's 2 x 4096 = 8192 costs about 32x the
+  step). Seeds 0, 1, 2, scored as the toys (250 x 250 midpoint rule, ``log q`` by 50 000 prior draws).
+  Headline ``aisivi_banana_ref{K}_forward_kl`` (goal <= 0.3), beside ``bsivi_banana_ref{K}_forward_kl`` and
+  both ``_q_mass``.
 * **Bayesian logistic regression** (breast cancer, d = 31, an 80/20 split with seed 0,
   features standardised by the training rows): AISIVI and BSIVI with a 10-d latent, mean
   network 2 x 100, batches of 100, 256 inner draws, learning rate 1e-3 (reverse flow 1e-3,
@@ -36,14 +44,17 @@ and standard deviation ``{figure}_sd``):
 
 ``--quick`` runs each group with one or two methods, for a few steps (numbers not meaningful).
 
-Usage: python scripts/bench_vi.py [--quick] [--groups linreg eight_schools toys logreg speed] [--seeds 0 1 2]
+Usage: python scripts/bench_vi.py [--quick] [--groups linreg eight_schools toys logreg speed banana_reference]
+       [--seeds 0 1 2] [--inner-draws 256]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
+from pathlib import Path
 
 import benchmark_io
 import jax
@@ -53,7 +64,9 @@ import optax
 
 import jaxsamp
 from jaxsamp.core import run
+from jaxsamp.core.registry import validate_dataclass
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
+from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.vi_experiment import box_around
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression, load_breast_cancer
 from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
@@ -70,14 +83,16 @@ SEMI_IMPLICIT = {"aisivi": AISIVI, "bsivi": BSIVI}
 K = 8  # draws per step of the objectives (the SoftCVI paper's)
 TOYS = ("banana", "x_shaped", "multimodal")
 GROUPS = ("linreg", "eight_schools", "toys", "logreg", "speed")
+EXTRA_GROUPS = ("banana_reference",)  # run only when named
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 # --quick runs each code path once rather than every method everywhere (compilation dominates it)
 QUICK_METHODS = {"linreg": ("softcvi",), "eight_schools": ("elbo",), "toys": ("aisivi", "bsivi"), "logreg": ("bsivi",),
-                 "speed": ("snis_fkl",)}
+                 "speed": ("snis_fkl",), "banana_reference": ("aisivi",)}
 
 
 def methods(group: str, quick: bool) -> tuple[str, ...]:
     """The methods a group runs: all of its kind, or the quick subset."""
-    if group in ("toys", "logreg"):
+    if group in ("toys", "logreg", "banana_reference"):
         every = tuple(SEMI_IMPLICIT)
     else:
         every = tuple(OBJECTIVES) + (tuple(SEMI_IMPLICIT) if group == "speed" else ())
@@ -183,6 +198,35 @@ def toys(seed: int, quick: bool) -> dict:
     return out
 
 
+def reference_banana_run(method: str, quick: bool, inner_draws: int) -> tuple[AISIVISettings, int, int]:
+    """Settings, batch and steps of ``configs/{method}_banana.yaml`` with ``inner_draws`` inner draws and the toys'
+    50 000 marginal draws (quick: the toys' tiny sizes with the config's scale parameterisation, 10 steps)."""
+    cfg = load_config(CONFIGS / f"{method}_banana.yaml")
+    settings = validate_dataclass("sampler", cfg.sampler.params, AISIVISettings)
+    if quick:
+        scale = {"init_scale": settings.init_scale, "scale_factor": settings.scale_factor}
+        return dataclasses.replace(toy_settings(True), **scale), toy_batch(True), 10
+    settings = dataclasses.replace(settings, num_inner=inner_draws, marginal_draws=50_000)
+    return settings, cfg.run.num_chains, cfg.run.num_steps
+
+
+def banana_reference(seed: int, quick: bool, inner_draws: int) -> dict:
+    """Forward KL on the banana of AISIVI and BSIVI at the reference's scale parameterisation and schedule."""
+    target = jaxsamp.targets.get("banana")
+    box = box_around(np.asarray(target.sample(jax.random.key(3000), 1000 if quick else 100_000)), 0.01, 0.25)
+    log_p = jax.jit(jax.vmap(target.log_prob))
+    out = {}
+    for method in methods("banana_reference", quick):
+        settings, batch, steps = reference_banana_run(method, quick, inner_draws)
+        model = SEMI_IMPLICIT[method](target, settings, batch)
+        state = train(model, seed, steps)
+        log_q = jax.jit(lambda z, state=state, model=model: model.log_q(state, z, jax.random.key(4000 + seed)))
+        figures = forward_kl_on_grid(log_p, log_q, box, 20 if quick else 250)
+        out[f"{method}_banana_ref{inner_draws}_forward_kl"] = figures["forward_kl"]
+        out[f"{method}_banana_ref{inner_draws}_q_mass"] = figures["q_mass"]
+    return out
+
+
 def logreg_split():
     """The breast-cancer data split 80/20 (seed 0), standardised by the training rows; test design with intercept."""
     features, labels = load_breast_cancer()
@@ -250,8 +294,11 @@ def speed(quick: bool) -> dict:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run (numbers not meaningful)")
-    parser.add_argument("--groups", nargs="+", choices=GROUPS, default=list(GROUPS))
+    parser.add_argument("--groups", nargs="+", choices=GROUPS + EXTRA_GROUPS, default=list(GROUPS),
+                        help="banana_reference is run only when named")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--inner-draws", type=int, default=256,
+                        help="banana_reference: inner draws per point (the reference code's: 8192)")
     args = parser.parse_args(argv)
     seeds = args.seeds[:1] if args.quick else args.seeds
     results: dict = {}
@@ -276,6 +323,8 @@ def main(argv=None):
             record(toys(seed, args.quick), seed)
         if "logreg" in args.groups:
             record(logreg(seed, args.quick), seed)
+        if "banana_reference" in args.groups:
+            record(banana_reference(seed, args.quick, args.inner_draws), seed)
     if "speed" in args.groups:
         record(speed(args.quick), None)
 

@@ -83,6 +83,11 @@ def add(buffer: ReplayBuffer, batch: PyTree) -> ReplayBuffer:
     return ReplayBuffer(data, (buffer.position + n) % capacity, jnp.minimum(buffer.size + n, capacity))
 
 
+def clear(buffer: ReplayBuffer) -> ReplayBuffer:
+    """The buffer emptied: size 0, writing from slot 0 (the stale storage is never sampled and is overwritten)."""
+    return buffer._replace(position=jnp.zeros_like(buffer.position), size=jnp.zeros_like(buffer.size))
+
+
 def sample(buffer: ReplayBuffer, key: jax.Array, n: int) -> PyTree:
     """``n`` items drawn uniformly with replacement from the valid ones, in their storage dtype.
 

@@ -1,8 +1,10 @@
 """AISIVI: unbiased implicit VI with an importance-sampled score (Pielok, Bischl & Ruegamer 2025, ICML), and BSIVI.
 
 The semi-implicit family is ``q_phi(z) = E_{p(eps)} q_phi(z | eps)`` with
-``q_phi(z | eps) = N(mu_phi(eps), diag(s^2))``, ``mu_phi`` an MLP, ``s = softplus(v)``
-global and ``p(eps) = N(0, I)`` (the reference code draws ``eps ~ U[0, 1]^d_eps``;
+``q_phi(z | eps) = N(mu_phi(eps), diag(s^2))``, ``mu_phi`` an MLP, ``s = alpha softplus(v)``
+global (``alpha`` is ``scale_factor``: 1 by default, 0.1 in the reference code's toys,
+whose ``v`` starts at 1, so ``s`` starts at ``0.1 softplus(1) = 0.131`` and moves a tenth as
+fast per unit of ``v``) and ``p(eps) = N(0, I)`` (the reference code draws ``eps ~ U[0, 1]^d_eps``;
 the normal prior keeps the reverse model's support unbounded). Its density is
 intractable, its score is not (UIVI's identity, Titsias & Ruiz 2019):
 ``grad_z log q(z) = E_{q(eps | z)}[grad_z log q(z | eps)]``.
@@ -86,7 +88,10 @@ class AISIVISettings:
     hidden_width, hidden_layers : int
         The mean network ``mu_phi``; ``hidden_layers = 0`` makes it affine.
     init_scale : float
-        Initial ``s``.
+        Initial ``s`` (the raw parameter starts at ``softplus^-1(init_scale / scale_factor)``).
+    scale_factor : float
+        ``alpha`` in ``s = alpha softplus(v)``: 1, or the reference code's 0.1 (with ``init_scale``
+        ``0.1 softplus(1) = 0.1313262``, its start ``v = 1``).
     num_inner : int
         ``K``, inner draws of ``eps`` per ``z`` (for BSIVI, counting the ``eps`` that generated ``z``).
     tau_layers, tau_hidden_width : int
@@ -114,6 +119,7 @@ class AISIVISettings:
     hidden_width: PositiveInt = 64
     hidden_layers: NonNegativeInt = 2
     init_scale: PositiveFloat = 1.0
+    scale_factor: PositiveFloat = 1.0
     num_inner: PositiveInt = 256
     tau_layers: PositiveInt = 6
     tau_hidden_width: PositiveInt = 64
@@ -130,15 +136,21 @@ class AISIVISettings:
 
 
 class ConditionalGaussianModule(nnx.Module):
-    """``q_phi(z | eps) = N(mu_phi(eps), diag(softplus(raw_scale)^2))``."""
+    """``q_phi(z | eps) = N(mu_phi(eps), diag(s^2))``, ``s = scale_factor * softplus(raw_scale)``, starting at ``init_scale``."""
 
-    def __init__(self, dim: int, latent_dim: int, hidden: tuple[int, ...], init_scale: float, rngs: nnx.Rngs):
+    def __init__(self, dim: int, latent_dim: int, hidden: tuple[int, ...], init_scale: float, rngs: nnx.Rngs,
+                 scale_factor: float = 1.0):
         self.mean = MLP(latent_dim, hidden, dim, rngs=rngs)
-        self.raw_scale = nnx.Param(jnp.full(dim, inverse_softplus(init_scale)))
+        self.scale_factor = float(scale_factor)
+        self.raw_scale = nnx.Param(jnp.full(dim, inverse_softplus(init_scale / self.scale_factor)))
+
+    def scale(self) -> jax.Array:
+        """The global conditional standard deviations ``s`` ``(dim,)``."""
+        return self.scale_factor * jax.nn.softplus(self.raw_scale[...])
 
     def __call__(self, eps: jax.Array) -> distrax.Distribution:
         """The conditionals of ``eps`` of shape ``(..., latent_dim)``: batch shape ``eps.shape[:-1]``."""
-        return distrax.MultivariateNormalDiag(self.mean(eps), jax.nn.softplus(self.raw_scale[...]))
+        return distrax.MultivariateNormalDiag(self.mean(eps), self.scale())
 
 
 class AISIVIState(NamedTuple):
@@ -189,7 +201,8 @@ class AISIVI(VariationalEvaluation):
 
     Settings per target: the paper's toys used a 2-d latent, a 2 x 128 mean network,
     batches of 128, ``K`` = 2 x 4096 inner draws, Adam at 1e-2 with a tenfold drop
-    half-way through 4000 steps (``decay_step``); its logistic regression a 10-d
+    half-way through 4000 steps (``decay_step``) and ``s = 0.1 softplus(v)`` from ``v = 1``
+    (``scale_factor`` 0.1, ``init_scale`` 0.1313262); its logistic regression a 10-d
     latent, 2 x 100, learning rate 1e-3. ``latent_dim`` sets how non-Gaussian ``q``
     can be (2-3 for 2-D toys, about ``d`` for a posterior); ``init_scale`` should
     match the target's per-coordinate scale (``q`` starts at ``N(mu(eps), s^2)``);
@@ -233,7 +246,8 @@ class AISIVI(VariationalEvaluation):
 
     def _module(self, rngs: nnx.Rngs) -> ConditionalGaussianModule:
         s = self.settings
-        return ConditionalGaussianModule(self.dim, s.latent_dim, (s.hidden_width,) * s.hidden_layers, s.init_scale, rngs)
+        return ConditionalGaussianModule(self.dim, s.latent_dim, (s.hidden_width,) * s.hidden_layers, s.init_scale, rngs,
+                                         s.scale_factor)
 
     def conditional(self, phi: nnx.State) -> ConditionalGaussianModule:
         """``eps -> q_phi(. | eps)`` as the nnx module holding ``phi``."""
@@ -345,7 +359,7 @@ class AISIVI(VariationalEvaluation):
         num_eps, chunk = check_int("num_eps", num_eps, ge=1), check_int("chunk", chunk, ge=1)
         conditional = self.conditional(phi)
         means = conditional.mean(self.epsilon_prior.sample(seed=key, sample_shape=(num_eps,)))
-        scale = jax.nn.softplus(conditional.raw_scale[...])
+        scale = conditional.scale()
         log_norm = -jnp.sum(jnp.log(scale)) - 0.5 * self.dim * jnp.log(2 * jnp.pi)
 
         def block(zs):

@@ -66,7 +66,7 @@ def test_every_system_is_shipped():
     assert {"dw4", "lj13", "lj55"} <= asbs
 
 
-PAPER_SIZED = [name for name in SHIPPED if not name.endswith("_cpu.yaml")]
+PAPER_SIZED = [name for name in SHIPPED if "_cpu" not in name]  # the CPU configs and their variants are smaller
 
 
 @pytest.mark.parametrize("name", PAPER_SIZED)

@@ -43,6 +43,13 @@ def test_sampling_only_sees_valid_items():
     assert abs((got == 7).sum() - 250) < 56
 
 
+def test_a_cleared_buffer_samples_only_what_is_added_after():
+    buf = replay.add(replay.init({"v": jnp.zeros((), jnp.int32)}, 4), {"v": jnp.array([1, 2, 3])})
+    buf = replay.add(replay.clear(buf), {"v": jnp.array([8])})
+    assert (int(buf.size), int(buf.position)) == (1, 1)
+    assert set(np.asarray(replay.sample(buf, jax.random.key(0), 50)["v"]).tolist()) == {8}
+
+
 def test_buffer_is_a_pytree_that_scans():
     def body(buf, i):
         return replay.add(buf, {"v": jnp.full((2,), i)}), None

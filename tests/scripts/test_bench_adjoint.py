@@ -3,6 +3,8 @@
 import dataclasses
 from pathlib import Path
 
+import jax
+import numpy as np
 import pytest
 
 from _quick_bench import run_quick
@@ -76,3 +78,29 @@ def test_until_cap_trains_past_the_config_epochs_until_the_clock_ends_it(monkeyp
     bench_adjoint.train(sampler, 0, 1, 10.0, 1, "warm-up")  # compile first, so the cap times epochs only
     _, done, took, _ = bench_adjoint.train(sampler, 0, None, 1 / 60, 1, "until the cap")
     assert done > epochs and took >= 1 / 60
+
+
+def test_the_official_asbs_variant_differs_from_the_cpu_config_only_in_adam_and_the_corrector_buffer(monkeypatch):
+    """``asbs_official`` (configs/asbs_dw4_cpu_official.yaml): lr 1e-4, Adam eps 1e-10, a per-stage corrector buffer of
+    10 rollouts; every other setting and the budget are the CPU config's. Its quick build runs an epoch of each kind.
+    Without a DW-4 config for LJ-13 the method is a clear error."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    import bench_adjoint
+
+    cpu, epochs, n_eval, _ = bench_adjoint.build("asbs_dw4_cpu.yaml", quick=False)
+    official, epochs_official, n_eval_official, _ = bench_adjoint.build(bench_adjoint.CONFIG["asbs_official"].format("dw4"),
+                                                                        quick=False)
+    changed = {"learning_rate": 1e-4, "adam_eps": 1e-10, "corrector_buffer_epochs": 10, "corrector_buffer_per_stage": True}
+    assert {k: getattr(official.settings, k) for k in changed} == changed
+    assert dataclasses.replace(official.settings, **{k: getattr(cpu.settings, k) for k in changed}) == cpu.settings
+    assert (epochs_official, n_eval_official, official.batch_size) == (epochs, n_eval, cpu.batch_size)
+    sampler, *_ = bench_adjoint.build("asbs_dw4_cpu_official.yaml", quick=True)
+    assert sampler.settings.corrector_buffer_per_stage and sampler.settings.adam_eps == 1e-10
+    state = sampler.init(jax.random.key(0))
+    step = jax.jit(sampler.step)
+    for epoch in range(sampler.stage_length):  # 2 adjoint epochs, then the corrector's
+        state, metrics = step(jax.random.key(epoch), state)
+        assert np.isfinite(float(metrics["loss"])), epoch
+    assert bool(metrics["corrector_epoch"]) and int(state.corrector_buffer.size) == sampler.batch_size
+    with pytest.raises(SystemExit):
+        bench_adjoint.main(["--methods", "asbs_official", "--systems", "lj13", "--no-speed"])

@@ -16,3 +16,9 @@ def test_bench_paths_quick(tmp_path):
     assert out["smc_gmm_logz_abs_err"] >= 0 and out["smc_gmm_target_evals"] > 0
     assert (tmp_path / "bench_paths_gmm_seed0_quick.png").stat().st_size > 0
     assert 0.0 <= out["tps_thp"] <= 100.0
+
+
+def test_the_kl_variant_without_the_stochastic_term_runs_only_when_named(tmp_path):
+    out = run_quick("paths", "--groups", "diffusion", "--variants", "pis-kl_nostochastic", results_dir=tmp_path)
+    assert out["pis_kl_nostochastic_gmm_energy_evals"] > 0 and out["pis_kl_nostochastic_gmm_logz_abs_err_seeds"] == 1
+    assert not any(name.startswith(("pis_kl_gmm", "dds_")) for name in out)  # the named variant alone

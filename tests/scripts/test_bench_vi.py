@@ -12,3 +12,20 @@ def test_bench_vi_quick(tmp_path):
     assert out["aisivi_banana_forward_kl"] > 0 and out["bsivi_banana_forward_kl"] > 0
     assert out["bsivi_bayes_logreg_test_lpd"] < 0 and out["nuts_bayes_logreg_test_lpd"] < 0
     assert out["snis_fkl_steps_per_s"] > 0
+
+
+def test_banana_reference_group_uses_the_configs_reference_settings(tmp_path, monkeypatch):
+    """``--groups banana_reference``: the shipped banana configs' settings (s = 0.1 softplus(v) from v = 1, 4000 steps,
+    drop at 2000) with ``--inner-draws`` inner draws; its quick run writes the headline."""
+    from _quick_bench import ROOT
+
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    import bench_vi
+
+    for method in ("aisivi", "bsivi"):
+        settings, batch, steps = bench_vi.reference_banana_run(method, quick=False, inner_draws=8192)
+        assert (settings.scale_factor, settings.init_scale, settings.decay_step, settings.decay_factor) == (
+            0.1, 0.1313262, 2000, 0.1)
+        assert (settings.num_inner, settings.marginal_draws, batch, steps) == (8192, 50_000, 128, 4000)
+    out = run_quick("vi", "--groups", "banana_reference", "--inner-draws", "8", results_dir=tmp_path)
+    assert out["aisivi_banana_ref8_forward_kl"] > 0 and 0 <= out["aisivi_banana_ref8_q_mass"] <= 1.0 + 1e-6

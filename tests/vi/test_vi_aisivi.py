@@ -103,6 +103,32 @@ def test_bad_aisivi_settings_and_targets_are_clear_input_errors():
         AISIVI(jaxsamp.targets.get("ising", L=2, beta=0.4))
 
 
+def test_the_reference_scale_parameterisation_starts_at_a_tenth_of_softplus_one():
+    """scale_factor 0.1 and init_scale 0.1 softplus(1) (configs/aisivi_banana.yaml): the raw parameter starts at the
+    reference code's 1 and s = 0.1 softplus(v) there and after v moves, with ds/dv = 0.1 sigmoid(v); the default
+    keeps s = softplus(v) from init_scale."""
+    target = jaxsamp.targets.get("banana")
+    sampler = AISIVI(target, AISIVISettings(latent_dim=2, hidden_width=8, tau_layers=2, tau_hidden_width=4,
+                                            init_scale=0.1 * float(jax.nn.softplus(1.0)), scale_factor=0.1))
+    module = sampler.conditional(sampler.init(jax.random.key(0)).phi)
+    np.testing.assert_allclose(module.raw_scale[...], [1.0, 1.0], rtol=1e-5)
+    np.testing.assert_allclose(module.scale(), 0.1 * jax.nn.softplus(module.raw_scale[...]), rtol=1e-6)
+    np.testing.assert_allclose(module.scale(), [0.1313262, 0.1313262], rtol=1e-5)
+    module.raw_scale.value = jnp.asarray([-0.5, 2.0])
+    eps = jnp.zeros((3, 2))
+    np.testing.assert_allclose(module(eps).stddev(), jnp.broadcast_to(0.1 * jax.nn.softplus(jnp.asarray([-0.5, 2.0])), (3, 2)),
+                               rtol=1e-6)
+    phi = nnx.split(module)[1]
+    slope = sampler.conditional(jax.grad(lambda p: jnp.sum(sampler.conditional(p).scale()))(phi)).raw_scale[...]
+    np.testing.assert_allclose(slope, 0.1 * jax.nn.sigmoid(jnp.asarray([-0.5, 2.0])), rtol=1e-5)
+    default = AISIVI(target, AISIVISettings(latent_dim=2, hidden_width=8, tau_layers=2, tau_hidden_width=4, init_scale=0.7))
+    plain = default.conditional(default.init(jax.random.key(0)).phi)
+    np.testing.assert_allclose(plain.scale(), [0.7, 0.7], rtol=1e-5)
+    np.testing.assert_allclose(plain.scale(), jax.nn.softplus(plain.raw_scale[...]), rtol=1e-6)
+    with pytest.raises(InputError, match="scale_factor must be > 0"):
+        AISIVISettings(scale_factor=0.0)
+
+
 def test_marginal_log_density_of_an_affine_family_is_its_gaussian():
     """mu(eps) = A eps + b: q(z) = N(b, A A^T + S^2) in closed form.
 

@@ -239,6 +239,8 @@ class AdjointSettings:
         Optimiser steps after each rollout.
     learning_rate : float
         Adam learning rate.
+    adam_eps : float
+        Adam's ``eps`` (optax's default 1e-8; the official ``adjoint_samplers`` code's 1e-10).
     ema_decay : float
         Per-step decay of the parameter average the sampler draws from (0: no averaging).
     max_grad_norm : float
@@ -256,6 +258,7 @@ class AdjointSettings:
     buffer_epochs: PositiveInt = 20
     steps_per_epoch: PositiveInt = 100
     learning_rate: PositiveFloat = 1e-4
+    adam_eps: PositiveFloat = 1e-8
     ema_decay: Annotated[float, Interval(ge=0, lt=1)] = 0.999
     max_grad_norm: PositiveFloat = 100.0
 
@@ -343,7 +346,7 @@ class AdjointSampling(TrainedPathSampler):
         self.schedule = GeometricNoiseSchedule(settings.sigma_min, settings.sigma_max)
         self.chain = adjoint_chain(self.schedule, settings.nfe, settings.exact_variance)
         self.train_batch_size = settings.train_batch_size or batch_size
-        self.optimizer = optax.adam(settings.learning_rate)
+        self.optimizer = optax.adam(settings.learning_rate, eps=settings.adam_eps)
         self.graphdef, _ = nnx.split(drift_network(settings, self.space, jax.random.key(0)))
         self.trainer = Trainer(self.init, self.step)
 

@@ -88,6 +88,13 @@ class AsbsSettings(AdjointSettings):
         Its scale: the Gaussian's standard deviation, or the harmonic prior's ``scale``.
     adjoint_epochs, corrector_epochs : int
         Epochs of adjoint matching and of corrector matching in each stage.
+    corrector_buffer_epochs : int or None
+        Capacity of the corrector's buffer in rollouts (None: ``buffer_epochs``, as the adjoint buffer).
+    corrector_buffer_per_stage : bool
+        Empty the corrector's buffer when each stage's corrector epochs begin, so that every corrector
+        fit regresses on pairs of the current controller only (the controller does not move during
+        those epochs). Otherwise a FIFO of ``C`` rollouts holds, at the ``j``-th corrector epoch of a
+        stage, ``C - j`` rollouts of earlier stages' controllers while ``j < C``.
     """
 
     sigma_max: PositiveFloat = 1.0
@@ -96,6 +103,8 @@ class AsbsSettings(AdjointSettings):
     prior_scale: PositiveFloat = 2.0
     adjoint_epochs: PositiveInt = 200
     corrector_epochs: PositiveInt = 20
+    corrector_buffer_epochs: PositiveInt | None = None
+    corrector_buffer_per_stage: bool = False
 
 
 class AsbsTrainState(NamedTuple):
@@ -173,6 +182,7 @@ class Asbs(AdjointSampling):
         _, corrector_params = nnx.split(drift_network(self.settings, self.space, k_corrector))
         vec = jnp.zeros(self.space.dim)
         capacity = self.settings.buffer_epochs * self.batch_size
+        corrector_capacity = (self.settings.corrector_buffer_epochs or self.settings.buffer_epochs) * self.batch_size
         return AsbsTrainState(
             params=params,
             ema_params=params,
@@ -180,7 +190,7 @@ class Asbs(AdjointSampling):
             corrector_params=corrector_params,
             corrector_opt_state=self.optimizer.init(corrector_params),
             adjoint_buffer=replay.init((vec, vec, vec), capacity),
-            corrector_buffer=replay.init((vec, vec), capacity),
+            corrector_buffer=replay.init((vec, vec), corrector_capacity),
             epoch=jnp.int32(0),
             energy_evals=jnp.int32(0),
         )
@@ -214,7 +224,11 @@ class Asbs(AdjointSampling):
         s = self.settings
         k_roll, k_train = jax.random.split(key)
         roll = self.rollout(state.params, k_roll, self.batch_size)
-        buffer = replay.add(state.corrector_buffer, (roll.x0, roll.x1))
+        buffer = state.corrector_buffer
+        if s.corrector_buffer_per_stage:  # the stage's first corrector epoch starts from an empty buffer
+            first = state.epoch % self.stage_length == s.adjoint_epochs
+            buffer = jax.lax.cond(first, replay.clear, lambda b: b, buffer)
+        buffer = replay.add(buffer, (roll.x0, roll.x1))
 
         def loss_fn(corrector_params, k):
             kb, _ = jax.random.split(k)

@@ -292,12 +292,16 @@ class Path(NamedTuple):
     log_rn : (B,) ``log dP^u/dP^ref`` of each path.
     states : (K + 1, B, D) every state, or ``None`` unless ``keep_states``.
     x0 : (B, D) the start states (zeros for a point-mass start).
+    stochastic : (B,) the stochastic part of ``log_rn``, ``sum_k (b_k / c_k) u_k . xi_k``: zero mean under
+        the simulated law for every control, since ``xi_k`` is independent of ``x_k`` (``log_rn`` minus it
+        is the running cost ``sum_k |b_k u_k|^2 / (2 c_k^2)``).
     """
 
     x: jax.Array
     log_rn: jax.Array
     states: jax.Array | None
     x0: jax.Array
+    stochastic: jax.Array
 
 
 def simulate(
@@ -341,20 +345,22 @@ def simulate(
     x0 = batch_constraint(x0)  # the paths are the batch a data-parallel step splits over devices
 
     def body(carry, inputs):
-        x, log_rn = carry
+        x, running, stochastic = carry
         t, a, b, c, k = inputs
         u = space.project(control(jnp.full((num_samples,), t), x))
         xi = batch_constraint(centred_normal(k, space, (num_samples,)))
         x = a * x + b * u + c * xi
-        log_rn = log_rn + (b / c) * jnp.sum(u * xi, -1) + 0.5 * (b / c) ** 2 * jnp.sum(u**2, -1)
-        return (x, log_rn), (x if keep_states else None)
+        running = running + 0.5 * (b / c) ** 2 * jnp.sum(u**2, -1)
+        stochastic = stochastic + (b / c) * jnp.sum(u * xi, -1)
+        return (x, running, stochastic), (x if keep_states else None)
 
     keys = jax.random.split(k_steps, chain.num_steps)
     step = jax.checkpoint(body) if remat else body
-    (x, log_rn), states = jax.lax.scan(step, (x0, jnp.zeros(num_samples)), (chain.t, chain.a, chain.b, chain.c, keys))
+    zeros = jnp.zeros(num_samples)
+    (x, running, stochastic), states = jax.lax.scan(step, (x0, zeros, zeros), (chain.t, chain.a, chain.b, chain.c, keys))
     if keep_states:
         states = jnp.concatenate([x0[None], states], axis=0)
-    return Path(x, log_rn, states, x0)
+    return Path(x, running + stochastic, states, x0, stochastic)
 
 
 def log_rn_along(chain: GaussianChain, control: Control, space: StateSpace, states: jax.Array) -> jax.Array:

@@ -208,6 +208,20 @@ def test_girsanov_weights_are_unbiased_for_z_with_any_drift(space, exact_varianc
     assert ratio.std() > 0.05  # the drift is far enough from optimal for the check to bite
 
 
+def test_adam_eps_is_the_setting_s():
+    """A first Adam step on a gradient of 1e-9 moves each parameter by lr g / (|g| + eps): 0.91 lr at the official
+    eps 1e-10, 0.091 lr at optax's default 1e-8."""
+    target = Gaussian(np.zeros(2), np.eye(2))
+    for eps, share in ((1e-10, 1 / 1.1), (1e-8, 1 / 11)):
+        sampler = AdjointSampling(target, AdjointSettings(network="mlp", hidden=4, num_layers=1, nfe=4, learning_rate=1e-3,
+                                                          adam_eps=eps), batch_size=4)
+        params = sampler.init(jax.random.key(0)).params
+        grads = jax.tree.map(lambda p: jnp.full_like(p, 1e-9), params)
+        updates, _ = sampler.optimizer.update(grads, sampler.optimizer.init(params), params)
+        for u in jax.tree.leaves(updates):
+            np.testing.assert_allclose(u, -1e-3 * share, rtol=1e-3)
+
+
 def test_short_training_run_matches_a_gaussian_target():
     """MLP drift on N(m, diag(0.5^2, 0.8^2)): mean within 0.1, variances within 20%, log Z within 0.1.
 

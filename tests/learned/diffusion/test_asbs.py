@@ -111,6 +111,30 @@ def test_short_gaussian_prior_run_matches_a_gaussian_target():
     assert 0.05 < float(ws.ess) <= 1.0
 
 
+def test_a_per_stage_corrector_buffer_holds_only_the_current_stage_s_rollouts():
+    """Stages of 2 adjoint + 2 corrector epochs, a corrector buffer of 2 rollouts of 16: equal seeds with and without
+    ``corrector_buffer_per_stage`` agree through stage 0 (its buffer starts empty either way); at stage 1's first
+    corrector epoch the shared FIFO holds that rollout and one of stage 0 (32 pairs), the per-stage buffer only the
+    new rollout (16, the same pairs), so the two corrector fits then differ."""
+    common = dict(SMALL, prior="gaussian", prior_scale=1.0, adjoint_epochs=2, corrector_epochs=2,
+                  corrector_buffer_epochs=2)
+    shared, per_stage = (Asbs(TARGET, AsbsSettings(**common, corrector_buffer_per_stage=flag), batch_size=16)
+                         for flag in (False, True))
+    states = []
+    for sampler in (shared, per_stage):
+        state, trace = run(sampler.step, sampler.init(jax.random.key(0)), jax.random.key(1), 7, trace=lambda s, m: m,
+                           chunk=7, progress=False)
+        states.append(state)
+        assert list(np.asarray(trace["corrector_epoch"])) == [False, False, True, True, False, False, True]
+    a, b = states
+    assert (int(a.corrector_buffer.size), int(b.corrector_buffer.size)) == (32, 16)
+    jax.tree.map(lambda x, y: np.testing.assert_array_equal(x[:16], y[:16]), a.corrector_buffer.data,
+                 b.corrector_buffer.data)  # the newest rollout went to slots 0-15 in both
+    jax.tree.map(np.testing.assert_array_equal, a.params, b.params)  # the controllers are the same
+    assert any(np.any(x != y) for x, y in zip(jax.tree.leaves(a.corrector_params), jax.tree.leaves(b.corrector_params)))
+    assert a.corrector_buffer.capacity == b.corrector_buffer.capacity == 32
+
+
 def test_prior_and_settings_are_checked():
     with pytest.raises(InputError, match="harmonic prior is defined for particle"):
         Asbs(TARGET, AsbsSettings(**SMALL, prior="harmonic"), batch_size=8)
