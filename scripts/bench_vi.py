@@ -190,12 +190,15 @@ def toys(seed: int, quick: bool) -> dict:
         log_p = jax.jit(jax.vmap(target.log_prob))
         for method in methods("toys", quick):
             model = SEMI_IMPLICIT[method](target, toy_settings(quick), toy_batch(quick))
-            state = train(model, seed, steps)
-            log_q = jax.jit(lambda z, state=state, model=model: model.log_q(state, z, jax.random.key(4000 + seed)))
-            figures = forward_kl_on_grid(log_p, log_q, box, 20 if quick else 250)
-            out[f"{method}_{target_name}_forward_kl"] = figures["forward_kl"]
-            out[f"{method}_{target_name}_q_mass"] = figures["q_mass"]
+            out.update(grid_figures(f"{method}_{target_name}", model, train(model, seed, steps), seed, log_p, box, quick))
     return out
+
+
+def grid_figures(name: str, model, state, seed: int, log_p, box, quick: bool) -> dict:
+    """``{name}_forward_kl`` and ``{name}_q_mass`` of a trained semi-implicit model on the grid over ``box``."""
+    log_q = jax.jit(lambda z: model.log_q(state, z, jax.random.key(4000 + seed)))
+    figures = forward_kl_on_grid(log_p, log_q, box, 20 if quick else 250)
+    return {f"{name}_forward_kl": figures["forward_kl"], f"{name}_q_mass": figures["q_mass"]}
 
 
 def reference_banana_run(method: str, quick: bool, inner_draws: int) -> tuple[AISIVISettings, int, int]:
@@ -219,11 +222,8 @@ def banana_reference(seed: int, quick: bool, inner_draws: int) -> dict:
     for method in methods("banana_reference", quick):
         settings, batch, steps = reference_banana_run(method, quick, inner_draws)
         model = SEMI_IMPLICIT[method](target, settings, batch)
-        state = train(model, seed, steps)
-        log_q = jax.jit(lambda z, state=state, model=model: model.log_q(state, z, jax.random.key(4000 + seed)))
-        figures = forward_kl_on_grid(log_p, log_q, box, 20 if quick else 250)
-        out[f"{method}_banana_ref{inner_draws}_forward_kl"] = figures["forward_kl"]
-        out[f"{method}_banana_ref{inner_draws}_q_mass"] = figures["q_mass"]
+        out.update(grid_figures(f"{method}_banana_ref{inner_draws}", model, train(model, seed, steps), seed, log_p, box,
+                                quick))
     return out
 
 
