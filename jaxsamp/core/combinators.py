@@ -139,11 +139,16 @@ def over_chains(fn: Callable, chain_method: str = "vectorized") -> Callable:
     MALA step), and a chaotic sampler (NUTS, whose tree depth and warm-up step size
     depend on every bit) soon draws different, equally valid samples.
     """
+    check_chain_method(chain_method)
     if chain_method == "vectorized":
         return jax.vmap(fn)
-    if chain_method == "sequential":
-        return lambda *args: jax.lax.map(lambda a: fn(*a), args)
-    raise InputError(f"chain_method must be one of {', '.join(CHAIN_METHODS)}, got {chain_method!r}")
+    return lambda *args: jax.lax.map(lambda a: fn(*a), args)
+
+
+def check_chain_method(chain_method: str) -> None:
+    """Raise an :class:`InputError` unless ``chain_method`` is one of :data:`CHAIN_METHODS`."""
+    if chain_method not in CHAIN_METHODS:
+        raise InputError(f"chain_method must be one of {', '.join(CHAIN_METHODS)}, got {chain_method!r}")
 
 
 def ensemble(kernel, chain_method: str = "vectorized") -> Kernel:
@@ -155,7 +160,7 @@ def ensemble(kernel, chain_method: str = "vectorized") -> Kernel:
     is laid out over devices (:func:`jaxsamp.core.sharding.shard`), and depend on
     ``chain_method`` only through float round-off (:func:`over_chains`).
     """
-    over_chains(lambda: None, chain_method)  # an unknown method fails here, not at the first step
+    check_chain_method(chain_method)  # an unknown method fails here, not at the first step
 
     def init(positions, rng_key=None):
         n = num_chains(positions)
