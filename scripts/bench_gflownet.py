@@ -38,8 +38,19 @@ Protocol (fixed before the first run):
   curves (``{run}_curve_seed{k}``) go into the JSON and into ``bench_gflownet_curves_{reward}.png``: L1
   and KL against trajectories, one panel per loss, every backward policy in each panel (mean over seeds).
 
+Protocol at the paper's budget (issue 44; fixed 2026-12-05, before any run): ``--trajectories 1000000``, i.e.
+62 500 iterations of 16 trajectories per run, everything else as above except the history of terminal states
+for ``l1``, which stays the paper's fifth of the budget (**200 000**, the paper's own figure). Runs: losses
+``db`` and ``subtb``, backward policies ``naive`` and ``tlm``, both rewards, seeds 0, 1, 2 in that order
+(seed-major, so that each seed completes a full comparison): 24 runs, about 6.5 h of a quiet CPU (naive about
+12, TLM about 21 minutes a run at the recorded rates), spread over sessions with each run recorded as it ends.
+Figures are named ``{loss}_{pb}_{reward}_1000k_{figure}`` beside the 80 000-trajectory ones. **Headline**:
+``{loss}_{pb}_{reward}_1000k_policy_l1``, TLM against naive for DB and SubTB, mean ± sd over the seeds
+recorded, whichever way it goes (at 80 000 trajectories naive led; TLM's backward learning rate decays
+x0.999 per step, so its P_B is nearly frozen after about 3000 iterations, while the naive P_B keeps adapting).
+
 Usage: python scripts/bench_gflownet.py [--quick] [--rewards standard hard] [--losses ...] [--policies ...]
-       [--seeds 0 1 2] [--skip-rollout | --rollout-only]
+       [--seeds 0 1 2] [--trajectories N] [--skip-rollout | --rollout-only]
 """
 
 from __future__ import annotations
@@ -65,6 +76,8 @@ FULL = {"dim": 4, "side": 20, "iterations": 5000, "history": 16_000, "hidden": (
 QUICK = {"dim": 2, "side": 8, "iterations": 60, "history": 320, "hidden": (64, 64), "rollouts": 64}
 QUICK_RUNS = (("tb", "tlm"),)  # the rest of the code paths are exercised by tests/learned/gflownet/test_gflownet.py
 TRAJECTORIES_PER_ITERATION, EVAL_EVERY, WARMUP = 16, 100, 100
+#: The default budget in trajectories (``FULL["iterations"]`` iterations); another budget's figures get a suffix.
+DEFAULT_TRAJECTORIES = FULL["iterations"] * TRAJECTORIES_PER_ITERATION
 
 
 def _metrics(state, metrics):
@@ -72,9 +85,22 @@ def _metrics(state, metrics):
     return metrics
 
 
-def train(loss: str, policy: str, reward: str, seed: int, quick: bool) -> tuple[dict, dict]:
-    """One run; its final figures and its learning curve."""
-    size = QUICK if quick else FULL
+def budget_size(trajectories: int) -> dict:
+    """The full-size settings at a budget of ``trajectories``: its iterations and a history of a fifth of it."""
+    if trajectories % TRAJECTORIES_PER_ITERATION:
+        raise SystemExit(f"--trajectories must be a multiple of {TRAJECTORIES_PER_ITERATION}, got {trajectories}")
+    return {**FULL, "iterations": trajectories // TRAJECTORIES_PER_ITERATION, "history": trajectories // 5}
+
+
+def budget_suffix(trajectories: int) -> str:
+    """``""`` for the default budget, else ``"_{k}k"`` (thousands of trajectories) for the figures' names."""
+    return "" if trajectories == DEFAULT_TRAJECTORIES else f"_{trajectories // 1000}k"
+
+
+def train(loss: str, policy: str, reward: str, seed: int, quick: bool,
+          trajectories: int = DEFAULT_TRAJECTORIES) -> tuple[dict, dict]:
+    """One run of ``trajectories`` trajectories (the quick size ignores it); its final figures and learning curve."""
+    size = QUICK if quick else budget_size(trajectories)
     env = Hypergrid(size["dim"], size["side"], reward)
     eval_every = 20 if quick else EVAL_EVERY
     settings = GFlowNetSettings(
@@ -131,15 +157,18 @@ def rollout_throughput(quick: bool) -> float:
     return n / best
 
 
-def plot_curves(results: dict, reward: str, quick: bool) -> None:
-    """L1 and KL against trajectories: one column per loss, one line per backward policy (mean over seeds)."""
+def plot_curves(results: dict, reward: str, quick: bool, suffix: str = "") -> None:
+    """L1 and KL against trajectories: one column per loss, one line per backward policy (mean over seeds).
+
+    ``suffix`` is the budget's (:func:`budget_suffix`): its runs get a figure of their own.
+    """
     from jaxsamp.experiments.plots import pyplot
 
     plt = pyplot()
     fig, axes = plt.subplots(2, len(LOSSES), figsize=(4 * len(LOSSES), 6.5), squeeze=False)
     for col, loss in enumerate(LOSSES):
         for policy in POLICIES:
-            prefix = f"{loss}_{policy}_{reward}_curve_seed"
+            prefix = f"{loss}_{policy}_{reward}{suffix}_curve_seed"
             curves = [v for k, v in results.items() if k.startswith(prefix)]
             if not curves:
                 continue
@@ -158,7 +187,7 @@ def plot_curves(results: dict, reward: str, quick: bool) -> None:
             axes[0, col].legend(fontsize=7)
     fig.suptitle(f"hypergrid {'8x8 (quick)' if quick else '20^4'}, {reward} reward")
     fig.tight_layout()
-    path = benchmark_io.RESULTS_DIR / f"{SCRIPT}_curves_{reward}{'_quick' if quick else ''}.png"
+    path = benchmark_io.RESULTS_DIR / f"{SCRIPT}_curves_{reward}{suffix}{'_quick' if quick else ''}.png"
     fig.savefig(path, dpi=100)
     plt.close(fig)
     print(f"  -> {path}", flush=True)
@@ -171,6 +200,9 @@ def main(argv=None):
     parser.add_argument("--losses", nargs="+", choices=LOSSES, default=list(LOSSES))
     parser.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--trajectories", type=int, default=DEFAULT_TRAJECTORIES,
+                        help="training budget per run (default 80 000; another budget's figures are named "
+                             "{loss}_{pb}_{reward}_{k}k_..., e.g. _1000k for the paper's 10^6)")
     parser.add_argument("--skip-rollout", action="store_true", help="do not measure rollout_trajectories_per_s")
     parser.add_argument("--rollout-only", action="store_true",
                         help="only measure rollout_trajectories_per_s (a timing: run it alone on the machine)")
@@ -195,8 +227,8 @@ def main(argv=None):
     for seed in seeds:
         for reward in rewards:
             for loss, policy in runs:
-                name = f"{loss}_{policy}_{reward}"
-                figures, curve = train(loss, policy, reward, seed, args.quick)
+                name = f"{loss}_{policy}_{reward}{'' if args.quick else budget_suffix(args.trajectories)}"
+                figures, curve = train(loss, policy, reward, seed, args.quick, args.trajectories)
                 for fig, value in figures.items():
                     benchmark_io.record_seed(results, SCRIPT, f"{name}_{fig}", seed, value, args.quick)
                 results[f"{name}_curve_seed{seed}"] = curve
@@ -204,7 +236,7 @@ def main(argv=None):
                 save()
     merged = benchmark_io.read_results(SCRIPT, args.quick)
     for reward in rewards:
-        plot_curves(merged, reward, args.quick)
+        plot_curves(merged, reward, args.quick, "" if args.quick else budget_suffix(args.trajectories))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Run bench_gflownet in --quick mode so the script never rots (figures present and in range; no timing asserted)."""
 
+import pytest
 from _quick_bench import run_quick
 
 
@@ -13,3 +14,18 @@ def test_bench_gflownet_quick(tmp_path):
     assert 0 <= out[f"{name}_modes_found"] <= 4 and out[f"{name}_train_trajectories_per_s"] > 0
     assert len(out[f"{name}_curve_seed0"]["l1"]) == 3
     assert (tmp_path / "bench_gflownet_curves_standard_quick.png").stat().st_size > 0
+
+
+def test_another_budget_names_its_figures_and_keeps_a_fifth_as_history(monkeypatch):
+    import runpy
+
+    from _quick_bench import ROOT
+
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    script = runpy.run_path(str(ROOT / "scripts" / "bench_gflownet.py"))
+    assert script["budget_suffix"](80_000) == "" and script["budget_suffix"](1_000_000) == "_1000k"
+    paper = script["budget_size"](1_000_000)
+    assert paper["iterations"] == 62_500 and paper["history"] == 200_000  # the paper's 200 000 of 10^6
+    assert script["budget_size"](80_000) == script["FULL"]
+    with pytest.raises(SystemExit, match="multiple of 16"):
+        script["budget_size"](1000)
