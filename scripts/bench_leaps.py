@@ -81,9 +81,25 @@ the floor per unit time ``FLOOR_RATE`` = 0.01 (``_per_unit_time``: 0.01 h per st
 steps, so the two agree there). Headline: ``floor_study_{ess,logz_abs_err}_L8_attention_{n}steps_{floor}``,
 mean / sd over seeds 0, 1, 2. Nothing is picked: every floor and step count is reported.
 
+**Proposal study** (``--proposal-study``; issue 44, protocol fixed 2026-12-05 before its first run): do proposals
+that never move two interacting sites in one step lower the exact weights' variance? Design of the floor study,
+with its own evaluation keys (800..) and one change: training is counted in updates, not minutes, so the study can
+share the machine: ``--train-updates`` (default ``PROPOSAL_UPDATES`` = 10 000, what the L = 8 protocol's 10 minutes
+bought LE-attention alone: 10 000, 10 100 and 11 700 updates for seeds 0-2; the curriculum takes a third). Each
+trained model samples at 100 and 200 uniform Euler steps, with the floor per step (1e-4) and per unit time
+(``FLOOR_RATE``), each (a) unsplit: exact weights and the paper's post-jump quadrature on the same walkers, and
+(b) ``_checkerboard``: every step split into the 2 colour classes of the 8 x 8 torus, each sub-step an exact AIS
+move (``simulate(checkerboard=True)``), exact weights only (the quadrature belongs to the unsplit chain); all on the
+same keys. A checkerboard step costs 2 network passes to the unsplit step's 1, so ``_checkerboard`` at 100 steps
+is to be read beside the unsplit chain at 200 (equal passes) as well as at 100 (equal steps). Headline:
+``proposal_study_ess_L8_attention_{n}steps_{floor}[_checkerboard]`` (exact weights), mean / sd over seeds 0, 1, 2,
+with ``_quadrature_paper`` and ``logz_abs_err`` beside it, and ``proposal_study_network_passes_{n}steps[_checkerboard]``.
+Goal (issue 44): exact-weight ESS >= 0.6 at <= 200 steps. Nothing is picked: every cell is reported.
+
 Usage: ``python scripts/bench_leaps.py [--quick] [--lattice 8|15] [--seeds 0 1 2] [--train-minutes M]
 [--networks conv mlp attention] [--problems ising potts] [--pilot-minutes 10] [--fresh]
-[--pilots-only] [--checkpoint-minutes 10] [--profile] [--steps-study] [--floor-study]``
+[--pilots-only] [--checkpoint-minutes 10] [--profile] [--steps-study] [--floor-study]
+[--proposal-study] [--train-updates N]``
 (writes ``benchmarks/results/bench_leaps.json``).
 """
 
@@ -115,7 +131,7 @@ from jaxsamp.learned.leaps.training import (
     free_energy_log_Z,
     pinn_loss,
 )
-from jaxsamp.mcmc.discrete import checkerboard, lattice_categories
+from jaxsamp.mcmc.discrete import checkerboard, checkerboard_colours, lattice_categories
 from jaxsamp.smc import anneal, linear_schedule
 from jaxsamp.targets.lattice import LatticePath, ising, potts
 
@@ -123,9 +139,11 @@ L, BETA, SAMPLING_STEPS = 8, 0.4407, 100
 RULES = ("exact", "pre", "trapezoid")  # the headline first
 STUDY_STEPS, STUDY_NETWORK = (100, 200, 400), "attention"
 FLOOR_RATE = 0.01  # the floor study's floor per unit time: 1e-4 per step at 100 steps, like leaps.JUMP_FLOOR
-STUDIES = {  # name: (evaluation keys from, {figure suffix: jump_floor_rate (None: the floor per step)})
-    "steps_study": (600, {"": None}),
-    "floor_study": (700, {"_per_step": None, "_per_unit_time": FLOOR_RATE}),
+PROPOSAL_UPDATES = 10_000  # the proposal study's training: what the L = 8 protocol's 10 minutes bought alone
+STUDIES = {  # name: (evaluation keys from, step counts, {suffix: jump_floor_rate (None: per step)}, checkerboard too)
+    "steps_study": (600, STUDY_STEPS, {"": None}, False),
+    "floor_study": (700, STUDY_STEPS, {"_per_step": None, "_per_unit_time": FLOOR_RATE}, False),
+    "proposal_study": (800, (100, 200), {"_per_step": None, "_per_unit_time": FLOOR_RATE}, True),
 }
 CURVE_WALKERS = 500
 CURVE_PLOT = Path(__file__).resolve().parent.parent / "benchmarks" / "leaps_ess_curves.png"
@@ -207,8 +225,10 @@ def planned_updates(path, network: str, walkers: int, key, minutes: float, probl
 
 
 def train(path, network: str, quick: bool, minutes: float, walkers: int, key, curve_every: int, problem=None,
-          checkpoint: Path | None = None, checkpoint_seconds: float = 600.0):
+          checkpoint: Path | None = None, checkpoint_seconds: float = 600.0, updates: int | None = None):
     """Train one network for about ``minutes`` of training time (``problem``: settings replaced for an L = 15 problem).
+
+    With ``updates``, train for exactly that many updates instead (planned for them; no clock).
 
     Returns (model, params, buffer, settings, steps, steps_per_s, curve). The number
     of updates the curriculum is planned for comes from :func:`planned_updates`.
@@ -233,6 +253,8 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
             model, params = build_networks(path, settings, key)
             return model, params, None, settings, 0, float("nan"), []
         planned, chunk, budget, limit, checkpoint_seconds = 12, 4, float("inf"), 12, 0.0
+    elif updates is not None:
+        planned, chunk, budget, limit = updates, 50, float("inf"), updates
     else:
         planned = planned_updates(path, network, walkers, key, minutes, problem, checkpoint)
         chunk, budget, limit = 50, minutes * 60, 2 * planned  # small chunks: the budget is overrun by at most one
@@ -291,6 +313,12 @@ def paired_draws(path, settings: LeapsSettings, params, key, first: int, repeats
     draw = jax.jit(lambda p, k: Leaps(path, settings).sample_paired_with(p, k, walkers))
     pairs = [draw(params, jax.random.fold_in(key, first + j)) for j in range(repeats)]
     return {"exact": [e for e, _ in pairs], "quadrature_paper": [q for _, q in pairs]}
+
+
+def split_draws(path, settings: LeapsSettings, params, key, first: int, repeats: int, walkers: int) -> list:
+    """:func:`paired_draws`' keys with checkerboard sub-steps: the exact weights' ``repeats`` draws."""
+    draw = jax.jit(lambda p, k: Leaps(path, settings).sample_with(p, k, walkers, "exact", True))
+    return [draw(params, jax.random.fold_in(key, first + j)) for j in range(repeats)]
 
 
 def training_target_evals(settings: LeapsSettings, steps: int, walkers: int, num_sites: int) -> float:
@@ -532,29 +560,40 @@ class _WholeLatticeRatios:
 
 
 def steps_study(study: str, args, seeds, walkers: int, repeats: int, train_walkers: int, results: dict, save) -> None:
-    """The sampling steps or floor study (module docstring): one trained model per seed, sampled at each of
-    ``STUDY_STEPS`` with each of the study's floors, on the same keys."""
-    first_key, floors = STUDIES[study]
+    """The sampling steps, floor or proposal study (module docstring): one trained model per seed, sampled at each
+    of the study's step counts with each of its floors (and, for the proposal study, with checkerboard sub-steps
+    too), on the same keys."""
+    first_key, steps_grid, floors, with_checkerboard = STUDIES[study]
     target = ising(L, BETA)
     path = LatticePath(target)
     exact = target.exact_log_Z()
-    steps_grid = (4, 8) if args.quick else STUDY_STEPS
+    steps_grid = (4, 8) if args.quick else steps_grid
+    updates = None if args.quick or study != "proposal_study" else args.train_updates or PROPOSAL_UPDATES
     for seed in seeds:
         key = jax.random.key(seed)
         model, params, _, settings, *_ = train(
             path, STUDY_NETWORK, args.quick, args.train_minutes or 10.0, train_walkers,
-            jax.random.fold_in(key, list(NETWORKS).index(STUDY_NETWORK)), 10**9)
+            jax.random.fold_in(key, list(NETWORKS).index(STUDY_NETWORK)), 10**9, updates=updates)
         for n in steps_grid:
             for suffix, rate in floors.items():
                 at_n = dataclasses.replace(settings, eval_steps=n, jump_floor_rate=rate)
-                draws = paired_draws(path, at_n, params, key, first_key, repeats, walkers)
-                figures = {f"{study}_{name}": value for name, value in
-                           sample_figures(f"{STUDY_NETWORK}_{n}steps{suffix}", draws, exact).items()}
-                for name, value in figures.items():
-                    record_seed(results, "bench_leaps", name, seed, value, args.quick)
+                variants = {suffix: paired_draws(path, at_n, params, key, first_key, repeats, walkers)}
+                if with_checkerboard:
+                    variants[f"{suffix}_checkerboard"] = {
+                        "exact": split_draws(path, at_n, params, key, first_key, repeats, walkers)}
+                for variant, draws in variants.items():
+                    figures = {f"{study}_{name}": value for name, value in
+                               sample_figures(f"{STUDY_NETWORK}_{n}steps{variant}", draws, exact).items()}
+                    for name, value in figures.items():
+                        record_seed(results, "bench_leaps", name, seed, value, args.quick)
+                    print(f"{study} seed {seed}, {n} steps{variant}: "
+                          + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
                 results[f"{study}_target_evals_L8_{n}steps"] = walkers * (2 * n + 1)
-                print(f"{study} seed {seed}, {n} steps{suffix}: "
-                      + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
+                if with_checkerboard:  # one network pass, log_prob and reverse kernel per (sub-)step
+                    colours = int(checkerboard_colours(target.event_shape).max()) + 1
+                    results[f"{study}_network_passes_{n}steps"] = n
+                    results[f"{study}_network_passes_{n}steps_checkerboard"] = colours * n
+                    results[f"{study}_target_evals_L8_{n}steps_checkerboard"] = walkers * (2 * colours * n + 1)
                 save()
 
 
@@ -583,6 +622,11 @@ def main(argv=None):
                         help="L = 8: sample one trained LE-attention per seed at 100, 200 and 400 Euler steps")
     parser.add_argument("--floor-study", action="store_true",
                         help="L = 8: the steps study with the exact rule's floor per step and per unit time")
+    parser.add_argument("--proposal-study", action="store_true",
+                        help="L = 8: the floor study at 100 and 200 steps with checkerboard sub-steps beside, "
+                             "training counted in updates")
+    parser.add_argument("--train-updates", type=int, default=None,
+                        help=f"the proposal study's training updates per seed (default {PROPOSAL_UPDATES})")
     args = parser.parse_args(argv)
     walkers = args.walkers or (256 if args.quick else 2000)
     repeats = args.repeats or 2
@@ -601,10 +645,12 @@ def main(argv=None):
                       flush=True)
                 save()
         return
-    if args.steps_study or args.floor_study:
+    studies = [name for name in STUDIES if getattr(args, name)]
+    if len(studies) > 1:
+        parser.error("run one study at a time: " + ", ".join("--" + name.replace("_", "-") for name in studies))
+    if studies:
         results = {}
-        steps_study("floor_study" if args.floor_study else "steps_study", args, seeds, walkers, repeats,
-                    train_walkers, results, save)
+        steps_study(studies[0], args, seeds, walkers, repeats, train_walkers, results, save)
         return
     if args.lattice == 15:
         results: dict = {"walkers_L15": walkers}

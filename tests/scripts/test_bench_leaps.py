@@ -81,24 +81,24 @@ def test_bench_leaps_quick_profile(tmp_path):
     assert all(v > 0 for v in results.values())
 
 
-def test_bench_leaps_quick_steps_study(tmp_path):
-    """The sampling steps study scores one model per seed at every step count, on the same keys."""
-    results = quick_payload("leaps", "--steps-study", results_dir=tmp_path)["results"]
-    for n in (4, 8):
-        assert 0 < results[f"steps_study_ess_L8_attention_{n}steps"] <= 1
-        assert 0 < results[f"steps_study_ess_L8_attention_{n}steps_quadrature_paper"] <= 1
-        assert math.isfinite(results[f"steps_study_logz_abs_err_L8_attention_{n}steps"])
-        assert results[f"steps_study_target_evals_L8_{n}steps"] == 256 * (2 * n + 1)
-    assert not any(k.startswith("ess_L8") for k in results)  # the protocol's figures are left alone
-
-
-def test_bench_leaps_quick_floor_study(tmp_path):
-    """The floor study scores each model with both floors; at the quick run's 8 steps they differ, so it has the
-    two figures per step count (at the full run's 100 steps the two floors coincide)."""
-    results = quick_payload("leaps", "--floor-study", results_dir=tmp_path)["results"]
+def test_bench_leaps_quick_proposal_study(tmp_path):
+    """The proposal study scores each model unsplit (both estimators on the same walkers) and with checkerboard
+    sub-steps (exact weights only, twice the network passes), with both floors, on the same keys. It runs the
+    floor study's code with checkerboard draws added, so it stands for the floor study too: at the quick run's 8
+    steps the two floors differ (at the full run's 100 steps they coincide). The steps study is the same code with
+    one floor and no checkerboard."""
+    results = quick_payload("leaps", "--proposal-study", results_dir=tmp_path)["results"]
     for n in (4, 8):
         for floor in ("per_step", "per_unit_time"):
-            assert 0 < results[f"floor_study_ess_L8_attention_{n}steps_{floor}"] <= 1
-    assert results["floor_study_logz_hat_L8_attention_8steps_per_step"] != results[
-        "floor_study_logz_hat_L8_attention_8steps_per_unit_time"]
-    assert not any(k.startswith(("ess_L8", "steps_study")) for k in results)
+            name = f"proposal_study_ess_L8_attention_{n}steps_{floor}"
+            assert 0 < results[name] <= 1 and 0 < results[f"{name}_quadrature_paper"] <= 1
+            assert 0 < results[f"{name}_checkerboard"] <= 1 and f"{name}_checkerboard_quadrature_paper" not in results
+        assert results[f"proposal_study_network_passes_{n}steps_checkerboard"] == 2 * n
+        assert math.isfinite(results[f"proposal_study_logz_abs_err_L8_attention_{n}steps_per_step"])
+        assert results[f"proposal_study_target_evals_L8_{n}steps"] == 256 * (2 * n + 1)
+        assert results[f"proposal_study_target_evals_L8_{n}steps_checkerboard"] == 256 * (4 * n + 1)
+    assert results["proposal_study_ess_L8_attention_8steps_per_step"] != results[
+        "proposal_study_ess_L8_attention_8steps_per_step_checkerboard"]
+    assert results["proposal_study_logz_hat_L8_attention_8steps_per_step"] != results[
+        "proposal_study_logz_hat_L8_attention_8steps_per_unit_time"]
+    assert not any(k.startswith(("ess_L8", "floor_study", "steps_study")) for k in results)

@@ -370,7 +370,7 @@ class Leaps:
         )
         self.quadrature_point = (("post" if path.target.domain.kind == "spin" else "pre")
                                  if settings.paper_quadrature == "auto" else settings.paper_quadrature)
-        self.draw = jax.jit(self.sample_with, static_argnums=(2, 3))
+        self.draw = jax.jit(self.sample_with, static_argnums=(2, 3, 4))
         self.draw_paired = jax.jit(self.sample_paired_with, static_argnums=2)
         self.trainer = Trainer(self.init, self.step)
 
@@ -422,18 +422,23 @@ class Leaps:
 
     # ---- sampling and evaluation --------------------------------------------
 
-    def sample_with(self, params, key: jax.Array, num_walkers: int, weight_point: str | None = None) -> WeightedSamples:
+    def sample_with(self, params, key: jax.Array, num_walkers: int, weight_point: str | None = None,
+                    checkerboard: bool = False) -> WeightedSamples:
         """``num_walkers`` walkers with rates ``params`` on the evaluation grid (``eval_steps``, ``eval_grid``).
 
         ``weight_point`` is the weight rule (default ``settings.weight_point``,
-        :data:`~jaxsamp.learned.leaps.simulation.WEIGHT_POINTS`). Pure; :attr:`draw`
-        is its jitted form (``num_walkers`` and ``weight_point`` static).
+        :data:`~jaxsamp.learned.leaps.simulation.WEIGHT_POINTS`). ``checkerboard``
+        splits every Euler step into colour-class sub-steps, each an exact AIS
+        move (:func:`~jaxsamp.learned.leaps.simulation.simulate`; exact rule
+        only, without ``eval_mcmc_updates``). Pure; :attr:`draw` is
+        its jitted form (``num_walkers``, ``weight_point`` and ``checkerboard`` static).
         """
         s = self.settings
         return simulation.sample(
             key, self.model.rate_fn(params), self.path, num_walkers, simulation.TIME_GRIDS[s.eval_grid](s.eval_steps),
             weight_point=weight_point or s.weight_point, correction=self._eval_correction,
             resample_threshold=s.resample_threshold, jump_floor=s.jump_floor, jump_floor_rate=s.jump_floor_rate,
+            checkerboard=checkerboard,
         )
 
     def sample_paired_with(self, params, key: jax.Array, num_walkers: int) -> tuple[WeightedSamples, WeightedSamples]:
