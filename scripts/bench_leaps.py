@@ -253,11 +253,13 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
             model, params = build_networks(path, settings, key)
             return model, params, None, settings, 0, float("nan"), []
         planned, chunk, budget, limit, checkpoint_seconds = 12, 4, float("inf"), 12, 0.0
-    elif updates is not None:
-        planned, chunk, budget, limit = updates, 50, float("inf"), updates
     else:
-        planned = planned_updates(path, network, walkers, key, minutes, problem, checkpoint)
-        chunk, budget, limit = 50, minutes * 60, 2 * planned  # small chunks: the budget is overrun by at most one
+        if updates is not None:
+            planned, budget, limit = updates, float("inf"), updates
+        else:
+            planned = planned_updates(path, network, walkers, key, minutes, problem, checkpoint)
+            budget, limit = minutes * 60, 2 * planned  # small chunks: the budget is overrun by at most one
+        chunk = 50
         settings = settings_for(network, quick, planned // 3, **(problem or {}))
     trainer = Leaps(path, settings, walkers)
     model = trainer.model
