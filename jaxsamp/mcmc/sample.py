@@ -153,8 +153,17 @@ def as_model_target(model, init=None, model_args: tuple = (), model_kwargs: dict
     :func:`~jaxsamp.targets.inference_gym_adapter.from_inference_gym`; a callable
     that records numpyro sample sites when called with ``model_args`` /
     ``model_kwargs`` through :func:`~jaxsamp.targets.from_numpyro`; any other
-    callable is a log density of one flat state, whose shape comes from
-    ``init`` (an array of one state or of one state per chain).
+    callable is a log density ``model(x, *model_args)`` of one flat state, whose
+    shape comes from ``init`` (an array of one state or of one state per chain),
+    and whose ``model_args`` are traced data (:func:`~jaxsamp.core.target.from_function`).
+
+    Raises
+    ------
+    InputError
+        ``model_args`` that is not a tuple, ``model_kwargs`` that is not a dict,
+        data for a Target or an Inference Gym model (they hold their own),
+        ``model_kwargs`` for a plain log density, a plain log density without
+        ``init``, or one that cannot be called as ``model(x, *model_args)``.
     """
     if not isinstance(model_args, (tuple, list)):
         raise InputError(f"model_args must be a tuple of the model's positional arguments, got {type(model_args).__name__}",
@@ -162,9 +171,16 @@ def as_model_target(model, init=None, model_args: tuple = (), model_kwargs: dict
     if model_kwargs is not None and not isinstance(model_kwargs, dict):
         raise InputError(f"model_kwargs must be a dict of the model's keyword arguments, got {type(model_kwargs).__name__}")
     kwargs = model_kwargs or {}
+    is_gym = hasattr(model, "default_event_space_bijector") and hasattr(model, "unnormalized_log_prob")
+    if (isinstance(model, Target) or is_gym) and (model_args or kwargs):
+        raise InputError(
+            f"model_args and model_kwargs are the data of a numpyro model or a plain log density; "
+            f"a {'Target' if isinstance(model, Target) else 'Inference Gym model'} holds its own",
+            "build the target with its data, or pass the model function",
+        )
     if isinstance(model, Target):
         return model
-    if hasattr(model, "default_event_space_bijector") and hasattr(model, "unnormalized_log_prob"):
+    if is_gym:
         from jaxsamp.targets.inference_gym_adapter import from_inference_gym
 
         return from_inference_gym(model)
@@ -179,8 +195,13 @@ def as_model_target(model, init=None, model_args: tuple = (), model_kwargs: dict
                 "to know the shape of a state",
                 "pass init=jnp.zeros(d), or wrap the function with jaxsamp.targets.from_function(fn, example)",
             )
+        if kwargs:
+            raise InputError(
+                f"a plain log density takes its data as model_args, model(x, *model_args); got model_kwargs "
+                f"{sorted(kwargs)}", "pass model_args=(...) in the order of the function's arguments after x",
+            )
         example = jnp.asarray(init, dtype=jnp.result_type(float))
-        return from_function(model, example if example.ndim <= 1 else example[0])
+        return from_function(model, example if example.ndim <= 1 else example[0], data=tuple(model_args))
     raise InputError(f"model must be a Target, a numpyro model, an Inference Gym model or a function, got {type(model).__name__}")
 
 
@@ -188,7 +209,7 @@ def _constrained(target: Target, positions):
     """The draws in the model's own space: ``target.constrain`` mapped over chains and draws, when it has one."""
     if not hasattr(target, "constrain"):
         return positions
-    return batched(target.constrain, 2)(positions)
+    return batched(target.constrain, 2)(positions)  # a numpyro model's data: traced leaves of its constrain
 
 
 def _info_stats(info) -> dict:
@@ -307,7 +328,7 @@ def sample(
     target = as_model_target(model, init, model_args, model_kwargs)
     k_init, k_warm, k_draw = jax.random.split(key, 3)
     positions = starting_points(target, k_init, num_chains, init)
-    bad = health.count_nonfinite_log_prob(target.log_prob, positions)
+    bad = health.count_nonfinite_log_prob(target.log_density, positions)
     if bad == num_chains:
         raise InputError(f"all {bad} chains start where {target.name}.log_prob is NaN/inf", "give init= positions inside the support")
     settings = {"num_chains": num_chains, "num_warmup": num_warmup, "thin": thin, "warmup_method": warmup_method,
@@ -322,12 +343,12 @@ def sample(
             raise InputError(f"{sampler} with warmup_method={warmup_method!r} needs num_warmup >= 20")
         algorithm = sampler if sampler in WINDOW_ALGORITHMS else "nuts"
         warm, _ = warmup(
-            target.log_prob, positions, k_warm, num_warmup, method=warmup_method, algorithm=algorithm, pool=pool,
+            target.log_density, positions, k_warm, num_warmup, method=warmup_method, algorithm=algorithm, pool=pool,
             dense=dense, chain_method=chain_method, checkpoint=None if folder is None else folder / "warmup",
             **options, **sampler_params,
         )
         # blackjax's HMC and NUTS reject NaN proposals themselves: no guard_finite in their inner loop
-        kernel = warm.sampling_kernel(target.log_prob, thin=thin, guard=False, chain_method=chain_method)
+        kernel = warm.sampling_kernel(target.log_density, thin=thin, guard=False, chain_method=chain_method)
         states = kernel.init(warm)
     else:
         single = SAMPLERS.get(sampler, target, **sampler_params)
