@@ -22,7 +22,7 @@ over data compiles again for new data values; neither happens here.
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from typing import Any, Callable
 
 import jax
 from jax.tree_util import Partial
@@ -35,6 +35,23 @@ def as_partial(fn: Callable) -> Partial:
     compiled code); its function is part of its structure (compared by equality).
     """
     return fn if isinstance(fn, Partial) else Partial(fn)
+
+
+def strong_types(tree: Any) -> Any:
+    """``tree`` with weakly typed JAX arrays made strong (same dtype, same values); other leaves as they are.
+
+    A weakly typed array (``jnp.full(3, 5.0)``, a kernel ``init``'s Python
+    scalar) is compiled for apart from a strong one of the same dtype: a
+    driver's first chunk would compile once more for the second's input types,
+    and data made one way or the other would not share their compilation.
+    """
+
+    def strong(leaf):
+        if isinstance(leaf, jax.Array) and jax.typeof(leaf).weak_type:
+            return jax.lax.convert_element_type(leaf, leaf.dtype)
+        return leaf
+
+    return jax.tree.map(strong, tree)
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -68,4 +85,4 @@ def batched(fn: Callable, depth: int = 1) -> Callable:
     return functools.partial(_mapped, depth, as_partial(fn))
 
 
-__all__ = ["as_partial", "batched"]
+__all__ = ["as_partial", "batched", "strong_types"]

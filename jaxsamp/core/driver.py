@@ -32,7 +32,7 @@ import numpy as np
 from jaxsamp.core import checkpoint as ckpt
 from jaxsamp.core import fingerprint as fp
 from jaxsamp.core.chain_health import chain_warnings
-from jaxsamp.core.compiled import as_partial
+from jaxsamp.core.compiled import as_partial, strong_types
 from jaxsamp.core.progress import StepBar
 from jaxsamp.core.errors import InputError, RunHealthWarning
 from jaxsamp.core.validation import check_int, check_key
@@ -207,22 +207,6 @@ def _explain_failure(step, trace, state, key) -> None:
         return
     if found:
         raise InputError(found[0], "a kernel's step is step(key, state) -> (new_state, info)")
-
-
-def _strong_types(state: Any) -> Any:
-    """``state`` with weakly typed leaves made strong (same dtype, same values).
-
-    A kernel's ``init`` often leaves Python scalars as weakly typed arrays while
-    its ``step`` returns strong ones; without this the first chunk would be
-    compiled once more for the second's input types.
-    """
-
-    def strong(leaf):
-        if isinstance(leaf, jax.Array) and jax.typeof(leaf).weak_type:
-            return jax.lax.convert_element_type(leaf, leaf.dtype)
-        return leaf
-
-    return jax.tree.map(strong, state)
 
 
 def _owned(state: Any) -> Any:
@@ -424,8 +408,8 @@ def run(
 
     bar = StepBar(num_steps, start, desc, enabled=progress)
 
-    state = _owned(_strong_types(state))  # each chunk donates its input state: never the caller's arrays
-    traced_step = as_partial(step)
+    state = _owned(strong_types(state))  # each chunk donates its input state: never the caller's arrays
+    traced_step = strong_types(as_partial(step))
     pending = None  # (marker array, steps) of the chunk dispatched last
     try:
         for s0, length in _schedule(start, num_steps, chunk, checkpoint_every):

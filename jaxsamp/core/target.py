@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.tree_util import Partial
 
+from jaxsamp.core.compiled import strong_types
 from jaxsamp.core.errors import InputError
 
 
@@ -374,7 +375,7 @@ def from_function(log_prob_fn: Callable, example_position, name: str | None = No
     name : str, optional
     data : tuple of PyTrees of arrays
         The function's other arguments, traced in compiled code (see
-        :class:`FunctionTarget`); Python numbers become arrays.
+        :class:`FunctionTarget`; weakly typed JAX arrays are made strong).
 
     Raises
     ------
@@ -398,7 +399,7 @@ def from_function(log_prob_fn: Callable, example_position, name: str | None = No
                 f"the data of a log density are traced arrays; data{jax.tree_util.keystr(path)} is a {type(leaf).__name__}",
                 "pass arrays and numbers; fix other settings in the function (functools.partial or a closure)",
             )
-    data = jax.tree.map(jnp.asarray, tuple(data))
+    data = strong_types(tuple(data))
     try:
         out = jax.eval_shape(log_prob_fn, jax.ShapeDtypeStruct(example.shape, example.dtype), *data)
     except TypeError as err:

@@ -12,6 +12,7 @@ from jax.flatten_util import ravel_pytree
 from jax.tree_util import Partial
 
 from jaxsamp.core import fingerprint
+from jaxsamp.core.compiled import strong_types
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import Target
 
@@ -96,8 +97,8 @@ class NumpyroModel:
         self._initializers: dict = {}
 
     def data(self, args: tuple, kwargs: dict) -> tuple:
-        """The traced leaves of ``(args, kwargs)``, in order."""
-        return tuple(leaf for leaf, t in zip(jax.tree.leaves((args, kwargs)), self.traced) if t)
+        """The traced leaves of ``(args, kwargs)``, in order (strongly typed: :func:`~jaxsamp.core.compiled.strong_types`)."""
+        return strong_types(tuple(leaf for leaf, t in zip(jax.tree.leaves((args, kwargs)), self.traced) if t))
 
     def arguments(self, data, dtype=None) -> tuple[tuple, dict]:
         """``(args, kwargs)`` of the model from its data (floating-point data in ``dtype``, when given)."""
@@ -151,7 +152,7 @@ def _structure(model: Callable, args: tuple, kwargs: dict, init_key: jax.Array) 
     traced = tuple(_is_data(leaf) for leaf in leaves)
     for attempt in (traced, (False,) * len(leaves)):
         try:
-            identity = (model, treedef, attempt, tuple(jax.typeof(a) for a, t in zip(leaves, attempt) if t),
+            identity = (model, treedef, attempt, tuple(jax.typeof(a).strip_weak_type() for a, t in zip(leaves, attempt) if t),
                         fingerprint.of_values([a for a, t in zip(leaves, attempt) if not t]))
         except (TypeError, ValueError):
             identity = None
