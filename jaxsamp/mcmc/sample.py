@@ -18,6 +18,14 @@ acceptance of exactly 0 or 1, chains that end where the log density is NaN or
 +inf (:mod:`jaxsamp.core.chain_health`, the driver's own check) become
 ``Posterior.warnings`` and :class:`RunHealthWarning` s (``strict=True``
 raises :class:`~jaxsamp.core.errors.RunHealthError` instead).
+
+A second call compiles nothing when only the data values change: the target's
+log density and constraining map are :class:`jax.tree_util.Partial` s whose
+leaves are the data (a numpyro model's arrays, a plain log density's
+``model_args``), and the warm-up, the sampling kernel, the driver's chunks, the
+start check and the constraining take them as traced arguments
+(:mod:`jaxsamp.core.compiled`), while everything they are compiled for (the
+model function, the settings, the shapes) is static and cached.
 """
 
 from __future__ import annotations
@@ -265,7 +273,8 @@ def sample(
     Parameters
     ----------
     model : Target, numpyro model, Inference Gym model, or callable
-        A plain callable is a log density of one flat state (give ``init``).
+        A plain callable is a log density ``model(x, *model_args)`` of one flat
+        state ``x`` (give ``init``).
     key : PRNG key or int
         A key, or an integer seed (Python or NumPy integer, 0-d integer array).
     sampler : str
@@ -293,7 +302,17 @@ def sample(
         (``bench_mcmc`` records both on CPU). ChEES and MEADS warm-ups adapt
         across chains and are always vectorized.
     model_args, model_kwargs
-        Data for a numpyro model.
+        Data: a numpyro model's arguments (``model(*model_args,
+        **model_kwargs)``), or a plain log density's arguments after the state
+        (``model(x, *model_args)``; arrays and numbers, no ``model_kwargs``).
+        The data's arrays are traced arguments of the compiled programs, not
+        constants in them: a second call with new data values of the same
+        shapes and dtypes compiles nothing (a numpyro model's other arguments,
+        Python numbers and strings, are fixed in its compilation, as are arrays
+        whose values it needs in Python: new values there compile again). A
+        plain log density that closes over its data cannot have them traced:
+        new data in a new closure compile everything again, so pass them as
+        ``model_args``.
     progress : bool
     checkpoint : path, optional
         A folder for the warm-up's and the sampling's checkpoints: a killed
@@ -310,6 +329,26 @@ def sample(
     Returns
     -------
     Posterior
+
+    Raises
+    ------
+    InputError
+        Bad settings, ``model_args`` or ``model_kwargs`` (see
+        :func:`as_model_target`), or starting points where every chain's log
+        density is NaN/inf.
+
+    Notes
+    -----
+    What a second call costs: the same model function (or :class:`Target`
+    object) and settings reuse every compilation of the first call (target,
+    starting points, warm-up, sampler, health check, constraining), with the
+    same data or new data of the same shapes and dtypes (the log density is a
+    :class:`jax.tree_util.Partial` whose leaves are the data,
+    :attr:`Target.log_density <jaxsamp.core.target.Target.log_density>`). New
+    shapes, new settings, another function object, or a closure over new data
+    compile again. ChEES and MEADS warm-ups and the registered samplers other
+    than NUTS and HMC build their kernels around the target, and compile again
+    on every call.
     """
     num_chains = check_int("num_chains", num_chains, ge=1)
     num_warmup = check_int("num_warmup", num_warmup, ge=0)

@@ -29,6 +29,13 @@ so through the driver they are a single step: the finished warm-up is
 checkpointed and a resumed run does not repeat it, but a warm-up killed midway
 restarts.
 
+The window warm-up's and the sampling kernel's functions are built once per
+setting (cached) and take the log density as an argument: a kernel is their
+:class:`jax.tree_util.Partial` with the log density bound, which the driver
+passes to its compiled chunk as a traced argument, so a log density whose data
+are leaves (a numpyro model's, :attr:`jaxsamp.core.target.Target.log_density`)
+shares one compilation with every other data set of the same shapes.
+
 Where the chains start (:func:`starting_points`): the user's positions (one
 state for all chains, jittered, or one per chain), ``N(0, scale^2 I)`` draws, the
 model's prior (numpyro models), or any ``init(key, n)`` callable, e.g. a

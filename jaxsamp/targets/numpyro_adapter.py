@@ -1,4 +1,13 @@
-"""Adapter: a numpyro model as a Target over its unconstrained parameter space."""
+"""Adapter: a numpyro model as a Target over its unconstrained parameter space.
+
+The model's data are not constants of the compiled code: the target's log
+density and constraining map are :class:`jax.tree_util.Partial` s of functions
+built once per model function and argument structure (:class:`NumpyroModel`,
+numpyro's ``initialize_model(..., dynamic_args=True)``), with the data's arrays
+as leaves. New data of the same shapes and dtypes reuse every compilation;
+other shapes, other fixed arguments (Python numbers, strings) or another model
+function build a new structure and compile again.
+"""
 
 from __future__ import annotations
 
