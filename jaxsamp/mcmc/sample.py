@@ -347,8 +347,10 @@ def sample(
     :attr:`Target.log_density <jaxsamp.core.target.Target.log_density>`). New
     shapes, new settings, another function object, or a closure over new data
     compile again. ChEES and MEADS warm-ups and the registered samplers other
-    than NUTS and HMC build their kernels around the target, and compile again
-    on every call.
+    than NUTS and HMC build their kernels around the target, and compile those
+    again on every call (measured on a plain log density with new
+    ``model_args``: ChEES's warm-up, 1 compilation; MALA's burn-in and
+    sampling chunks, 2).
     """
     num_chains = check_int("num_chains", num_chains, ge=1)
     num_warmup = check_int("num_warmup", num_warmup, ge=0)
