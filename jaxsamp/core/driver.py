@@ -6,6 +6,12 @@ steps run as jitted ``lax.scan`` chunks; between chunks, on the host, the driver
 updates a progress bar, writes orbax checkpoints and gathers the trace. Because
 step ``i``'s key depends only on ``key`` and ``i``, neither the chunk size nor a
 kill-and-resume changes a single bit of the result.
+
+A step function is compiled once per function object, or, for a
+:class:`jax.tree_util.Partial` (a kernel whose log density carries data as
+leaves, :mod:`jaxsamp.core.compiled`), once per function and per structure,
+shapes and dtypes of its bound arguments: they are traced arguments of the
+chunk, so new data values reuse its compilation.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import numpy as np
 from jaxsamp.core import checkpoint as ckpt
 from jaxsamp.core import fingerprint as fp
 from jaxsamp.core.chain_health import chain_warnings
+from jaxsamp.core.compiled import as_partial, strong_types
 from jaxsamp.core.progress import StepBar
 from jaxsamp.core.errors import InputError, RunHealthWarning
 from jaxsamp.core.validation import check_int, check_key
@@ -135,11 +142,15 @@ def _one_step(step, trace, state, key, i):
     return state, (trace(state, info) if trace is not None else None)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2), donate_argnums=3)
-def _scan_chunk(step, trace, length, state, key, start):
+@functools.partial(jax.jit, static_argnums=(0, 1), donate_argnums=3)
+def _scan_chunk(trace, length, step, state, key, start):
     """``length`` steps from global index ``start``; compiled once per (step, trace, length).
 
-    The input ``state`` is donated: its buffers are reused for the output state,
+    ``step`` is a :class:`jax.tree_util.Partial` (:func:`~jaxsamp.core.compiled.as_partial`),
+    a traced argument: its function and the structure, shapes and dtypes of its
+    bound arguments select the compilation, their values do not (a kernel step
+    with a log density's data bound to it is compiled once for every data set of
+    those shapes). The input ``state`` is donated: its buffers are reused for the output state,
     so a chunk holds one train state (a replay buffer, say) on the device, not
     two. Returns ``(state, trace, end)``; ``end`` (the index after the last
     step, not donated) is what the host waits on to tell the chunk is done.
@@ -196,22 +207,6 @@ def _explain_failure(step, trace, state, key) -> None:
         return
     if found:
         raise InputError(found[0], "a kernel's step is step(key, state) -> (new_state, info)")
-
-
-def _strong_types(state: Any) -> Any:
-    """``state`` with weakly typed leaves made strong (same dtype, same values).
-
-    A kernel's ``init`` often leaves Python scalars as weakly typed arrays while
-    its ``step`` returns strong ones; without this the first chunk would be
-    compiled once more for the second's input types.
-    """
-
-    def strong(leaf):
-        if isinstance(leaf, jax.Array) and jax.typeof(leaf).weak_type:
-            return jax.lax.convert_element_type(leaf, leaf.dtype)
-        return leaf
-
-    return jax.tree.map(strong, state)
 
 
 def _owned(state: Any) -> Any:
@@ -290,6 +285,11 @@ def run(
     step : callable
         ``step(key, state) -> (state, info)``: a :class:`~jaxsamp.core.Kernel` or
         :class:`~jaxsamp.core.Trainer` step (an ``ensemble`` step for many chains).
+        A plain function is compiled once per function object; a
+        :class:`jax.tree_util.Partial` is passed to the compiled chunk as a traced
+        argument, so steps of the same function whose bound arguments (a log
+        density's data, say) have the same structure, shapes and dtypes share one
+        compilation. The fingerprint covers the bound arguments' values.
     state : PyTree
         Initial state. A resumed run must start from the initial state of the
         run that wrote the checkpoint (its values are part of the fingerprint);
@@ -408,12 +408,13 @@ def run(
 
     bar = StepBar(num_steps, start, desc, enabled=progress)
 
-    state = _owned(_strong_types(state))  # each chunk donates its input state: never the caller's arrays
+    state = _owned(strong_types(state))  # each chunk donates its input state: never the caller's arrays
+    traced_step = strong_types(as_partial(step))
     pending = None  # (marker array, steps) of the chunk dispatched last
     try:
         for s0, length in _schedule(start, num_steps, chunk, checkpoint_every):
             try:
-                state, out, end_marker = _scan_chunk(step, trace, length, state, key, jnp.uint32(s0))
+                state, out, end_marker = _scan_chunk(trace, length, traced_step, state, key, jnp.uint32(s0))
             except (TypeError, ValueError, AttributeError):
                 _explain_failure(step, trace, state, key)
                 raise

@@ -23,7 +23,9 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.tree_util import Partial
 
+from jaxsamp.core.compiled import strong_types
 from jaxsamp.core.errors import InputError
 
 
@@ -167,6 +169,19 @@ class Target:
         lp = self._log_prob(x)
         return jnp.where(jnp.all(self.domain.contains(x)), lp, jnp.nan)
 
+    @property
+    def log_density(self) -> Callable:
+        """:meth:`log_prob` as compiled code takes it: a function of one state, or a :class:`jax.tree_util.Partial`.
+
+        A target whose density depends on data (a numpyro model's, a function's
+        with ``data``) gives a ``Partial`` of a function shared by every data set
+        of the same structure, with the data as its leaves: the kernels, warm-up
+        and driver take it as a traced argument and compile once for all such
+        data sets (:mod:`jaxsamp.core.compiled`). By default, the bound method
+        :meth:`log_prob` (compiled once per target object).
+        """
+        return self.log_prob
+
     def check_states(self, x) -> None:
         """Check one state or a batch (leading axes) on the host: shape, and values in the domain.
 
@@ -301,42 +316,73 @@ class GeometricPath(AnnealingPath):
         return self.target.log_prob(x) - self.base.log_prob(x)
 
 
+def _state_last(fn: Callable, *data_and_state):
+    """``fn(state, *data)`` called as ``_state_last(fn, *data, state)``: what a ``Partial`` binding the data calls."""
+    *data, x = data_and_state
+    return fn(x, *data)
+
+
 class FunctionTarget(Target):
-    """``log_prob`` given by a user function of one real-valued state.
+    """``log_prob`` given by a user function of one real-valued state (and of its ``data``).
 
     ``event_shape`` is ``None`` when unknown (a function handed to a sampler
     without an example state): ``log_prob`` then skips its shape check, and what
     needs the shape (a mass matrix, a tuner's starting point) says so. Nothing
     about such a target is exact: no ``log_Z``, no exact samples, no reference.
+
+    ``log_prob(x) = log_prob_fn(x, *data)``. :attr:`log_density` binds the data
+    as the leaves of a :class:`jax.tree_util.Partial` whose function is the same
+    for every data set, so compiled code that takes it (``jaxsamp.sample``'s
+    warm-up, sampler and checks) compiles once per ``log_prob_fn`` and data
+    shapes, and new data values reuse it. What ``log_prob_fn`` closes over is a
+    constant of its compilation: new values there need a new function, and
+    compile again.
     """
 
-    def __init__(self, log_prob_fn: Callable, event_shape: tuple[int, ...] | None, name: str | None = None):
+    def __init__(self, log_prob_fn: Callable, event_shape: tuple[int, ...] | None, name: str | None = None,
+                 data: tuple = ()):
         if not callable(log_prob_fn):
             raise InputError(f"log_prob_fn must be a function of one state, got {type(log_prob_fn).__name__}")
-        self._fn = log_prob_fn
+        self._fn, self._data = log_prob_fn, tuple(data)
         self.event_shape = None if event_shape is None else tuple(int(n) for n in event_shape)
         self.name = name or getattr(log_prob_fn, "__name__", "log_prob")
 
     def log_prob(self, x):
         if self.event_shape is None:
-            return self._fn(x)
+            return self._log_prob(x)
         return super().log_prob(x)
 
+    @property
+    def log_density(self) -> Partial:
+        return Partial(_state_last, Partial(self._fn), *self._data)
+
     def _log_prob(self, x):
-        return self._fn(x)
+        return self._fn(x, *self._data)
 
 
-def from_function(log_prob_fn: Callable, example_position, name: str | None = None) -> FunctionTarget:
+def from_function(log_prob_fn: Callable, example_position, name: str | None = None, data: tuple = ()) -> FunctionTarget:
     """Wrap ``log_prob_fn`` as a Target whose event shape is that of ``example_position`` (one state).
 
     The function is evaluated abstractly (``jax.eval_shape``) at the example to
     check that it returns one scalar.
 
+    Parameters
+    ----------
+    log_prob_fn : callable
+        ``log_prob_fn(x, *data)``: the log density of one state.
+    example_position : array
+        One state.
+    name : str, optional
+    data : tuple of PyTrees of arrays
+        The function's other arguments, traced in compiled code (see
+        :class:`FunctionTarget`; weakly typed JAX arrays are made strong).
+
     Raises
     ------
     InputError
         When ``log_prob_fn`` is not a function, the example is not a float
-        array, or the function cannot be called on one state (it takes more
+        array, ``data`` holds something other than arrays and numbers, or the
+        function cannot be called on one state and the data (it takes other
         arguments) or does not return a scalar there.
     """
     if not callable(log_prob_fn):
@@ -344,13 +390,25 @@ def from_function(log_prob_fn: Callable, example_position, name: str | None = No
     example = example_position if isinstance(example_position, jax.Array) else np.asarray(example_position)
     if not jnp.issubdtype(example.dtype, jnp.floating):
         raise InputError(f"the example position must be a float array, got dtype {example.dtype}")
+    if not isinstance(data, (tuple, list)):
+        raise InputError(f"data must be a tuple of the function's arguments after the state, got {type(data).__name__}")
+    for path, leaf in jax.tree_util.tree_flatten_with_path(tuple(data))[0]:
+        if not (isinstance(leaf, (jax.Array, np.ndarray, np.generic, int, float))
+                and np.dtype(getattr(leaf, "dtype", type(leaf))).kind in "biuf"):
+            raise InputError(
+                f"the data of a log density are traced arrays; data{jax.tree_util.keystr(path)} is a {type(leaf).__name__}",
+                "pass arrays and numbers; fix other settings in the function (functools.partial or a closure)",
+            )
+    data = strong_types(tuple(data))
     try:
-        out = jax.eval_shape(log_prob_fn, jax.ShapeDtypeStruct(example.shape, example.dtype))
+        out = jax.eval_shape(log_prob_fn, jax.ShapeDtypeStruct(example.shape, example.dtype), *data)
     except TypeError as err:
+        what = f"one state of shape {example.shape}" + (f" and {len(data)} data argument(s)" if data else "")
         raise InputError(
-            f"log_prob_fn {getattr(log_prob_fn, '__name__', '')} cannot be called on one state of shape "
-            f"{example.shape}: {' '.join(str(err).split())}",
-            "a log density takes ONE argument, the state; pass data through a closure or functools.partial",
+            f"log_prob_fn {getattr(log_prob_fn, '__name__', '')} cannot be called on {what}: "
+            f"{' '.join(str(err).split())}",
+            "a log density is log_prob_fn(state, *data): its data come as model_args (jaxsamp.sample) or data= "
+            "(from_function), after the state",
         ) from err
     if getattr(out, "shape", None) != ():
         raise InputError(
@@ -358,7 +416,7 @@ def from_function(log_prob_fn: Callable, example_position, name: str | None = No
             f"got {getattr(out, 'shape', type(out).__name__)}",
             "batch states with jax.vmap outside the function",
         )
-    return FunctionTarget(log_prob_fn, example.shape, name)
+    return FunctionTarget(log_prob_fn, example.shape, name, data)
 
 
 def as_target(target_or_fn, example_position=None) -> Target:

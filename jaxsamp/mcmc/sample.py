@@ -18,6 +18,14 @@ acceptance of exactly 0 or 1, chains that end where the log density is NaN or
 +inf (:mod:`jaxsamp.core.chain_health`, the driver's own check) become
 ``Posterior.warnings`` and :class:`RunHealthWarning` s (``strict=True``
 raises :class:`~jaxsamp.core.errors.RunHealthError` instead).
+
+A second call compiles nothing when only the data values change: the target's
+log density and constraining map are :class:`jax.tree_util.Partial` s whose
+leaves are the data (a numpyro model's arrays, a plain log density's
+``model_args``), and the warm-up, the sampling kernel, the driver's chunks, the
+start check and the constraining take them as traced arguments
+(:mod:`jaxsamp.core.compiled`), while everything they are compiled for (the
+model function, the settings, the shapes) is static and cached.
 """
 
 from __future__ import annotations
@@ -153,8 +161,17 @@ def as_model_target(model, init=None, model_args: tuple = (), model_kwargs: dict
     :func:`~jaxsamp.targets.inference_gym_adapter.from_inference_gym`; a callable
     that records numpyro sample sites when called with ``model_args`` /
     ``model_kwargs`` through :func:`~jaxsamp.targets.from_numpyro`; any other
-    callable is a log density of one flat state, whose shape comes from
-    ``init`` (an array of one state or of one state per chain).
+    callable is a log density ``model(x, *model_args)`` of one flat state, whose
+    shape comes from ``init`` (an array of one state or of one state per chain),
+    and whose ``model_args`` are traced data (:func:`~jaxsamp.core.target.from_function`).
+
+    Raises
+    ------
+    InputError
+        ``model_args`` that is not a tuple, ``model_kwargs`` that is not a dict,
+        data for a Target or an Inference Gym model (they hold their own),
+        ``model_kwargs`` for a plain log density, a plain log density without
+        ``init``, or one that cannot be called as ``model(x, *model_args)``.
     """
     if not isinstance(model_args, (tuple, list)):
         raise InputError(f"model_args must be a tuple of the model's positional arguments, got {type(model_args).__name__}",
@@ -162,9 +179,16 @@ def as_model_target(model, init=None, model_args: tuple = (), model_kwargs: dict
     if model_kwargs is not None and not isinstance(model_kwargs, dict):
         raise InputError(f"model_kwargs must be a dict of the model's keyword arguments, got {type(model_kwargs).__name__}")
     kwargs = model_kwargs or {}
+    is_gym = hasattr(model, "default_event_space_bijector") and hasattr(model, "unnormalized_log_prob")
+    if (isinstance(model, Target) or is_gym) and (model_args or kwargs):
+        raise InputError(
+            f"model_args and model_kwargs are the data of a numpyro model or a plain log density; "
+            f"a {'Target' if isinstance(model, Target) else 'Inference Gym model'} holds its own",
+            "build the target with its data, or pass the model function",
+        )
     if isinstance(model, Target):
         return model
-    if hasattr(model, "default_event_space_bijector") and hasattr(model, "unnormalized_log_prob"):
+    if is_gym:
         from jaxsamp.targets.inference_gym_adapter import from_inference_gym
 
         return from_inference_gym(model)
@@ -179,8 +203,13 @@ def as_model_target(model, init=None, model_args: tuple = (), model_kwargs: dict
                 "to know the shape of a state",
                 "pass init=jnp.zeros(d), or wrap the function with jaxsamp.targets.from_function(fn, example)",
             )
+        if kwargs:
+            raise InputError(
+                f"a plain log density takes its data as model_args, model(x, *model_args); got model_kwargs "
+                f"{sorted(kwargs)}", "pass model_args=(...) in the order of the function's arguments after x",
+            )
         example = jnp.asarray(init, dtype=jnp.result_type(float))
-        return from_function(model, example if example.ndim <= 1 else example[0])
+        return from_function(model, example if example.ndim <= 1 else example[0], data=tuple(model_args))
     raise InputError(f"model must be a Target, a numpyro model, an Inference Gym model or a function, got {type(model).__name__}")
 
 
@@ -188,7 +217,7 @@ def _constrained(target: Target, positions):
     """The draws in the model's own space: ``target.constrain`` mapped over chains and draws, when it has one."""
     if not hasattr(target, "constrain"):
         return positions
-    return batched(target.constrain, 2)(positions)
+    return batched(target.constrain, 2)(positions)  # a numpyro model's data: traced leaves of its constrain
 
 
 def _info_stats(info) -> dict:
@@ -244,7 +273,8 @@ def sample(
     Parameters
     ----------
     model : Target, numpyro model, Inference Gym model, or callable
-        A plain callable is a log density of one flat state (give ``init``).
+        A plain callable is a log density ``model(x, *model_args)`` of one flat
+        state ``x`` (give ``init``).
     key : PRNG key or int
         A key, or an integer seed (Python or NumPy integer, 0-d integer array).
     sampler : str
@@ -272,7 +302,17 @@ def sample(
         (``bench_mcmc`` records both on CPU). ChEES and MEADS warm-ups adapt
         across chains and are always vectorized.
     model_args, model_kwargs
-        Data for a numpyro model.
+        Data: a numpyro model's arguments (``model(*model_args,
+        **model_kwargs)``), or a plain log density's arguments after the state
+        (``model(x, *model_args)``; arrays and numbers, no ``model_kwargs``).
+        The data's arrays are traced arguments of the compiled programs, not
+        constants in them: a second call with new data values of the same
+        shapes and dtypes compiles nothing (a numpyro model's other arguments,
+        Python numbers and strings, are fixed in its compilation, as are arrays
+        whose values it needs in Python: new values there compile again). A
+        plain log density that closes over its data cannot have them traced:
+        new data in a new closure compile everything again, so pass them as
+        ``model_args``.
     progress : bool
     checkpoint : path, optional
         A folder for the warm-up's and the sampling's checkpoints: a killed
@@ -289,6 +329,28 @@ def sample(
     Returns
     -------
     Posterior
+
+    Raises
+    ------
+    InputError
+        Bad settings, ``model_args`` or ``model_kwargs`` (see
+        :func:`as_model_target`), or starting points where every chain's log
+        density is NaN/inf.
+
+    Notes
+    -----
+    What a second call costs: the same model function (or :class:`Target`
+    object) and settings reuse every compilation of the first call (target,
+    starting points, warm-up, sampler, health check, constraining), with the
+    same data or new data of the same shapes and dtypes (the log density is a
+    :class:`jax.tree_util.Partial` whose leaves are the data,
+    :attr:`Target.log_density <jaxsamp.core.target.Target.log_density>`). New
+    shapes, new settings, another function object, or a closure over new data
+    compile again. ChEES and MEADS warm-ups and the registered samplers other
+    than NUTS and HMC build their kernels around the target, and compile those
+    again on every call (measured on a plain log density with new
+    ``model_args``: ChEES's warm-up, 1 compilation; MALA's burn-in and
+    sampling chunks, 2).
     """
     num_chains = check_int("num_chains", num_chains, ge=1)
     num_warmup = check_int("num_warmup", num_warmup, ge=0)
@@ -307,7 +369,7 @@ def sample(
     target = as_model_target(model, init, model_args, model_kwargs)
     k_init, k_warm, k_draw = jax.random.split(key, 3)
     positions = starting_points(target, k_init, num_chains, init)
-    bad = health.count_nonfinite_log_prob(target.log_prob, positions)
+    bad = health.count_nonfinite_log_prob(target.log_density, positions)
     if bad == num_chains:
         raise InputError(f"all {bad} chains start where {target.name}.log_prob is NaN/inf", "give init= positions inside the support")
     settings = {"num_chains": num_chains, "num_warmup": num_warmup, "thin": thin, "warmup_method": warmup_method,
@@ -322,12 +384,12 @@ def sample(
             raise InputError(f"{sampler} with warmup_method={warmup_method!r} needs num_warmup >= 20")
         algorithm = sampler if sampler in WINDOW_ALGORITHMS else "nuts"
         warm, _ = warmup(
-            target.log_prob, positions, k_warm, num_warmup, method=warmup_method, algorithm=algorithm, pool=pool,
+            target.log_density, positions, k_warm, num_warmup, method=warmup_method, algorithm=algorithm, pool=pool,
             dense=dense, chain_method=chain_method, checkpoint=None if folder is None else folder / "warmup",
             **options, **sampler_params,
         )
         # blackjax's HMC and NUTS reject NaN proposals themselves: no guard_finite in their inner loop
-        kernel = warm.sampling_kernel(target.log_prob, thin=thin, guard=False, chain_method=chain_method)
+        kernel = warm.sampling_kernel(target.log_density, thin=thin, guard=False, chain_method=chain_method)
         states = kernel.init(warm)
     else:
         single = SAMPLERS.get(sampler, target, **sampler_params)

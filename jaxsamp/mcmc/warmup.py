@@ -29,6 +29,13 @@ so through the driver they are a single step: the finished warm-up is
 checkpointed and a resumed run does not repeat it, but a warm-up killed midway
 restarts.
 
+The window warm-up's and the sampling kernel's functions are built once per
+setting (cached) and take the log density as an argument: a kernel is their
+:class:`jax.tree_util.Partial` with the log density bound, which the driver
+passes to its compiled chunk as a traced argument, so a log density whose data
+are leaves (a numpyro model's, :attr:`jaxsamp.core.target.Target.log_density`)
+shares one compilation with every other data set of the same shapes.
+
 Where the chains start (:func:`starting_points`): the user's positions (one
 state for all chains, jittered, or one per chain), ``N(0, scale^2 I)`` draws, the
 model's prior (numpyro models), or any ``init(key, n)`` callable, e.g. a
@@ -55,8 +62,10 @@ from blackjax.adaptation.window_adaptation import WindowAdaptationState, build_s
 from blackjax.mcmc.dynamic_hmc import halton_sequence
 from flax import struct
 from jax.flatten_util import ravel_pytree
+from jax.tree_util import Partial
 
 from jaxsamp.core.combinators import guard_finite, over_chains
+from jaxsamp.core.compiled import as_partial, batched
 from jaxsamp.core.combinators import thin as thin_kernel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError
@@ -213,7 +222,6 @@ def _pool_welford(wc: WelfordAlgorithmState) -> WelfordAlgorithmState:
     return WelfordAlgorithmState(mean, m2, jnp.sum(wc.sample_size))
 
 
-@functools.lru_cache(maxsize=64)
 def window_warmup_kernel(
     logdensity_fn: Callable,
     num_steps: int,
@@ -235,9 +243,23 @@ def window_warmup_kernel(
     parameters (``max_num_doublings`` for NUTS, ``num_integration_steps`` for HMC).
     ``chain_method`` steps the chains in lock-step or one after another
     (:func:`~jaxsamp.core.combinators.over_chains`): the same transitions, to float round-off.
-    Built once per argument tuple (cached), so repeated warm-ups with the same
-    target and settings compile once.
+
+    The kernel's ``init`` and ``step`` are :class:`jax.tree_util.Partial` s of
+    functions built once per setting (cached) with ``logdensity_fn`` bound as
+    their argument (:func:`~jaxsamp.core.compiled.as_partial`): the driver
+    compiles one warm-up for every log density of the same function and data
+    shapes, whatever the data values (a plain function counts by identity).
     """
+    init, step = _window_warmup(num_steps, algorithm, pool, dense, target_acceptance, initial_step_size,
+                                chain_method, tuple(sorted(fixed.items())))
+    logdensity = as_partial(logdensity_fn)
+    return Kernel(Partial(init, logdensity), Partial(step, logdensity))
+
+
+@functools.lru_cache(maxsize=64)
+def _window_warmup(num_steps, algorithm, pool, dense, target_acceptance, initial_step_size, chain_method, fixed):
+    """:func:`window_warmup_kernel`'s ``init(logdensity_fn, positions)`` and ``step(logdensity_fn, key, state)``, cached on the settings."""
+    fixed = dict(fixed)
     if algorithm not in WINDOW_ALGORITHMS:
         raise InputError(f"algorithm must be one of {', '.join(WINDOW_ALGORITHMS)}, got {algorithm!r}")
     num_steps = check_int("num_steps", num_steps, ge=20)
@@ -249,7 +271,7 @@ def window_warmup_kernel(
     da_init, da_update, da_final = dual_averaging_adaptation(target_acceptance)
     schedule = jnp.asarray(build_schedule(num_steps), dtype=jnp.int32)
 
-    def init(positions, rng_key=None):
+    def init(logdensity_fn, positions, rng_key=None):
         chains = jax.vmap(lambda x: sampler.init(x, logdensity_fn))(positions)
         dim = ravel_pytree(jax.tree.map(lambda a: a[0], positions))[0].shape[0]
         imm_state = mm_init(dim)
@@ -278,7 +300,7 @@ def window_warmup_kernel(
             imm_states = jax.vmap(mm_final)(adaptation.imm_state)
         return jax.vmap(restart_step_size)(adaptation, imm_states)
 
-    def step(rng_key, state):
+    def step(logdensity_fn, rng_key, state):
         stage = schedule[jnp.minimum(state.step, num_steps - 1)]
         keys = jax.random.split(rng_key, jax.tree.leaves(state.chains.position)[0].shape[0])
         ad = state.adaptation
@@ -293,7 +315,7 @@ def window_warmup_kernel(
             WarmupInfo(info.acceptance_rate, info.is_divergent, state.adaptation.step_size, info.num_integration_steps),
         )
 
-    return Kernel(init, step)
+    return init, step
 
 
 def window_parameters(state: WindowWarmupState) -> dict:
@@ -426,7 +448,8 @@ def warmup(
             target_acceptance=0.8 if target_acceptance is None else target_acceptance,
             initial_step_size=initial_step_size, chain_method=chain_method, **fixed,
         )
-        state, trace = run(kernel.step, jax.jit(kernel.init)(positions), key, num_steps, trace=_warmup_trace, health=False, **options)
+        state, trace = run(kernel.step, batched(kernel.init, 0)(positions), key, num_steps, trace=_warmup_trace,
+                           health=False, **options)
         result = Warmup(state.chains, window_parameters(state), "window", algorithm, tuple(sorted(fixed.items())))
         return result, trace
     if method == "chees":
@@ -508,16 +531,19 @@ def sampling_kernel(
     Kernel
         ``init(warmup)`` takes a :class:`Warmup` and returns a :class:`TunedState`;
         ``step(key, state)`` moves every chain, chain ``c`` with
-        ``jax.random.split(key, n)[c]``. Built once per argument tuple (cached, however
-        the arguments are passed), so repeated runs with the same target and settings
-        compile once.
+        ``jax.random.split(key, n)[c]``. The step is a :class:`jax.tree_util.Partial`
+        of a function built once per setting (cached, however the arguments are
+        passed) with ``logdensity_fn`` bound as its argument, so repeated runs with
+        the same settings and a log density of the same function and data shapes
+        compile once, whatever the data values.
     """
-    return _sampling_kernel(method, logdensity_fn, algorithm, thin, guard, static, chain_method)
+    init, step = _sampling_kernel(method, algorithm, thin, guard, static, chain_method)
+    return Kernel(init, Partial(step, as_partial(logdensity_fn)))
 
 
 @functools.lru_cache(maxsize=64)
-def _sampling_kernel(method, logdensity_fn, algorithm, thin, guard, static, chain_method) -> Kernel:
-    """:func:`sampling_kernel`, cached on all of its arguments, passed in order."""
+def _sampling_kernel(method, algorithm, thin, guard, static, chain_method):
+    """:func:`sampling_kernel`'s ``init(warmup)`` and ``step(logdensity_fn, key, state)``, cached on the settings."""
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     thin = check_int("thin", thin, ge=1)
@@ -528,7 +554,7 @@ def _sampling_kernel(method, logdensity_fn, algorithm, thin, guard, static, chai
         kernel = thin_kernel(kernel, thin) if thin > 1 else kernel
         return guard_finite(kernel) if guard else kernel
 
-    def one_chain(parameters) -> Kernel:
+    def one_chain(logdensity_fn, parameters) -> Kernel:
         """Chain's kernel for one chain's parameters (traced values inside the vmap)."""
         if method == "window":
             sampler = WINDOW_ALGORITHMS[algorithm]
@@ -555,18 +581,18 @@ def _sampling_kernel(method, logdensity_fn, algorithm, thin, guard, static, chai
     def init(warm: Warmup, rng_key=None) -> TunedState:
         return TunedState(warm.states, warm.parameters)
 
-    def step(rng_key, state: TunedState):
+    def step(logdensity_fn, rng_key, state: TunedState):
         n = jax.tree.leaves(state.chains.position)[0].shape[0]
         keys = jax.random.split(rng_key, n)
         if method == "window":  # window parameters have a chain axis
-            chains, info = over_chains(lambda k, s, p: one_chain(p).step(k, s), chain_method)(
+            chains, info = over_chains(lambda k, s, p: one_chain(logdensity_fn, p).step(k, s), chain_method)(
                 keys, state.chains, state.parameters)
         else:
-            chains, info = over_chains(lambda k, s: one_chain(state.parameters).step(k, s), chain_method)(
-                keys, state.chains)
+            chains, info = over_chains(lambda k, s: one_chain(logdensity_fn, state.parameters).step(k, s),
+                                       chain_method)(keys, state.chains)
         return TunedState(chains, state.parameters), info
 
-    return Kernel(init, step)
+    return init, step
 
 
 __all__ = [

@@ -1,17 +1,27 @@
-"""Adapter: a numpyro model as a Target over its unconstrained parameter space."""
+"""Adapter: a numpyro model as a Target over its unconstrained parameter space.
+
+The model's data are not constants of the compiled code: the target's log
+density and constraining map are :class:`jax.tree_util.Partial` s of functions
+built once per model function and argument structure (:class:`NumpyroModel`,
+numpyro's ``initialize_model(..., dynamic_args=True)``), with the data's arrays
+as leaves. New data of the same shapes and dtypes reuse every compilation;
+other shapes, other fixed arguments (Python numbers, strings) or another model
+function build a new structure and compile again.
+"""
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from functools import partial
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
+from jax.tree_util import Partial
 
 from jaxsamp.core import fingerprint
+from jaxsamp.core.compiled import strong_types
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import Target
 
@@ -51,6 +61,128 @@ def _refuse_discrete_latents(model: Callable, args: tuple, kwargs: dict, key: ja
         )
 
 
+def _is_data(leaf) -> bool:
+    """A leaf of the model's arguments that is traced: a numeric or boolean NumPy or JAX array (not a Python or NumPy scalar)."""
+    return isinstance(leaf, (np.ndarray, jax.Array)) and (
+        jnp.issubdtype(leaf.dtype, jnp.number) or jnp.issubdtype(leaf.dtype, jnp.bool_))
+
+
+#: What a traced model cannot do with its data: use them as Python values (a shape, an ``if``, ``np.asarray``).
+_NEEDS_CONCRETE_DATA = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
+                        jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError)
+
+
+class NumpyroModel:
+    """What a numpyro model's target computes, for every data set of the same structure: its functions of the data.
+
+    One object per model function and argument structure (the tree of
+    ``(args, kwargs)``, the shapes and dtypes of its array leaves, the values of
+    its other leaves), built once by numpyro's ``initialize_model`` with
+    ``dynamic_args=True`` (whose potential and postprocessing take the model's
+    arguments at every call) and kept by :func:`from_numpyro`. Its methods take
+    the array leaves (the data) as their first argument, so that
+    ``jax.tree_util.Partial(structure.log_density, data)`` is a log density whose
+    data are traced leaves: every data set of this structure shares its
+    compilations.
+
+    The array leaves are traced unless the model needs their values (a shape, a
+    Python ``if``, ``np.asarray``), which tracing them reveals once: then they are
+    fixed here as constants like the other leaves (``traced`` is all False), and
+    each data set has a structure, and compilations, of its own.
+    """
+
+    def __init__(self, model: Callable, args: tuple, kwargs: dict, init_key: jax.Array, traced: tuple):
+        from numpyro.infer.util import initialize_model
+
+        _refuse_discrete_latents(model, args, kwargs, init_key)
+        info = initialize_model(init_key, model, model_args=args, model_kwargs=kwargs or None, dynamic_args=True)
+        flat, self.unravel = ravel_pytree(info.param_info.z)
+        self.name, self.event_shape = getattr(model, "__name__", "numpyro_model"), tuple(flat.shape)
+        self._potential_fn, self._postprocess_fn = info.potential_fn, info.postprocess_fn
+        leaves, self._treedef = jax.tree.flatten((args, kwargs))
+        self.traced = traced
+        self._fixed = [None if t else leaf for leaf, t in zip(leaves, traced)]
+        self._model = model
+        self._initializers: dict = {}
+
+    def data(self, args: tuple, kwargs: dict) -> tuple:
+        """The traced leaves of ``(args, kwargs)``, in order (strongly typed: :func:`~jaxsamp.core.compiled.strong_types`)."""
+        return strong_types(tuple(leaf for leaf, t in zip(jax.tree.leaves((args, kwargs)), self.traced) if t))
+
+    def arguments(self, data, dtype=None) -> tuple[tuple, dict]:
+        """``(args, kwargs)`` of the model from its data (floating-point data in ``dtype``, when given)."""
+        data = iter(data if dtype is None else [_in_dtype(a, dtype) for a in data])
+        args, kwargs = jax.tree.unflatten(self._treedef, [next(data) if t else f for f, t in zip(self._fixed, self.traced)])
+        return args, kwargs or {}
+
+    def _parts(self, x) -> dict:
+        """The latent sites of one flat state, in the state's own float dtype (``unravel`` would cast to the init's)."""
+        return jax.tree.map(lambda a: a.astype(x.dtype), self.unravel(x))
+
+    def log_density(self, data, x):
+        """``-potential_energy(model, args, kwargs, unravel(x))`` with the data in the state's dtype.
+
+        The cast keeps float32 data out of a float64 trace (``jax.enable_x64``)
+        and the other way round.
+        """
+        args, kwargs = self.arguments(data, x.dtype)
+        return -self._potential_fn(*args, **kwargs)(self._parts(x))
+
+    def constrain(self, data, x) -> dict[str, Any]:
+        """Constrained values of every latent and deterministic site at one flat state ``x`` (numpyro's postprocessing)."""
+        args, kwargs = self.arguments(data, x.dtype)
+        return self._postprocess_fn(*args, **kwargs)(self._parts(x))
+
+    def initializer(self, strategy) -> Callable:
+        """``initial(keys, data)``: one flat starting point per key by ``initialize_model`` with ``strategy``, jitted once."""
+        if strategy not in self._initializers:
+            from numpyro.infer.util import initialize_model
+
+            def initial(keys, data):
+                args, kwargs = self.arguments(data)
+                info = initialize_model(keys, self._model, model_args=args, model_kwargs=kwargs or None,
+                                        init_strategy=strategy, dynamic_args=False)
+                return jax.vmap(lambda z: ravel_pytree(z)[0])(info.param_info.z)
+
+            self._initializers[strategy] = jax.jit(initial)
+        return self._initializers[strategy]
+
+
+def _structure(model: Callable, args: tuple, kwargs: dict, init_key: jax.Array) -> NumpyroModel:
+    """The :class:`NumpyroModel` of ``model`` for arguments of this structure: the cached one, or a new one.
+
+    Keyed on the model function, the tree of the arguments, the shapes and dtypes
+    of their traced leaves and the values of the others
+    (:func:`jaxsamp.core.fingerprint.of_values`). Arguments whose fixed leaves
+    cannot be hashed so (an object that is not an array, a number or a string)
+    get a new structure each time.
+    """
+    leaves, treedef = jax.tree.flatten((args, kwargs))
+    traced = tuple(_is_data(leaf) for leaf in leaves)
+    for attempt in (traced, (False,) * len(leaves)):
+        try:
+            identity = (model, treedef, attempt, tuple(jax.typeof(a).strip_weak_type() for a, t in zip(leaves, attempt) if t),
+                        fingerprint.of_values([a for a, t in zip(leaves, attempt) if not t]))
+        except (TypeError, ValueError):
+            identity = None
+        if identity in _STRUCTURES:
+            _STRUCTURES.move_to_end(identity)
+            return _STRUCTURES[identity]
+        structure = NumpyroModel(model, args, kwargs, init_key, attempt)
+        try:
+            x = jax.ShapeDtypeStruct(structure.event_shape, jnp.result_type(float))
+            jax.eval_shape(structure.log_density, structure.data(args, kwargs), x)
+        except _NEEDS_CONCRETE_DATA:
+            if any(attempt):
+                continue
+            raise
+        if identity is not None:
+            _STRUCTURES[identity] = structure
+            while len(_STRUCTURES) > CACHE_SIZE:
+                _STRUCTURES.popitem(last=False)
+        return structure
+
+
 class NumpyroTarget(Target):
     """The posterior of a numpyro model on unconstrained space, flattened to one vector.
 
@@ -60,54 +192,43 @@ class NumpyroTarget(Target):
     for flexible and accelerated probabilistic programming in NumPyro";
     ``numpyro.infer.util.potential_energy``). ``log_Z`` (the model evidence) is unknown.
 
+    The model's data (its array arguments) are leaves of :attr:`log_density` and
+    :attr:`constrain`, ``jax.tree_util.Partial`` s of functions shared by every
+    data set of the same structure (:class:`NumpyroModel`): compiled code that
+    takes them as arguments compiles once for all such data sets.
+
     Attributes
     ----------
     unravel : callable
         Flat vector -> dict of unconstrained latent values.
-    init_position : array
-        A valid starting point (numpyro's ``init_to_uniform`` by default), flattened.
+    log_density : jax.tree_util.Partial
+        ``log_prob`` without its shape checks, the data as leaves.
+    constrain : jax.tree_util.Partial
+        Constrained values of every latent and deterministic site at one flat
+        state, the data as leaves.
     """
 
     def __init__(self, model: Callable, args: tuple, kwargs: dict, init_key: jax.Array):
-        from numpyro.infer.util import initialize_model, potential_energy
+        structure = _structure(model, args, kwargs, init_key)
+        self.name, self.event_shape, self.unravel = structure.name, structure.event_shape, structure.unravel
+        self._structure, self._data, self._init_key = structure, structure.data(args, kwargs), init_key
+        self.constrain = Partial(structure.constrain, self._data)
 
-        _refuse_discrete_latents(model, args, kwargs, init_key)
-        self._potential_energy = potential_energy
-        info = initialize_model(init_key, model, model_args=args, model_kwargs=kwargs or None, dynamic_args=False)
-        flat, self.unravel = ravel_pytree(info.param_info.z)
-        self.init_position = flat
-        self.name, self.event_shape = getattr(model, "__name__", "numpyro_model"), tuple(flat.shape)
-        self._postprocess_fn = info.postprocess_fn
-        self._model, self._args, self._kwargs = model, args, kwargs
-        self._initializers: dict = {}
-
-    def _parts(self, x) -> dict:
-        """The latent sites of one flat state, in the state's own float dtype (``unravel`` would cast to the init's)."""
-        return jax.tree.map(lambda a: a.astype(x.dtype), self.unravel(x))
+    @property
+    def log_density(self) -> Partial:
+        return Partial(self._structure.log_density, self._data)
 
     def _log_prob(self, x):
-        # numpyro's potential closes over the model's data; rebuilding it with the data in the
-        # state's dtype keeps float32 arrays out of a float64 trace (mixed-dtype constants from an
-        # earlier float32 compilation otherwise fail XLA's verifier under ``jax.enable_x64``).
-        args, kwargs = jax.tree.map(lambda a: _in_dtype(a, x.dtype), (self._args, self._kwargs or {}))
-        return -partial(self._potential_energy, self._model, args, kwargs)(self._parts(x))
+        return self._structure.log_density(self._data, x)
 
-    def constrain(self, x) -> dict[str, Any]:
-        """Constrained values of every latent and deterministic site at one flat state ``x``."""
-        return self._postprocess_fn(self._parts(x))
+    @property
+    def init_position(self) -> jax.Array:
+        """A valid flat starting point: numpyro's ``init_to_uniform`` with the target's ``init_key``."""
+        return self.init_positions(self._init_key, 1)[0]
 
     def _initial(self, key, n: int, strategy) -> jax.Array:
         """``n`` flat starting points by numpyro's ``initialize_model`` with ``strategy``, compiled once per strategy and ``n``."""
-        if strategy not in self._initializers:
-            from numpyro.infer.util import initialize_model
-
-            def initial(keys):
-                info = initialize_model(keys, self._model, model_args=self._args, model_kwargs=self._kwargs or None,
-                                        init_strategy=strategy, dynamic_args=False)
-                return jax.vmap(lambda z: ravel_pytree(z)[0])(info.param_info.z)
-
-            self._initializers[strategy] = jax.jit(initial)
-        return self._initializers[strategy](jax.random.split(key, n))
+        return self._structure.initializer(strategy)(jax.random.split(key, n), self._data)
 
     def init_positions(self, key, n: int) -> jax.Array:
         """``n`` flat starting points by numpyro's default rule (``init_to_uniform``: uniform in (-2, 2) unconstrained)."""
@@ -130,7 +251,7 @@ def from_numpyro(model: Callable, *args, init_key: jax.Array | None = None, **kw
     model : callable
         A numpyro model; observed data are passed through ``args`` / ``kwargs``.
     init_key : PRNG key, optional
-        Key for numpyro's initialisation (which also traces the model); default ``key(0)``.
+        Key for numpyro's initialisation (of a new structure, and of ``init_position``); default ``key(0)``.
 
     Raises
     ------
@@ -141,12 +262,16 @@ def from_numpyro(model: Callable, *args, init_key: jax.Array | None = None, **kw
 
     Notes
     -----
-    The same model function with arguments of the same values (and the same
-    ``init_key``) gives the same target object, so a second :func:`jaxsamp.sample`
-    call on it reuses the compiled warm-up and sampler (both are cached per log
-    density). The arguments are identified by a hash of their values
-    (:func:`jaxsamp.core.fingerprint.of_values`); the last :data:`CACHE_SIZE`
-    targets are kept. New data make a new target, which compiles again.
+    The data (the arguments' numeric NumPy and JAX arrays) are leaves of the
+    target's :attr:`~NumpyroTarget.log_density` and
+    :attr:`~NumpyroTarget.constrain`, whose functions are built once per model
+    function and argument structure (:class:`NumpyroModel`; the last
+    :data:`CACHE_SIZE` are kept): the other arguments (Python numbers, strings,
+    NumPy scalars) are fixed in that structure, as are the arrays of a model that
+    needs their values to run. So a second :func:`jaxsamp.sample` call on the
+    same model with new data of the same shapes and dtypes reuses the compiled
+    warm-up, sampler, health check and constraining; new shapes, new fixed
+    arguments or another model function compile again.
     """
     try:
         from numpyro.infer.util import initialize_model  # noqa: F401
@@ -154,19 +279,9 @@ def from_numpyro(model: Callable, *args, init_key: jax.Array | None = None, **kw
         raise ImportError(
             "from_numpyro needs numpyro, an optional extra: pip install 'jaxsamp[numpyro]'"
         ) from err
-    init_key = jax.random.key(0) if init_key is None else init_key
-    try:
-        identity = (model, fingerprint.of_values((args, kwargs, init_key)))
-    except (TypeError, ValueError):  # an argument that is not an array, a number or a string: build it anew
-        return NumpyroTarget(model, args, kwargs, init_key)
-    if identity not in _TARGETS:
-        _TARGETS[identity] = NumpyroTarget(model, args, kwargs, init_key)
-        while len(_TARGETS) > CACHE_SIZE:
-            _TARGETS.popitem(last=False)
-    _TARGETS.move_to_end(identity)
-    return _TARGETS[identity]
+    return NumpyroTarget(model, args, kwargs, jax.random.key(0) if init_key is None else init_key)
 
 
-#: Targets kept by :func:`from_numpyro` (least recently used dropped first).
+#: Model structures kept by :func:`from_numpyro` (least recently used dropped first).
 CACHE_SIZE = 16
-_TARGETS: OrderedDict = OrderedDict()
+_STRUCTURES: OrderedDict = OrderedDict()
