@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from jaxsamp.core import ensemble
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _kill_resume import child_main, child_run  # noqa: E402
+from _resume_checks import child_main, child_run  # noqa: E402
 
 NUM_STEPS, EVERY = 3000, 100
 

@@ -15,7 +15,7 @@ import jaxsamp
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _kill_resume import child_main  # noqa: E402
+from _resume_checks import child_main  # noqa: E402
 
 NUM_STEPS, EVERY = 24, 4
 

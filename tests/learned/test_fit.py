@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _kill_resume import assert_kill_resume_bit_identical
+from _resume_checks import assert_kill_resume_bit_identical
 
 import jaxsamp
 from jaxsamp.core.errors import ConfigError, InputError, RunHealthError, RunHealthWarning

@@ -17,7 +17,7 @@ import jaxsamp.targets
 from jaxsamp.mcmc.mile import MileSettings, sample_mile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _kill_resume import child_main
+from _resume_checks import child_main
 
 NUM_STEPS, EVERY = 16, 4
 

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _kill_resume import assert_kill_resume_bit_identical
+from _resume_checks import assert_kill_resume_bit_identical
 
 import jaxsamp.targets
 from jaxsamp.core import ensemble, run, thin

@@ -6,13 +6,12 @@ Gaussian target, tests/experiments/test_boltzmann_curves_experiment.py.)
 """
 
 import math
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _kill_resume import assert_kill_resume_bit_identical
+from _resume_checks import assert_resumes_bit_identical
 
 import jaxsamp.targets
 from jaxsamp.core import run
@@ -23,7 +22,6 @@ from jaxsamp.learned.curves.training import (
     BoltzmannCurveSettings,
 )
 
-HERE = Path(__file__).parent
 SMALL = {"hidden": (8,), "rate_hidden": (4,), "num_frequencies": 1}
 
 
@@ -86,10 +84,30 @@ def test_target_evaluations_are_counted():
     )  # v is fixed by g
 
 
-def test_killed_training_run_resumes_bit_identically(tmp_path):
-    assert_kill_resume_bit_identical(
-        HERE / "_boltzmann_curves_resume_child.py", tmp_path, min_arrays=10
+def test_stopped_training_run_resumes_bit_identically(tmp_path):
+    """A checkpointed Boltzmann-curve training run, stopped half way, resumes bit for bit.
+
+    The learned interpolation (both networks and ``C``) with trajectory collocation
+    (the trajectories follow the velocity being trained) and Hutchinson divergence:
+    every random draw of a step (start points, end times, probes) and both Adam
+    states must round-trip through the checkpoint.
+    """
+    settings = BoltzmannCurveSettings(
+        interpolation="learned",
+        hidden=(8,),
+        rate_hidden=(4,),
+        num_frequencies=1,
+        collocation="trajectory",
+        trajectory_steps=2,
+        divergence="hutchinson",
+        num_probes=2,
     )
+    target = jaxsamp.targets.get(
+        "gaussian_mixture", means=[[1.0, -1.0], [-2.0, 0.5]], weights=[0.3, 0.7]
+    )
+    sampler = BoltzmannCurve(target, settings, batch_size=16)
+    state = jax.jit(sampler.init)(jax.random.key(0))
+    assert_resumes_bit_identical(sampler.step, state, 12, 3, tmp_path, min_arrays=10)
 
 
 def test_bad_settings_are_clear_errors():

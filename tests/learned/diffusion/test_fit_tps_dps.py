@@ -1,7 +1,7 @@
 """TPS-DPS through ``jaxsamp.fit`` on the 2-D double well: the samples are paths, with their invariants.
 
 The math (path likelihoods by hand, the loss, the dynamics' increments, training
-raising the hit rate, kill-and-resume) is tested in ``test_tps_dps.py``; this is the front door.
+raising the hit rate, resume from a checkpoint) is tested in ``test_tps_dps.py``; this is the front door.
 """
 
 import jax

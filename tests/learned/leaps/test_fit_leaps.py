@@ -1,7 +1,7 @@
 """LEAPS through ``jaxsamp.fit`` on the critical 3x3 Ising torus (exact log Z by enumeration), and its target checks.
 
 The math (exact weights unbiased in Z by enumeration, jump laws, the curriculum,
-kill-and-resume) is tested in ``test_leaps.py``; this is the front door.
+resume from a checkpoint) is tested in ``test_leaps.py``; this is the front door.
 """
 
 import jax
