@@ -6,7 +6,6 @@ posterior mean and q_alpha by explicit sums over all 2^d clean states; the
 uniform prior's exact denoiser tanh(h), which an untrained network reproduces.
 """
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np

@@ -12,7 +12,6 @@ minimiser of the adjoint matching loss: ``-a_1 = -lam X_1`` with
 ``lam = 1/s^2 - 1/nu_1`` and the posterior mean of ``X_1`` is ``s^2 x / (kappa s^2 + nu_1 (1 - kappa))``.
 """
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np

@@ -7,7 +7,6 @@ least-squares optimum of corrector matching, ``E[-(X_1 - X_0) / nu_1 | X_1]``, i
 the uncontrolled process (phi_hat_1 is then that law).
 """
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -147,9 +146,9 @@ def test_stopped_asbs_run_resumes_bit_identically(tmp_path):
     """A checkpointed ASBS run (stages of 3 adjoint + 2 corrector epochs), stopped half way, resumes bit for bit.
 
     A tiny MLP drift from a Gaussian prior to a 2-D Gaussian and a 64-sample buffer, so
-    the FIFO wraps around several times and the whole train state (network, its average,
-    Adam, both buffers, stage counters) has to round-trip through the checkpoint; the
-    stop falls inside a stage.
+    the FIFO wraps around several times and the whole train state (drift and corrector
+    networks, the drift's average, both Adam states, both buffers, counters) has to
+    round-trip through the checkpoint; the stop falls inside a stage.
     """
     settings = AsbsSettings(network="mlp", hidden=8, num_layers=1, sigma_max=1.5, nfe=8, buffer_epochs=4,
                             steps_per_epoch=3, learning_rate=1e-3, prior="gaussian", prior_scale=1.0, adjoint_epochs=3,

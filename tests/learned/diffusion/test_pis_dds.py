@@ -5,7 +5,6 @@ estimate from ``n`` importance weights has a standard error of about
 ``sqrt((1/ESS - 1) / n)``; the checks use 5 of them.
 """
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np

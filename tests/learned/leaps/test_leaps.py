@@ -5,7 +5,6 @@ one-pass formula), exact Bernoulli/categorical jump laws, and exact enumeration
 of 3x3 lattices (``Z``, ``P(m)``) from :mod:`jaxsamp.targets.lattice`.
 """
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np
