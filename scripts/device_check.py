@@ -73,8 +73,7 @@ CAPS = {"tests": (110, 150), "pis_funnel": (50, 90), "dds_funnel": (50, 90), "nu
 MIN_START = 25.0  # a phase does not start with fewer seconds than this left
 TRAIN_RESERVE = (60.0, 40.0)  # seconds of the training phase kept for the evaluation (full / quick)
 SENDERA_UPDATES = 25_000
-QUICK_XLA_FLAGS = ("--xla_backend_optimization_level=1 --xla_cpu_use_fusion_emitters=false "
-                   "--xla_llvm_disable_expensive_passes=true")
+QUICK_XLA_FLAGS = "--xla_backend_optimization_level=1 --xla_cpu_use_fusion_emitters=false"
 SENDERA_BATCH, SENDERA_STEPS, SENDERA_LR = 300, 100, 1e-3
 
 
