@@ -138,7 +138,12 @@ def _schedule(start: int, num_steps: int, chunk: int, every: int | None) -> list
 
 
 def _one_step(step, trace, state, key, i):
-    state, info = step(jax.random.fold_in(key, i), state)
+    """Step ``i`` of a run: :func:`_keyed_step` with ``fold_in(key, i)`` (what the fingerprint traces)."""
+    return _keyed_step(step, trace, state, jax.random.fold_in(key, i))
+
+
+def _keyed_step(step, trace, state, step_key):
+    state, info = step(step_key, state)
     return state, (trace(state, info) if trace is not None else None)
 
 
@@ -155,8 +160,11 @@ def _scan_chunk(trace, length, step, state, key, start):
     two. Returns ``(state, trace, end)``; ``end`` (the index after the last
     step, not donated) is what the host waits on to tell the chunk is done.
     """
-    indices = start + jnp.arange(length, dtype=jnp.uint32)
-    state, out = jax.lax.scan(lambda s, i: _one_step(step, trace, s, key, i), state, indices)
+    # The chunk's keys in one batched hash before the scan: the same fold_in(key, i) as
+    # one hash per step inside it, bit for bit, but that costs about 20 µs a step on a CPU
+    # (a NUTS step on eight schools takes about 80 µs).
+    keys = jax.vmap(functools.partial(jax.random.fold_in, key))(start + jnp.arange(length, dtype=jnp.uint32))
+    state, out = jax.lax.scan(lambda s, k: _keyed_step(step, trace, s, k), state, keys)
     return state, out, start + length
 
 
