@@ -92,6 +92,12 @@ class LeapsSettings:
     """The exact rule's floor on each site's move probabilities, per step."""
     jump_floor_rate: float | None = None
     """A floor per unit time instead (:func:`jaxsamp.learned.leaps.simulation.simulate`): ``jump_floor_rate * h`` per step."""
+    checkerboard: bool = False
+    """Sample with the exact rule in colour-class sub-steps (:func:`jaxsamp.learned.leaps.simulation.simulate`):
+    each Euler step moves one checkerboard colour class at a time, never two interacting sites at once, with
+    the exact weights of every sub-step (twice the network passes per step on even sides). The quadrature
+    rules, which have no sub-steps, are drawn on the unsplit chain; the evaluation then also records the
+    exact weights of those unsplit walkers as ``exact_unsplit``. Needs ``eval_mcmc_updates = 0``."""
     compare_weight_points: bool = True
     """Also evaluate the other weight conventions (the experiment reports ESS and log Z of each)."""
     paper_quadrature: str = "auto"
@@ -123,6 +129,11 @@ class LeapsSettings:
             raise InputError(f"jump_floor must lie in (0, 1/q) (below 0.5 for spins), got {self.jump_floor}")
         if self.jump_floor_rate is not None and not 0.0 < self.jump_floor_rate < 0.5:
             raise InputError(f"jump_floor_rate must lie in (0, 1/q) (below 0.5 for spins), got {self.jump_floor_rate}")
+        if self.checkerboard and self.eval_mcmc_updates:
+            raise InputError("checkerboard=True samples without the evaluation's Metropolis correction: "
+                             f"set eval_mcmc_updates=0 (got {self.eval_mcmc_updates})")
+        if self.checkerboard and self.weight_point != "exact":
+            raise InputError(f"checkerboard=True has exact weights only: set weight_point='exact' (got {self.weight_point!r})")
         if not 1 <= self.curriculum_start <= self.rollout_steps:
             raise InputError("need 1 <= curriculum_start <= rollout_steps")
 
@@ -423,20 +434,24 @@ class Leaps:
     # ---- sampling and evaluation --------------------------------------------
 
     def sample_with(self, params, key: jax.Array, num_walkers: int, weight_point: str | None = None,
-                    checkerboard: bool = False) -> WeightedSamples:
+                    checkerboard: bool | None = None) -> WeightedSamples:
         """``num_walkers`` walkers with rates ``params`` on the evaluation grid (``eval_steps``, ``eval_grid``).
 
         ``weight_point`` is the weight rule (default ``settings.weight_point``,
         :data:`~jaxsamp.learned.leaps.simulation.WEIGHT_POINTS`). ``checkerboard``
         splits every Euler step into colour-class sub-steps, each an exact AIS
         move (:func:`~jaxsamp.learned.leaps.simulation.simulate`; exact rule
-        only, without ``eval_mcmc_updates``). Pure; :attr:`draw` is
+        only, without ``eval_mcmc_updates``); by default ``settings.checkerboard``
+        for the exact rule and no split for the quadrature rules. Pure; :attr:`draw` is
         its jitted form (``num_walkers``, ``weight_point`` and ``checkerboard`` static).
         """
         s = self.settings
+        weight_point = weight_point or s.weight_point
+        if checkerboard is None:
+            checkerboard = s.checkerboard and weight_point == "exact"
         return simulation.sample(
             key, self.model.rate_fn(params), self.path, num_walkers, simulation.TIME_GRIDS[s.eval_grid](s.eval_steps),
-            weight_point=weight_point or s.weight_point, correction=self._eval_correction,
+            weight_point=weight_point, correction=self._eval_correction,
             resample_threshold=s.resample_threshold, jump_floor=s.jump_floor, jump_floor_rate=s.jump_floor_rate,
             checkerboard=checkerboard,
         )
@@ -461,7 +476,8 @@ class Leaps:
     def sample_paired(self, state: LeapsTrainState, key: jax.Array, num_samples: int) -> dict[str, WeightedSamples]:
         """``{"exact": ..., "quadrature_paper": ...}``: :meth:`sample_paired_with` in batches, as :meth:`sample` draws.
 
-        With the same key, ``exact`` is what ``sample(state, key, n, "exact")`` returns.
+        With the same key, ``exact`` is what ``sample(state, key, n, "exact")`` returns (without
+        ``settings.checkerboard``).
         """
         draw = functools.partial(self.draw_paired, state.params)
         exact, quadrature = draw_samples(draw, key, num_samples, self.settings.eval_batch)
@@ -473,10 +489,15 @@ class Leaps:
         Always ``exact`` and, on the same walkers, ``quadrature_paper`` (:meth:`sample_paired`;
         without resampling, which follows one weight only); the headline rule
         ``settings.weight_point``; and every other rule when ``compare_weight_points``.
+        With ``settings.checkerboard``, ``exact`` comes from the colour-class sub-steps
+        and the paired walkers' exact weights are kept as ``exact_unsplit`` beside
+        their ``quadrature_paper``.
         """
         s = self.settings
         rules = simulation.WEIGHT_POINTS if s.compare_weight_points else ("exact", s.weight_point)
         samples = self.sample_paired(state, key, num_samples) if s.resample_threshold is None else {}
+        if s.checkerboard and "exact" in samples:
+            samples["exact_unsplit"] = samples.pop("exact")
         for rule in rules:
             if rule not in samples:
                 samples[rule] = self.sample(state, key, num_samples, weight_point=rule)

@@ -371,6 +371,35 @@ def test_the_quadrature_rides_on_the_exact_draws(model, point):
     np.testing.assert_allclose(np.asarray(paired.log_w_quadrature), expected, rtol=1e-4, atol=1e-4)
 
 
+def test_the_checkerboard_setting_samples_the_exact_rule_in_sub_steps_and_keeps_the_unsplit_pair():
+    """``LeapsSettings.checkerboard``: the evaluation's ``exact`` walkers are ``sample_with(..., checkerboard=True)``'s
+    (one batch, ``fold_in(key, 0)``), its ``exact_unsplit`` and ``quadrature_paper`` are the paired unsplit walkers, the quadrature rules
+    are drawn unsplit, and the figures name each. An untrained LE-MLP on 4x4 Ising (2 colours): the split changes
+    the walkers, so a setting that did nothing would fail the first comparison."""
+    base = dict(network="mlp", network_params={"hidden": [8]}, free_energy_hidden=[8], eval_steps=4, eval_batch=64,
+                compare_weight_points=False)
+    plain = Leaps(ising(4, BETA), LeapsSettings(**base), num_walkers=8)
+    split = Leaps(ising(4, BETA), LeapsSettings(**base, checkerboard=True), num_walkers=8)
+    state = jax.jit(plain.init)(jax.random.key(0))
+    key, n = jax.random.key(3), 64
+    samples = split.evaluation_samples(state, key, n)
+    assert set(samples) == {"exact", "exact_unsplit", "quadrature_paper"}
+    by_hand = split.sample_with(state.params, jax.random.fold_in(key, 0), n, checkerboard=True)  # one batch: key 0
+    np.testing.assert_array_equal(np.asarray(samples["exact"].x), np.asarray(by_hand.x))
+    np.testing.assert_allclose(np.asarray(samples["exact"].log_w), np.asarray(by_hand.log_w), rtol=1e-5)  # jit round-off
+    paired = plain.sample_paired(state, key, n)
+    for rule, name in (("exact", "exact_unsplit"), ("quadrature_paper", "quadrature_paper")):
+        np.testing.assert_array_equal(np.asarray(samples[name].log_w), np.asarray(paired[rule].log_w))
+    assert not np.array_equal(np.asarray(samples["exact"].x), np.asarray(paired["exact"].x))
+    unsplit_pre = split.sample(state, key, n, weight_point="pre")  # a quadrature rule: never split
+    np.testing.assert_array_equal(np.asarray(unsplit_pre.x), np.asarray(plain.sample(state, key, n, "pre").x))
+    figures = split.evaluate(state, key, n)
+    assert figures["ess"] == pytest.approx(float(by_hand.ess), rel=1e-4) and "ess_exact_unsplit" in figures
+    for bad, match in (({"weight_point": "pre"}, "weight_point='exact'"), ({"eval_mcmc_updates": 5}, "eval_mcmc_updates=0")):
+        with pytest.raises(InputError, match=match):
+            LeapsSettings(checkerboard=True, **bad)
+
+
 def test_the_paired_sample_refuses_what_it_cannot_do():
     path = LatticePath(ising(3, BETA))
     x0 = path.sample_base(jax.random.key(0), 4)
