@@ -188,7 +188,9 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "ess_<rule>": Entry("Normalised ESS under weight rule ``<rule>`` (``exact``: the exact discrete-time weights, "
                             "unbiased; ``quadrature_paper``: the paper's Jarzynski quadrature -- after the jump for Ising, "
                             "before it for Potts -- on the SAME walkers as ``exact``, the figure to set beside the paper's "
-                            "ESS; ``pre`` / ``post`` / ``trapezoid``: quadratures on their own unfloored draws).", "close to 1"),
+                            "ESS; ``pre`` / ``post`` / ``trapezoid``: quadratures on their own unfloored draws; with the ``checkerboard`` "
+                            "setting, ``exact`` is the colour-class sub-steps' walkers and ``exact_unsplit`` the unsplit "
+                            "walkers that ``quadrature_paper`` reads).", "close to 1"),
         "ess_since_last_resample_<rule>": Entry("With resampling on: the ESS of the weights since the last resampling.", "close to 1"),
         "log_Z_hat_<rule>": Entry("log Z estimated under weight rule ``<rule>`` (``exact``, ``quadrature_paper``, ``pre``, "
                                   "``post``, ``trapezoid``): every rule drawn with the same key; ``exact`` and "
