@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core import chain_health
-from jaxsamp.core.compiled import batched
+from jaxsamp.core.compiled import batched, cached_kernel
 from jaxsamp.core.combinators import CHAIN_METHODS, ensemble, guard_finite, position_of
 from jaxsamp.core.combinators import thin as thin_kernel
 from jaxsamp.core.driver import run
@@ -231,6 +231,15 @@ def _info_stats(info) -> dict:
     return out
 
 
+def _chains(kernel, *, thin: int, chain_method: str):
+    """Every chain's ``kernel`` (thinned, its non-finite proposals rejected): what a registered sampler runs.
+
+    Made by :func:`~jaxsamp.core.compiled.cached_kernel` with the registered
+    kernel as its traced argument, so the chains are compiled once per settings.
+    """
+    return ensemble(guard_finite(thin_kernel(kernel, thin) if thin > 1 else kernel), chain_method)
+
+
 def _draw_trace(state, info):
     """What the driver keeps of every draw: the positions and the per-draw statistics."""
     return position_of(state), _info_stats(info)
@@ -392,11 +401,11 @@ def sample(
         kernel = warm.sampling_kernel(target.log_density, thin=thin, guard=False, chain_method=chain_method)
         states = kernel.init(warm)
     else:
-        single = SAMPLERS.get(sampler, target, **sampler_params)
-        kernel = ensemble(guard_finite(thin_kernel(single, thin) if thin > 1 else single), chain_method)
+        single = SAMPLERS.get(sampler, target, **sampler_params)  # cached functions, the target's data as leaves
+        kernel = cached_kernel(_chains, single, thin=thin, chain_method=chain_method)
         states = kernel.init(positions, k_warm)
         if num_warmup:
-            burn = ensemble(guard_finite(single), chain_method)
+            burn = cached_kernel(_chains, single, thin=1, chain_method=chain_method)
             states, _ = run(burn.step, states, k_warm, num_warmup, desc="burn-in", health=False,
                             checkpoint=None if folder is None else folder / "burn_in", **options)
     jax.block_until_ready(states)
