@@ -186,8 +186,9 @@ def cached_kernel(make: Callable[..., Kernel], *args, **settings) -> Kernel:
     >>> kernel = cached_kernel(ula, target.log_density, step_size=0.1)  # doctest: +SKIP
     >>> chains = cached_kernel(ensemble, kernel, chain_method="vectorized")  # doctest: +SKIP
     """
+    key = _settings_key(settings)
     make(*args, **settings)
-    key, args = _settings_key(settings), _traceable(args)
+    args = _traceable(args)
     return Kernel(Partial(_bound(make, key, "init"), args), Partial(_bound(make, key, "step"), args))
 
 

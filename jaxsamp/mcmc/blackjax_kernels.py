@@ -42,7 +42,7 @@ from blackjax.adaptation.base import get_filter_adapt_info_fn
 from blackjax.mcmc import adjusted_mclmc_dynamic
 from blackjax.mcmc.adjusted_mclmc_dynamic import make_random_trajectory_length_fn
 
-from jaxsamp.core.compiled import cached_kernel
+from jaxsamp.core.compiled import as_partial, cached_kernel
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
@@ -248,8 +248,8 @@ def _mclmc_family(make, tuner, target, L, step_size, seed: int, num_steps: int, 
         raise InputError("give both L and step_size, or neither (then they are tuned)")
     if L is not None:
         return cached_kernel(make, target.log_density, L=L, step_size=step_size, inverse_mass_matrix=1.0)
-    params = _tuned_parameters(tuner, target.log_density, default_initial_position(target, seed), jax.random.key(seed),
-                               num_steps, settings)
+    params = _tuned_parameters(tuner, as_partial(target.log_density), default_initial_position(target, seed),
+                               jax.random.key(seed), num_steps, settings)
     return cached_kernel(make, target.log_density, params.step_size, params.L, params.inverse_mass_matrix)
 
 
