@@ -38,6 +38,7 @@ import functools
 import blackjax
 import jax
 import jax.numpy as jnp
+import numpy as np
 from blackjax.adaptation.base import get_filter_adapt_info_fn
 from blackjax.mcmc import adjusted_mclmc_dynamic
 from blackjax.mcmc.adjusted_mclmc_dynamic import make_random_trajectory_length_fn
@@ -273,8 +274,9 @@ def _blackjax_kernel(logdensity_fn, *args, algorithm: str, **params) -> Kernel:
 
 
 def _unit_mass(logdensity_fn, *, algorithm: str, step_size, dim: int, **params) -> Kernel:
-    """``blackjax.<algorithm>`` with a unit inverse mass matrix of ``dim`` entries."""
-    return _blackjax_kernel(logdensity_fn, step_size, jnp.ones(dim), algorithm=algorithm, **params)
+    """``blackjax.<algorithm>`` with a unit inverse mass matrix of ``dim`` entries (a constant of the compilation)."""
+    return _blackjax_kernel(logdensity_fn, step_size, np.ones(dim, jnp.result_type(float)), algorithm=algorithm,
+                            **params)
 
 
 def _hmc_family(algorithm, target, step_size, tune_steps, target_acceptance, seed, **params) -> Kernel:
