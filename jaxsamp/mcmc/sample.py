@@ -22,10 +22,11 @@ raises :class:`~jaxsamp.core.errors.RunHealthError` instead).
 A second call compiles nothing when only the data values change: the target's
 log density and constraining map are :class:`jax.tree_util.Partial` s whose
 leaves are the data (a numpyro model's arrays, a plain log density's
-``model_args``), and the warm-up, the sampling kernel, the driver's chunks, the
-start check and the constraining take them as traced arguments
-(:mod:`jaxsamp.core.compiled`), while everything they are compiled for (the
-model function, the settings, the shapes) is static and cached.
+``model_args``), and the warm-up (window, ChEES or MEADS), the sampling kernel
+(NUTS and HMC after the warm-up, or a registered sampler with its chains and
+burn-in), the driver's chunks, the start check and the constraining take them
+as traced arguments (:mod:`jaxsamp.core.compiled`), while everything they are
+compiled for (the model function, the settings, the shapes) is static and cached.
 """
 
 from __future__ import annotations
@@ -353,13 +354,14 @@ def sample(
     starting points, warm-up, sampler, health check, constraining), with the
     same data or new data of the same shapes and dtypes (the log density is a
     :class:`jax.tree_util.Partial` whose leaves are the data,
-    :attr:`Target.log_density <jaxsamp.core.target.Target.log_density>`). New
-    shapes, new settings, another function object, or a closure over new data
-    compile again. ChEES and MEADS warm-ups and the registered samplers other
-    than NUTS and HMC build their kernels around the target, and compile those
-    again on every call (measured on a plain log density with new
-    ``model_args``: ChEES's warm-up, 1 compilation; MALA's burn-in and
-    sampling chunks, 2).
+    :attr:`Target.log_density <jaxsamp.core.target.Target.log_density>`). This
+    holds for every warm-up method and every registered sampler: ChEES and MEADS
+    run as a cached function of the log density and the starting points, and a
+    registered sampler's kernel, with its chains and burn-in, is a
+    :func:`~jaxsamp.core.compiled.cached_kernel` of the log density (and of
+    tuned values such as MCLMC's step size), its settings static. New shapes,
+    new settings, another function object (for a lattice sampler, another
+    target object), or a closure over new data compile again.
     """
     num_chains = check_int("num_chains", num_chains, ge=1)
     num_warmup = check_int("num_warmup", num_warmup, ge=0)

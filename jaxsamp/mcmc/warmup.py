@@ -34,7 +34,10 @@ setting (cached) and take the log density as an argument: a kernel is their
 :class:`jax.tree_util.Partial` with the log density bound, which the driver
 passes to its compiled chunk as a traced argument, so a log density whose data
 are leaves (a numpyro model's, :attr:`jaxsamp.core.target.Target.log_density`)
-shares one compilation with every other data set of the same shapes.
+shares one compilation with every other data set of the same shapes. ChEES's
+and MEADS's one driver step is the same kind of function
+(:func:`~jaxsamp.core.compiled.cached_function`), with the log density and the
+starting points bound.
 
 Where the chains start (:func:`starting_points`): the user's positions (one
 state for all chains, jittered, or one per chain), ``N(0, scale^2 I)`` draws, the
