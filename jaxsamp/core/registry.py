@@ -1,8 +1,13 @@
 """Registries of targets, samplers and experiment kinds by name, with validated parameters.
 
 ``TARGETS.get("gmm", dim=2)`` builds a target; ``SAMPLERS`` maps a sampler
-name to a builder ``factory(target, **params) -> Kernel`` used by configs and
-the CLI; ``EXPERIMENTS`` maps an experiment kind to its runner. The registries
+name to a builder ``factory(target, **params) -> Kernel`` used by configs, the
+CLI and :func:`jaxsamp.sample`; ``EXPERIMENTS`` maps an experiment kind to its
+runner. The library's sampler factories return a
+:func:`~jaxsamp.core.compiled.cached_kernel` of the target's log density (its
+data traced, the parameters and the target's shapes and domain static), so a
+second build with new data of the same shapes compiles nothing; a factory that
+returns a kernel of closures still works, and compiles again on every build. The registries
 live in the core so that the library layers (targets, kernels, learned
 samplers) register themselves without importing the experiment layer above
 them.

@@ -42,6 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.compiled import cached_kernel
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
@@ -206,4 +207,10 @@ def annealed_langevin_sampler(
     lambda_power: PositiveFloat = 1.0,
 ) -> Kernel:
     """ALMC (Guo, Tao & Chen 2025): eta = theta^a, lambda = lambda0 (1-theta)^b, one step per level, then LMC."""
-    return annealed_langevin(target.log_prob, power_schedule(num_levels, total_time, lambda0, eta_power, lambda_power))
+    return cached_kernel(_power_annealed_langevin, target.log_density, num_levels=num_levels, total_time=total_time,
+                         lambda0=lambda0, eta_power=eta_power, lambda_power=lambda_power)
+
+
+def _power_annealed_langevin(logdensity_fn: Callable, **schedule) -> Kernel:
+    """:func:`annealed_langevin` along :func:`power_schedule` ``(**schedule)``: the registered kernel, made per trace."""
+    return annealed_langevin(logdensity_fn, power_schedule(**schedule))

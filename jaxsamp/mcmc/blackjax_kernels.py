@@ -6,7 +6,11 @@ runs through ``ensemble``, ``run`` and ``shard`` unchanged. What this module
 adds:
 
 * registry factories ``factory(target, **typed_params) -> Kernel`` for
-  ``mala``, ``hmc``, ``nuts``, ``mclmc`` and ``adjusted_mclmc``;
+  ``mala``, ``hmc``, ``nuts``, ``mclmc`` and ``adjusted_mclmc``. Their kernels
+  are :func:`~jaxsamp.core.compiled.cached_kernel` s of the target's
+  :attr:`~jaxsamp.core.target.Target.log_density` (and of tuned parameters):
+  two targets of the same log density function and data shapes share their
+  compilations, whatever the data values;
 * tuning functions that return tuned parameters -- :func:`window_adapt`
   (``blackjax.window_adaptation``: step size and diagonal inverse mass matrix,
   Stan's windowed scheme), :func:`tune_mclmc` (``blackjax.mclmc_find_L_and_step_size``,
@@ -15,7 +19,9 @@ adds:
   factory given ``tune_steps > 0`` (or, for the MCLMC family, no explicit
   ``L`` / ``step_size``) runs its tuner ONCE, eagerly, on one chain started
   from :func:`default_initial_position`, and returns the kernel with the tuned
-  parameters;
+  parameters (the MCLMC family's tuner is compiled once per settings, the log
+  density a traced argument; the tuned parameters are traced arguments of the
+  kernel);
 * a default initialisation key for the kernels whose ``init`` needs one
   (MCLMC draws the initial unit momentum, dynamic adjusted MCLMC seeds its
   trajectory lengths): pass ``rng_key`` to ``init`` (``ensemble.init(x, key)``
@@ -27,13 +33,17 @@ from __future__ import annotations
 
 from typing import Callable
 
+import functools
+
 import blackjax
 import jax
 import jax.numpy as jnp
+import numpy as np
 from blackjax.adaptation.base import get_filter_adapt_info_fn
 from blackjax.mcmc import adjusted_mclmc_dynamic
 from blackjax.mcmc.adjusted_mclmc_dynamic import make_random_trajectory_length_fn
 
+from jaxsamp.core.compiled import as_partial, cached_kernel
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
@@ -196,6 +206,13 @@ def tune_adjusted_mclmc(
     return state, params
 
 
+def mclmc_kernel(logdensity_fn: Callable, step_size, L, inverse_mass_matrix=1.0) -> Kernel:
+    """``blackjax.mclmc`` (unadjusted microcanonical Langevin) with an optional ``rng_key`` in ``init``."""
+    return with_default_init_key(
+        blackjax.mclmc(logdensity_fn, L=L, step_size=step_size, inverse_mass_matrix=inverse_mass_matrix)
+    )
+
+
 def adjusted_mclmc_kernel(logdensity_fn: Callable, step_size, L, inverse_mass_matrix=1.0) -> Kernel:
     """``blackjax.adjusted_mclmc_dynamic`` with uniformly random trajectory lengths of mean ``~L / step_size``."""
     return with_default_init_key(
@@ -214,43 +231,66 @@ def adjusted_mclmc_kernel(logdensity_fn: Callable, step_size, L, inverse_mass_ma
 # --------------------------------------------------------------------------
 
 
-def _run_tuner(tuner, target, seed: int, num_steps: int, *args):
-    """Run ``tuner`` once, jitted, on ``target`` from :func:`default_initial_position`; return its params."""
-    jitted = jax.jit(tuner, static_argnums=(0, 3, *range(4, 4 + len(args))))
-    _, params = jitted(target.log_prob, default_initial_position(target, seed), jax.random.key(seed), num_steps, *args)
-    return params
+@functools.partial(jax.jit, static_argnums=(0, 4, 5))
+def _tuned_parameters(tuner, logdensity_fn, position, rng_key, num_steps: int, settings: tuple):
+    """``tuner``'s parameters, compiled once per tuner and settings: the log density is a traced argument."""
+    return tuner(logdensity_fn, position, rng_key, num_steps, *settings)[1]
 
 
-def _given_or_tuned(L, step_size, tuner, target, seed: int, num_steps: int, *args):
-    """``(L, step_size, inverse_mass_matrix)``: as given (unit mass), or found by the MCLMC-family ``tuner``."""
+def _mclmc_family(make, tuner, target, L, step_size, seed: int, num_steps: int, *settings) -> Kernel:
+    """``make(log_density, step_size, L, inverse_mass_matrix)`` with ``L`` and ``step_size`` as given (unit mass), or tuned.
+
+    Given values are settings of the kernel (fixed in its compilation); tuned
+    ones, found by the MCLMC-family ``tuner`` from :func:`default_initial_position`,
+    are its traced arguments, so that new data (hence new tuned values) reuse
+    the compilation.
+    """
     if (L is None) != (step_size is None):
         raise InputError("give both L and step_size, or neither (then they are tuned)")
     if L is not None:
-        return L, step_size, 1.0
-    params = _run_tuner(tuner, target, seed, num_steps, *args)
-    return params.L, params.step_size, params.inverse_mass_matrix
+        return cached_kernel(make, target.log_density, L=L, step_size=step_size, inverse_mass_matrix=1.0)
+    params = _tuned_parameters(tuner, as_partial(target.log_density), default_initial_position(target, seed),
+                               jax.random.key(seed), num_steps, settings)
+    return cached_kernel(make, target.log_density, params.step_size, params.L, params.inverse_mass_matrix)
 
 
-def _window_adapted(algorithm, target, seed: int, num_steps: int, target_acceptance: float, **fixed) -> Kernel:
-    """``algorithm`` with the parameters found by :func:`window_adapt` from :func:`default_initial_position`."""
+#: The blackjax algorithms the factories build, by name (a kernel's cached settings name them).
+_ALGORITHMS = {"mala": blackjax.mala, "hmc": blackjax.hmc, "nuts": blackjax.nuts}
+
+
+def _window_adapted(algorithm: str, target, seed: int, num_steps: int, target_acceptance: float, **fixed) -> Kernel:
+    """blackjax ``algorithm`` with the parameters found by :func:`window_adapt` from :func:`default_initial_position`."""
     _, params = window_adapt(
-        algorithm, target.log_prob, default_initial_position(target, seed), jax.random.key(seed), num_steps,
+        _ALGORITHMS[algorithm], target.log_prob, default_initial_position(target, seed), jax.random.key(seed), num_steps,
         target_acceptance, **fixed,
     )
-    return as_kernel(algorithm(target.log_prob, **params))
+    return cached_kernel(_blackjax_kernel, target.log_density, params["step_size"], params["inverse_mass_matrix"],
+                         algorithm=algorithm, **fixed)
+
+
+def _blackjax_kernel(logdensity_fn, *args, algorithm: str, **params) -> Kernel:
+    """``blackjax.<algorithm>(logdensity_fn, *args, **params)`` as a Kernel: what :func:`cached_kernel` makes."""
+    return as_kernel(_ALGORITHMS[algorithm](logdensity_fn, *args, **params))
+
+
+def _unit_mass(logdensity_fn, *, algorithm: str, step_size, dim: int, **params) -> Kernel:
+    """``blackjax.<algorithm>`` with a unit inverse mass matrix of ``dim`` entries (a constant of the compilation)."""
+    return _blackjax_kernel(logdensity_fn, step_size, np.ones(dim, jnp.result_type(float)), algorithm=algorithm,
+                            **params)
 
 
 def _hmc_family(algorithm, target, step_size, tune_steps, target_acceptance, seed, **params) -> Kernel:
-    """``algorithm`` (blackjax HMC or NUTS) with a unit inverse mass, or window-adapted when ``tune_steps > 0``."""
+    """blackjax ``algorithm`` (``"hmc"`` or ``"nuts"``) with a unit inverse mass, or window-adapted when ``tune_steps > 0``."""
     if tune_steps > 0:
         return _window_adapted(algorithm, target, seed, tune_steps, target_acceptance, **params)
-    return as_kernel(algorithm(target.log_prob, step_size, jnp.ones(_flat_dim(target)), **params))
+    return cached_kernel(_unit_mass, target.log_density, algorithm=algorithm, step_size=step_size,
+                         dim=_flat_dim(target), **params)
 
 
 @SAMPLERS.register("mala", metropolis=True)
 def mala_sampler(target, step_size: PositiveFloat = 0.1) -> Kernel:
     """blackjax MALA (Metropolis-adjusted Langevin)."""
-    return as_kernel(blackjax.mala(target.log_prob, step_size))
+    return cached_kernel(_blackjax_kernel, target.log_density, algorithm="mala", step_size=step_size)
 
 
 @SAMPLERS.register("hmc", metropolis=True)
@@ -263,7 +303,7 @@ def hmc_sampler(
     seed: NonNegativeInt = 0,
 ) -> Kernel:
     """blackjax HMC; tune_steps > 0 runs blackjax.window_adaptation (step size, diagonal mass) first."""
-    return _hmc_family(blackjax.hmc, target, step_size, tune_steps, target_acceptance, seed,
+    return _hmc_family("hmc", target, step_size, tune_steps, target_acceptance, seed,
                        num_integration_steps=num_integration_steps)
 
 
@@ -277,7 +317,7 @@ def nuts_sampler(
     seed: NonNegativeInt = 0,
 ) -> Kernel:
     """blackjax NUTS; tune_steps > 0 runs blackjax.window_adaptation (step size, diagonal mass) first."""
-    return _hmc_family(blackjax.nuts, target, step_size, tune_steps, target_acceptance, seed,
+    return _hmc_family("nuts", target, step_size, tune_steps, target_acceptance, seed,
                        max_num_doublings=max_num_doublings)
 
 
@@ -291,8 +331,7 @@ def mclmc_sampler(
     seed: NonNegativeInt = 0,
 ) -> Kernel:
     """blackjax MCLMC (unadjusted microcanonical Langevin); tuned by mclmc_find_L_and_step_size unless L and step_size are given."""
-    L, step_size, imm = _given_or_tuned(L, step_size, tune_mclmc, target, seed, tune_steps, diagonal_preconditioning)
-    return with_default_init_key(blackjax.mclmc(target.log_prob, L=L, step_size=step_size, inverse_mass_matrix=imm))
+    return _mclmc_family(mclmc_kernel, tune_mclmc, target, L, step_size, seed, tune_steps, diagonal_preconditioning)
 
 
 @SAMPLERS.register("adjusted_mclmc", metropolis=True)
@@ -306,7 +345,5 @@ def adjusted_mclmc_sampler(
     seed: NonNegativeInt = 0,
 ) -> Kernel:
     """blackjax adjusted MCLMC (MAMS, random trajectory lengths); tuned by adjusted_mclmc_find_L_and_step_size unless given."""
-    L, step_size, imm = _given_or_tuned(
-        L, step_size, tune_adjusted_mclmc, target, seed, tune_steps, target_acceptance, diagonal_preconditioning
-    )
-    return adjusted_mclmc_kernel(target.log_prob, step_size, L, imm)
+    return _mclmc_family(adjusted_mclmc_kernel, tune_adjusted_mclmc, target, L, step_size, seed, tune_steps,
+                         target_acceptance, diagonal_preconditioning)

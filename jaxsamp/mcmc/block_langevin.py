@@ -28,6 +28,7 @@ from typing import Annotated, Callable, Sequence
 import numpy as np
 
 from jaxsamp.core.combinators import on_blocks, thin
+from jaxsamp.core.compiled import cached_kernel
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
@@ -127,5 +128,11 @@ def block_langevin_sampler(
     """Block Langevin (Burns et al. 2025): K ULA steps on one contiguous block, random or cyclic order."""
     if len(target.event_shape) != 1:
         raise InputError(f"block_langevin needs a flat event shape (d,), got {target.event_shape}")
-    blocks = contiguous_blocks(target.event_shape[0], num_blocks)
-    return block_langevin(target.log_prob, step_size, blocks, steps_per_block, order)
+    return cached_kernel(_contiguous_block_langevin, target.log_density, dim=target.event_shape[0],
+                         num_blocks=num_blocks, step_size=step_size, steps_per_block=steps_per_block, order=order)
+
+
+def _contiguous_block_langevin(logdensity_fn: Callable, *, dim: int, num_blocks: int, step_size: float,
+                               steps_per_block: int, order: str) -> Kernel:
+    """:func:`block_langevin` on :func:`contiguous_blocks` ``(dim, num_blocks)``: the registered kernel, made per trace."""
+    return block_langevin(logdensity_fn, step_size, contiguous_blocks(dim, num_blocks), steps_per_block, order)

@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core.errors import InputError
+from jaxsamp.core.compiled import cached_kernel
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.core.validation import OneOf, PositiveInt
@@ -340,18 +341,18 @@ def _sweep(target, num_updates):
 def metropolis_site_sampler(target, num_updates: PositiveInt | None = None) -> Kernel:
     """Random-scan single-site Metropolis on a lattice; num_updates sites per step (default one sweep)."""
     q = lattice_categories(target)
-    return metropolis(target.flip_log_ratios, q, _sweep(target, num_updates))
+    return cached_kernel(metropolis, target.flip_log_ratios, num_categories=q, num_updates=_sweep(target, num_updates))
 
 
 @SAMPLERS.register("glauber")
 def glauber_sampler(target, num_updates: PositiveInt | None = None) -> Kernel:
     """Random-scan heat bath (Glauber) on a lattice; num_updates sites per step (default one sweep)."""
     q = lattice_categories(target)
-    return heat_bath(target.flip_log_ratios, q, _sweep(target, num_updates))
+    return cached_kernel(heat_bath, target.flip_log_ratios, num_categories=q, num_updates=_sweep(target, num_updates))
 
 
 @SAMPLERS.register("checkerboard")
 def checkerboard_sampler(target, rule: Annotated[str, OneOf(RULES)] = "heat_bath") -> Kernel:
     """Checkerboard sweep (half the lattice in parallel) with the heat-bath or Metropolis rule."""
     q = lattice_categories(target)
-    return checkerboard(target.flip_log_ratios, rule, q)
+    return cached_kernel(checkerboard, target.flip_log_ratios, rule=rule, num_categories=q)

@@ -49,6 +49,7 @@ from typing import Annotated, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxsamp.core.compiled import cached_kernel
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
@@ -255,5 +256,7 @@ def randomized_midpoint_sampler(
     if dynamics == "underdamped":
         if (num_cells, num_rounds) != (1, 1):
             raise InputError("parallel rounds (num_cells, num_rounds) are implemented for dynamics='overdamped'")
-        return underdamped_randomized_midpoint(target.log_prob, step_size, friction, inverse_mass)
-    return parallel_randomized_midpoint(target.log_prob, step_size, num_cells, num_rounds)
+        return cached_kernel(underdamped_randomized_midpoint, target.log_density, step_size=step_size,
+                             friction=friction, inverse_mass=inverse_mass)
+    return cached_kernel(parallel_randomized_midpoint, target.log_density, step_size=step_size, num_cells=num_cells,
+                         num_rounds=num_rounds)

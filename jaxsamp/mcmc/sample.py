@@ -22,10 +22,11 @@ raises :class:`~jaxsamp.core.errors.RunHealthError` instead).
 A second call compiles nothing when only the data values change: the target's
 log density and constraining map are :class:`jax.tree_util.Partial` s whose
 leaves are the data (a numpyro model's arrays, a plain log density's
-``model_args``), and the warm-up, the sampling kernel, the driver's chunks, the
-start check and the constraining take them as traced arguments
-(:mod:`jaxsamp.core.compiled`), while everything they are compiled for (the
-model function, the settings, the shapes) is static and cached.
+``model_args``), and the warm-up (window, ChEES or MEADS), the sampling kernel
+(NUTS and HMC after the warm-up, or a registered sampler with its chains and
+burn-in), the driver's chunks, the start check and the constraining take them
+as traced arguments (:mod:`jaxsamp.core.compiled`), while everything they are
+compiled for (the model function, the settings, the shapes) is static and cached.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core import chain_health
-from jaxsamp.core.compiled import batched
+from jaxsamp.core.compiled import batched, cached_kernel
 from jaxsamp.core.combinators import CHAIN_METHODS, ensemble, guard_finite, position_of
 from jaxsamp.core.combinators import thin as thin_kernel
 from jaxsamp.core.driver import run
@@ -231,6 +232,15 @@ def _info_stats(info) -> dict:
     return out
 
 
+def _chains(kernel, *, thin: int, chain_method: str):
+    """Every chain's ``kernel`` (thinned, its non-finite proposals rejected): what a registered sampler runs.
+
+    Made by :func:`~jaxsamp.core.compiled.cached_kernel` with the registered
+    kernel as its traced argument, so the chains are compiled once per settings.
+    """
+    return ensemble(guard_finite(thin_kernel(kernel, thin) if thin > 1 else kernel), chain_method)
+
+
 def _draw_trace(state, info):
     """What the driver keeps of every draw: the positions and the per-draw statistics."""
     return position_of(state), _info_stats(info)
@@ -344,13 +354,14 @@ def sample(
     starting points, warm-up, sampler, health check, constraining), with the
     same data or new data of the same shapes and dtypes (the log density is a
     :class:`jax.tree_util.Partial` whose leaves are the data,
-    :attr:`Target.log_density <jaxsamp.core.target.Target.log_density>`). New
-    shapes, new settings, another function object, or a closure over new data
-    compile again. ChEES and MEADS warm-ups and the registered samplers other
-    than NUTS and HMC build their kernels around the target, and compile those
-    again on every call (measured on a plain log density with new
-    ``model_args``: ChEES's warm-up, 1 compilation; MALA's burn-in and
-    sampling chunks, 2).
+    :attr:`Target.log_density <jaxsamp.core.target.Target.log_density>`). This
+    holds for every warm-up method and every registered sampler: ChEES and MEADS
+    run as a cached function of the log density and the starting points, and a
+    registered sampler's kernel, with its chains and burn-in, is a
+    :func:`~jaxsamp.core.compiled.cached_kernel` of the log density (and of
+    tuned values such as MCLMC's step size), its settings static. New shapes,
+    new settings, another function object (for a lattice sampler, another
+    target object), or a closure over new data compile again.
     """
     num_chains = check_int("num_chains", num_chains, ge=1)
     num_warmup = check_int("num_warmup", num_warmup, ge=0)
@@ -392,11 +403,11 @@ def sample(
         kernel = warm.sampling_kernel(target.log_density, thin=thin, guard=False, chain_method=chain_method)
         states = kernel.init(warm)
     else:
-        single = SAMPLERS.get(sampler, target, **sampler_params)
-        kernel = ensemble(guard_finite(thin_kernel(single, thin) if thin > 1 else single), chain_method)
+        single = SAMPLERS.get(sampler, target, **sampler_params)  # cached functions, the target's data as leaves
+        kernel = cached_kernel(_chains, single, thin=thin, chain_method=chain_method)
         states = kernel.init(positions, k_warm)
         if num_warmup:
-            burn = ensemble(guard_finite(single), chain_method)
+            burn = cached_kernel(_chains, single, thin=1, chain_method=chain_method)
             states, _ = run(burn.step, states, k_warm, num_warmup, desc="burn-in", health=False,
                             checkpoint=None if folder is None else folder / "burn_in", **options)
     jax.block_until_ready(states)

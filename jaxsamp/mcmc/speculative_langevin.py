@@ -41,6 +41,7 @@ from typing import Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxsamp.core.compiled import cached_kernel
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.core.validation import PositiveFloat, PositiveInt, check_float, check_int
@@ -186,4 +187,4 @@ def speculative_langevin_sampler(
     target, step_size: PositiveFloat = 0.05, window: PositiveInt = 8, num_steps: PositiveInt | None = None
 ) -> Kernel:
     """Speculative ULA (frozen-gradient drafts, reflection-coupling verification): ULA's exact law."""
-    return speculative_langevin(target.log_prob, step_size, window, num_steps)
+    return cached_kernel(speculative_langevin, target.log_density, step_size=step_size, window=window, num_steps=num_steps)

@@ -32,6 +32,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from jaxsamp.core.compiled import cached_kernel
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.core.validation import PositiveFloat, check_float
@@ -131,10 +132,10 @@ def geodesic_random_walk(logdensity_fn: Callable, step_size: float) -> Kernel:
 @SAMPLERS.register("sphere_mala")
 def sphere_mala_sampler(target, step_size: PositiveFloat = 0.1) -> Kernel:
     """Tangent-space MALA with geodesic moves on the sphere (Metropolis-adjusted)."""
-    return sphere_mala(target.log_prob, step_size)
+    return cached_kernel(sphere_mala, target.log_density, step_size=step_size)
 
 
 @SAMPLERS.register("geodesic_random_walk")
 def geodesic_random_walk_sampler(target, step_size: PositiveFloat = 0.1) -> Kernel:
     """Random-walk Metropolis along great circles of the sphere."""
-    return geodesic_random_walk(target.log_prob, step_size)
+    return cached_kernel(geodesic_random_walk, target.log_density, step_size=step_size)

@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core.compiled import cached_kernel
 from jaxsamp.core.protocols import Kernel
 from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.core.validation import PositiveFloat, check_float
@@ -101,4 +102,4 @@ def ula_gaussian_stationary_cov(precision, step_size: float) -> np.ndarray:
 @SAMPLERS.register("ula")
 def ula_sampler(target, step_size: PositiveFloat = 0.05) -> Kernel:
     """Unadjusted Langevin algorithm (Euler-Maruyama Langevin, no MH correction)."""
-    return ula(target.log_prob, step_size)
+    return cached_kernel(ula, target.log_density, step_size=step_size)

@@ -34,7 +34,10 @@ setting (cached) and take the log density as an argument: a kernel is their
 :class:`jax.tree_util.Partial` with the log density bound, which the driver
 passes to its compiled chunk as a traced argument, so a log density whose data
 are leaves (a numpyro model's, :attr:`jaxsamp.core.target.Target.log_density`)
-shares one compilation with every other data set of the same shapes.
+shares one compilation with every other data set of the same shapes. ChEES's
+and MEADS's one driver step is the same kind of function
+(:func:`~jaxsamp.core.compiled.cached_function`), with the log density and the
+starting points bound.
 
 Where the chains start (:func:`starting_points`): the user's positions (one
 state for all chains, jittered, or one per chain), ``N(0, scale^2 I)`` draws, the
@@ -65,7 +68,7 @@ from jax.flatten_util import ravel_pytree
 from jax.tree_util import Partial
 
 from jaxsamp.core.combinators import guard_finite, over_chains
-from jaxsamp.core.compiled import as_partial, batched
+from jaxsamp.core.compiled import as_partial, batched, cached_function
 from jaxsamp.core.combinators import thin as thin_kernel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError
@@ -454,25 +457,35 @@ def warmup(
         return result, trace
     if method == "chees":
         target = 0.651 if target_acceptance is None else check_float("target_acceptance", target_acceptance, gt=0, lt=1)
-        one = functools.partial(_chees, logdensity_fn, num_steps=num_steps, target_acceptance=target,
-                                learning_rate=learning_rate, max_sampling_steps=max_sampling_steps)
+        settings = {"num_steps": num_steps, "target_acceptance": target, "learning_rate": learning_rate,
+                    "max_sampling_steps": max_sampling_steps}
         static = (("halton_bits", _halton_bits(num_steps, max_sampling_steps)),)
     elif method == "meads":
-        one = functools.partial(_meads, logdensity_fn, num_steps=num_steps)
-        static = ()
+        settings, static = {"num_steps": num_steps}, ()
     else:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    states, parameters = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(one, positions, key))
-    result, _ = run(_one_shot(one, positions), Warmup(states, parameters, method, algorithm, static), key, 1,
-                    health=False, **options)
+    adapt = functools.partial(_ADAPTATIONS[method], logdensity_fn, **settings)
+    states, parameters = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(adapt, positions, key))
+    # the log density and the starting points are traced arguments: new data of the same shapes compile nothing
+    step = cached_function(_one_shot, logdensity_fn, positions, method=method, **settings)
+    result, _ = run(step, Warmup(states, parameters, method, algorithm, static), key, 1, health=False, **options)
     return result, None
 
 
-def _one_shot(adapt: Callable, positions) -> Callable:
-    """A driver step that runs a whole blackjax adaptation (ChEES, MEADS) and returns its :class:`Warmup`."""
+#: The blackjax adaptations run in one driver step, by warm-up method.
+_ADAPTATIONS = {"chees": _chees, "meads": _meads}
+
+
+def _one_shot(logdensity_fn: Callable, positions, *, method: str, **settings) -> Callable:
+    """A driver step that runs a whole blackjax adaptation (ChEES, MEADS) from ``positions`` and returns its :class:`Warmup`.
+
+    Made by :func:`~jaxsamp.core.compiled.cached_function` in each trace, with
+    the log density and the positions traced, so it is compiled once per
+    method, settings and shapes.
+    """
 
     def step(key, warm: Warmup):
-        states, parameters = adapt(positions, key)
+        states, parameters = _ADAPTATIONS[method](logdensity_fn, positions, key, **settings)
         return warm.replace(states=states, parameters=parameters), None
 
     return step

@@ -24,6 +24,7 @@ from _moment_checks import assert_chain_moments
 import jaxsamp.mcmc  # noqa: F401  (registers)
 from jaxsamp.core import ensemble, run, shard
 from jaxsamp.core.registry import SAMPLERS
+from jaxsamp.core.target import from_function
 from jaxsamp.mcmc.blackjax_kernels import window_adapt
 from jaxsamp.targets import Gaussian
 
@@ -56,6 +57,34 @@ def test_window_adapted_nuts_finds_the_scales_and_the_moments():
     _, params = window_adapt(blackjax.nuts, TARGET.log_prob, jnp.zeros(3), jax.random.key(3), 500)
     np.testing.assert_allclose(np.asarray(params["inverse_mass_matrix"]), np.diag(COV), rtol=0.3)
     _assert_moments(blackjax.nuts(TARGET.log_prob, **params))
+
+
+def _scaled_gaussian(x, scale):
+    return -0.5 * jnp.sum((x / scale) ** 2)
+
+
+def test_a_tuned_mclmc_compiles_once_for_every_data_set(compilations):
+    """The tuner takes the log density as a traced argument, the kernel the tuned values: new data compile nothing.
+
+    Wider data give other tuned values, leaves of a step of the same function,
+    structure, shapes and dtypes: what the driver compiles once for
+    (:func:`jaxsamp.run`; the chains through ``jaxsamp.sample`` in test_sample.py).
+    """
+    scales, new_scales = jnp.ones(3), jnp.full(3, 3.0, jnp.float32)
+
+    def tuned(scale):
+        return SAMPLERS.get("mclmc", from_function(_scaled_gaussian, jnp.zeros(3), data=(scale,)), tune_steps=30)
+
+    first = tuned(scales)
+    del compilations[:]
+    second = tuned(new_scales)
+    assert compilations == [], f"{len(compilations)} compilations"
+    assert second.step.func is first.step.func
+    assert jax.tree.structure(second.step) == jax.tree.structure(first.step)
+    avals = [[(jnp.shape(a), jnp.result_type(a)) for a in jax.tree.leaves(k.step)] for k in (first, second)]
+    assert avals[0] == avals[1]
+    step_sizes = [float(k.step.args[0][1]) for k in (first, second)]  # (log density, step size, L, mass): leaves
+    assert step_sizes[0] != step_sizes[1]
 
 
 def test_mclmc_needs_both_or_neither_parameter():

@@ -109,6 +109,56 @@ def test_a_plain_log_density_takes_its_data_as_traced_model_args(compilations):
         jaxsamp.sample(jaxsamp.targets.get("gaussian", dim=3), model_args=(jnp.zeros(3),), **_PLAIN)
 
 
+def _von_mises_fisher(x, mean_direction):
+    """``log pi(x) = m . x`` on the unit sphere: von Mises-Fisher with ``kappa = |m|``, its data as an argument."""
+    return mean_direction @ x
+
+
+#: Registered samplers at cheap settings on a plain log density with data: (model, settings, data, new data).
+_REGISTERED = {
+    "mala, thinned": (_gaussian, dict(sampler="mala", step_size=0.3, thin=2, init=jnp.zeros(3)),
+                      (jnp.zeros(3), jnp.ones(3)), (jnp.full(3, 2.0, jnp.float32), 1.5 * jnp.ones(3))),
+    "ula": (_gaussian, dict(sampler="ula", step_size=0.1, init=jnp.zeros(3)),
+            (jnp.zeros(3), jnp.ones(3)), (jnp.full(3, 2.0, jnp.float32), 1.5 * jnp.ones(3))),
+    # tuned (its default) in test_blackjax_kernels.py: its tuner alone takes several seconds to compile
+    "mclmc": (_gaussian, dict(sampler="mclmc", L=1.0, step_size=0.3, init=jnp.zeros(3)),
+              (jnp.zeros(3), jnp.ones(3)), (jnp.full(3, 2.0, jnp.float32), 1.5 * jnp.ones(3))),
+    "sphere_mala": (_von_mises_fisher, dict(sampler="sphere_mala", step_size=0.3, init=jnp.eye(3)[:2]),
+                    (3.0 * jnp.eye(3)[0],), (3.0 * jnp.eye(3)[1],)),
+}
+
+
+@pytest.mark.filterwarnings("ignore::jaxsamp.core.errors.RunHealthWarning")  # 20 draws: R-hat is not the point
+@pytest.mark.parametrize("case", list(_REGISTERED))
+def test_a_registered_sampler_compiles_nothing_on_a_second_call_with_new_data(case, compilations):
+    """The registered kernel, its chains and burn-in take the target's data as traced arguments.
+
+    New data of the same shapes: nothing compiles and the draws change; the first
+    data again give the first call's draws bit for bit.
+    """
+    model, settings, data, new_data = _REGISTERED[case]
+    settings = {"key": 6, "num_chains": 2, "num_warmup": 10, "num_samples": 20, "progress": False, **settings}
+    first = jaxsamp.sample(model, model_args=data, **settings)
+    del compilations[:]
+    moved = jaxsamp.sample(model, model_args=new_data, **settings)
+    back = jaxsamp.sample(model, model_args=data, **settings)
+    assert compilations == [], f"{len(compilations)} compilations"
+    assert not np.array_equal(np.asarray(moved.positions), np.asarray(first.positions))
+    np.testing.assert_array_equal(np.asarray(back.positions), np.asarray(first.positions))
+
+
+@pytest.mark.filterwarnings("ignore::jaxsamp.core.errors.RunHealthWarning")  # 20 draws: R-hat is not the point
+def test_a_lattice_sampler_compiles_nothing_on_a_second_call(compilations):
+    """Glauber dynamics reads the target's flip_log_ratios as a traced argument: a second call compiles nothing."""
+    ising = jaxsamp.targets.get("ising", L=4, beta=0.3)
+    settings = dict(sampler="glauber", num_updates=4, key=2, num_chains=2, num_warmup=5, num_samples=20, progress=False)
+    first = jaxsamp.sample(ising, **settings)
+    del compilations[:]
+    again = jaxsamp.sample(ising, **settings)
+    assert compilations == [], f"{len(compilations)} compilations"
+    np.testing.assert_array_equal(np.asarray(again.positions), np.asarray(first.positions))
+
+
 @pytest.mark.filterwarnings("ignore::jaxsamp.core.errors.RunHealthWarning")  # 20 draws: R-hat is not the point
 def test_sequential_chains_make_the_same_transitions():
     """``chain_method="sequential"`` (``lax.map``) runs vectorized chains' transitions with the same keys.

@@ -23,6 +23,7 @@ from conftest import FAST_COMPILE
 
 from jaxsamp.core import run
 from jaxsamp.core.errors import InputError
+from jaxsamp.core.target import from_function
 from jaxsamp.diagnostics.mcmc import posterior_summary
 from jaxsamp.mcmc.warmup import Warmup, sampling_kernel, starting_points, warmup
 from jaxsamp.targets import get
@@ -95,6 +96,33 @@ def test_meads_warmup_on_a_well_started_ensemble():
         row, ess_square = summary[f"x[{j}]"], squares[f"x[{j}]"]["ess_bulk"]
         assert abs(row["mean"]) < 5 * sd[j] / np.sqrt(row["ess_bulk"]), row
         assert abs(row["std"] / sd[j] - 1) < 5 / np.sqrt(2 * ess_square), (row, ess_square)  # see _z_scores
+
+
+def _gaussian(x, mean, scale):
+    return -0.5 * jnp.sum(((x - mean) / scale) ** 2)
+
+
+@pytest.mark.parametrize("method", ["chees", "meads"])
+def test_chees_and_meads_compile_once_for_every_data_set(method, compilations):
+    """The one-step blackjax warm-ups take the log density's data and the starting points as traced arguments.
+
+    New data of the same shapes compile nothing and move the warmed-up states;
+    the first data again give the first warm-up bit for bit.
+    """
+    positions = jax.random.normal(jax.random.key(0), (8, 3))  # MEADS: two chains in each of its 4 folds
+
+    def warm(data):
+        log_density = from_function(_gaussian, jnp.zeros(3), data=data).log_density
+        return warmup(log_density, positions, jax.random.key(1), 30, method=method, progress=False)[0]
+
+    data, new_data = (jnp.zeros(3), jnp.ones(3)), (jnp.full(3, 2.0, jnp.float32), 1.5 * jnp.ones(3))
+    first = warm(data)
+    del compilations[:]
+    moved = warm(new_data)
+    back = warm(data)
+    assert compilations == [], f"{len(compilations)} compilations"
+    assert not np.array_equal(np.asarray(moved.states.position), np.asarray(first.states.position))
+    jax.tree.map(np.testing.assert_array_equal, (back.states, back.parameters), (first.states, first.parameters))
 
 
 def test_one_chain_tuning_is_the_old_failure_and_is_now_reported():
