@@ -359,6 +359,11 @@ def _chees(logdensity_fn, positions, key, *, num_steps, target_acceptance, learn
     return states, parameters
 
 
+#: blackjax's MEADS folds (``meads_adaptation``'s ``num_folds`` default): a fold's step size comes from another
+#: fold's position spread, so each fold needs two chains or more (one chain has spread 0: NaN parameters).
+MEADS_FOLDS = 4
+
+
 def _meads(logdensity_fn, positions, key, *, num_steps):
     adaptation = blackjax.meads_adaptation(logdensity_fn, positions.shape[0])
     (states, params), _ = adaptation.run(key, positions, num_steps)
@@ -402,6 +407,7 @@ def warmup(
     num_steps : int
         Warm-up steps per chain (at least 20 for ``window``).
     method : {"window", "chees", "meads"}
+        MEADS needs a multiple of 4 chains, at least 8 (:data:`MEADS_FOLDS`).
     algorithm : {"nuts", "hmc"}
         What the window warm-up adapts (ignored by ChEES and MEADS).
     pool : bool
@@ -461,6 +467,13 @@ def warmup(
                     "max_sampling_steps": max_sampling_steps}
         static = (("halton_bits", _halton_bits(num_steps, max_sampling_steps)),)
     elif method == "meads":
+        chains = jax.tree.leaves(positions)[0].shape[0]
+        if chains % MEADS_FOLDS or chains < 2 * MEADS_FOLDS:
+            raise InputError(
+                f"MEADS splits the chains into {MEADS_FOLDS} folds and sets each fold's step size from another "
+                f"fold's spread, which needs at least 2 chains per fold: a multiple of {MEADS_FOLDS}, at least "
+                f"{2 * MEADS_FOLDS}; got {chains} chains", f"num_chains={max(2 * MEADS_FOLDS, -(-chains // MEADS_FOLDS) * MEADS_FOLDS)}",
+            )
         settings, static = {"num_steps": num_steps}, ()
     else:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")

@@ -98,6 +98,16 @@ def test_meads_warmup_on_a_well_started_ensemble():
         assert abs(row["std"] / sd[j] - 1) < 5 / np.sqrt(2 * ess_square), (row, ess_square)  # see _z_scores
 
 
+@pytest.mark.parametrize("num_chains", [4, 6])
+def test_meads_refuses_a_chain_count_its_folds_cannot_use(num_chains):
+    """Four chains leave one per fold, whose spread is 0 (blackjax then returns NaN parameters and frozen chains);
+    six do not divide into the 4 folds (blackjax raised a bare ValueError)."""
+    x0 = jax.random.normal(jax.random.key(0), (num_chains, 2))
+    with pytest.raises(InputError, match=f"MEADS splits the chains into 4 folds.*got {num_chains} chains") as err:
+        warmup(lambda x: -0.5 * jnp.sum(x**2), x0, jax.random.key(1), 30, method="meads", progress=False)
+    assert err.value.hint == "num_chains=8"
+
+
 def _gaussian(x, mean, scale):
     return -0.5 * jnp.sum(((x - mean) / scale) ** 2)
 
