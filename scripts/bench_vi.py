@@ -30,8 +30,9 @@ and standard deviation ``{figure}_sd``):
   the tenfold drop at step 2000, batch 128, 2 x 128 mean network, 6 couplings pretrained 100 steps) except
   for the inner draws: ``--inner-draws K`` (default 256; the reference's 2 x 4096 = 8192 costs about 32x the
   step). Seeds 0, 1, 2, scored as the toys (250 x 250 midpoint rule, ``log q`` by 50 000 prior draws).
-  Headline ``aisivi_banana_ref{K}_forward_kl`` (goal <= 0.3), beside ``bsivi_banana_ref{K}_forward_kl`` and
-  both ``_q_mass``.
+  Headline ``aisivi_banana_ref{K}_tau{w}x{l}_forward_kl`` (goal <= 0.3; ``w x l`` the reverse flow's
+  conditioners, the reference's 8 x 1 since step 2; step 1 used 2 x 64 and is recorded untagged), beside
+  ``bsivi_banana_ref{K}_forward_kl`` and both ``_q_mass``. ``--methods`` runs one of the two.
 * **Bayesian logistic regression** (breast cancer, d = 31, an 80/20 split with seed 0,
   features standardised by the training rows): AISIVI and BSIVI with a 10-d latent, mean
   network 2 x 100, batches of 100, 256 inner draws, learning rate 1e-3 (reverse flow 1e-3,
@@ -45,7 +46,7 @@ and standard deviation ``{figure}_sd``):
 ``--quick`` runs each group with one or two methods, for a few steps (numbers not meaningful).
 
 Usage: python scripts/bench_vi.py [--quick] [--groups linreg eight_schools toys logreg speed banana_reference]
-       [--seeds 0 1 2] [--inner-draws 256]
+       [--seeds 0 1 2] [--inner-draws 256] [--methods aisivi bsivi]
 """
 
 from __future__ import annotations
@@ -213,17 +214,29 @@ def reference_banana_run(method: str, quick: bool, inner_draws: int) -> tuple[AI
     return settings, cfg.run.num_chains, cfg.run.num_steps
 
 
-def banana_reference(seed: int, quick: bool, inner_draws: int) -> dict:
-    """Forward KL on the banana of AISIVI and BSIVI at the reference's scale parameterisation and schedule."""
+def banana_reference_name(method: str, settings: AISIVISettings, inner_draws: int) -> str:
+    """``{method}_banana_ref{K}``, and for AISIVI ``_tau{width}x{layers}``, its reverse model's conditioners.
+
+    The first run (2026-12-05) used conditioners of 2 x 64 under the untagged name ``aisivi_banana_ref256``;
+    the config now holds the reference code's 1 x 8, and the tag keeps the two records apart.
+    """
+    name = f"{method}_banana_ref{inner_draws}"
+    if SEMI_IMPLICIT[method].uses_reverse_model:
+        name += f"_tau{settings.tau_hidden_width}x{settings.tau_hidden_layers}"
+    return name
+
+
+def banana_reference(seed: int, quick: bool, inner_draws: int, chosen: tuple[str, ...]) -> dict:
+    """Forward KL on the banana of AISIVI and BSIVI (those of ``chosen``) at the reference's settings and schedule."""
     target = jaxsamp.targets.get("banana")
     box = box_around(np.asarray(target.sample(jax.random.key(3000), 1000 if quick else 100_000)), 0.01, 0.25)
     log_p = jax.jit(jax.vmap(target.log_prob))
     out = {}
-    for method in methods("banana_reference", quick):
+    for method in (m for m in methods("banana_reference", quick) if m in chosen):
         settings, batch, steps = reference_banana_run(method, quick, inner_draws)
         model = SEMI_IMPLICIT[method](target, settings, batch)
-        out.update(grid_figures(f"{method}_banana_ref{inner_draws}", model, train(model, seed, steps), seed, log_p, box,
-                                quick))
+        name = banana_reference_name(method, settings, inner_draws)
+        out.update(grid_figures(name, model, train(model, seed, steps), seed, log_p, box, quick))
     return out
 
 
@@ -299,6 +312,8 @@ def main(argv=None):
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--inner-draws", type=int, default=256,
                         help="banana_reference: inner draws per point (the reference code's: 8192)")
+    parser.add_argument("--methods", nargs="+", choices=tuple(SEMI_IMPLICIT), default=list(SEMI_IMPLICIT),
+                        help="banana_reference: the methods to run (default both)")
     args = parser.parse_args(argv)
     seeds = args.seeds[:1] if args.quick else args.seeds
     results: dict = {}
@@ -324,7 +339,7 @@ def main(argv=None):
         if "logreg" in args.groups:
             record(logreg(seed, args.quick), seed)
         if "banana_reference" in args.groups:
-            record(banana_reference(seed, args.quick, args.inner_draws), seed)
+            record(banana_reference(seed, args.quick, args.inner_draws, tuple(args.methods)), seed)
     if "speed" in args.groups:
         record(speed(args.quick), None)
 

@@ -94,9 +94,11 @@ class AISIVISettings:
         ``0.1 softplus(1) = 0.1313262``, its start ``v = 1``).
     num_inner : int
         ``K``, inner draws of ``eps`` per ``z`` (for BSIVI, counting the ``eps`` that generated ``z``).
-    tau_layers, tau_hidden_width : int
-        Couplings of ``tau`` and the width of their two-layer conditioners (AISIVI only, as are
-        ``tau_max_log_scale``, ``pretrain_steps`` and ``tau_learning_rate``).
+    tau_layers, tau_hidden_width, tau_hidden_layers : int
+        Couplings of ``tau``, and the width and number of hidden layers of their conditioners
+        (AISIVI only, as are ``tau_max_log_scale``, ``pretrain_steps`` and ``tau_learning_rate``).
+        The reference code's toys use one hidden layer of width ``2 (latent_dim + d)``
+        (8 on a 2-D target with a 2-d latent).
     tau_max_log_scale : float
         Bound on each coupling's log-scale in ``tau`` (soft clamp, see
         :class:`~jaxsamp.vi.families.CouplingFlow`).
@@ -123,6 +125,7 @@ class AISIVISettings:
     num_inner: PositiveInt = 256
     tau_layers: PositiveInt = 6
     tau_hidden_width: PositiveInt = 64
+    tau_hidden_layers: PositiveInt = 2
     tau_max_log_scale: PositiveFloat = 3.0
     pretrain_steps: NonNegativeInt = 100
     learning_rate: PositiveFloat = 1e-2
@@ -224,7 +227,7 @@ class AISIVI(VariationalEvaluation):
         self.epsilon_prior = distrax.MultivariateNormalDiag(jnp.zeros(latent), jnp.ones(latent))
         self.tau_family = None
         if self.uses_reverse_model:
-            self.tau_family = CouplingFlow(latent, settings.tau_layers, (settings.tau_hidden_width,) * 2,
+            self.tau_family = CouplingFlow(latent, settings.tau_layers, (settings.tau_hidden_width,) * settings.tau_hidden_layers,
                                            context_dim=self.dim, max_log_scale=settings.tau_max_log_scale)
         self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: self._module(nnx.Rngs(0))))
         # steps in which only tau trains (none without tau); phi's updates start after them, psi's at

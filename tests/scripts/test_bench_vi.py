@@ -27,5 +27,11 @@ def test_banana_reference_group_uses_the_configs_reference_settings(tmp_path, mo
         assert (settings.scale_factor, settings.init_scale, settings.decay_step, settings.decay_factor) == (
             0.1, 0.1313262, 2000, 0.1)
         assert (settings.num_inner, settings.marginal_draws, batch, steps) == (8192, 50_000, 128, 4000)
+    aisivi, _, _ = bench_vi.reference_banana_run("aisivi", quick=False, inner_draws=256)
+    # the reference's reverse model: 6 couplings whose conditioners have one hidden layer of 2 (2 + 2) = 8 units
+    assert (aisivi.tau_layers, aisivi.tau_hidden_width, aisivi.tau_hidden_layers) == (6, 8, 1)
+    assert bench_vi.banana_reference_name("aisivi", aisivi, 256) == "aisivi_banana_ref256_tau8x1"
+    assert bench_vi.banana_reference_name("bsivi", aisivi, 256) == "bsivi_banana_ref256"
     out = run_quick("vi", "--groups", "banana_reference", "--inner-draws", "8", results_dir=tmp_path)
-    assert out["aisivi_banana_ref8_forward_kl"] > 0 and 0 <= out["aisivi_banana_ref8_q_mass"] <= 1.0 + 1e-6
+    name = "aisivi_banana_ref8_tau8x2"  # the quick run's tiny settings: conditioners 2 x 8
+    assert out[f"{name}_forward_kl"] > 0 and 0 <= out[f"{name}_q_mass"] <= 1.0 + 1e-6

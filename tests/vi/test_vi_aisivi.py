@@ -129,6 +129,21 @@ def test_the_reference_scale_parameterisation_starts_at_a_tenth_of_softplus_one(
         AISIVISettings(scale_factor=0.0)
 
 
+def test_tau_hidden_layers_sets_the_depth_of_the_reverse_models_conditioners():
+    """The reference code's reverse model: conditioners of one hidden layer (8 units on the 2-D toys); the default keeps
+    two. The parameters show the depth: one hidden layer is two dense layers per coupling."""
+    target = jaxsamp.targets.get("banana")
+    for layers in (1, 2):
+        sampler = AISIVI(target, AISIVISettings(latent_dim=2, hidden_width=8, tau_layers=3, tau_hidden_width=8,
+                                                tau_hidden_layers=layers))
+        assert sampler.tau_family.hidden == (8,) * layers
+        conditioner = sampler.tau_family.module(sampler.init(jax.random.key(0)).psi).conditioners[0]
+        assert len(conditioner.layers) == layers + 1
+    assert AISIVISettings().tau_hidden_layers == 2
+    with pytest.raises(InputError, match="tau_hidden_layers must be >= 1"):
+        AISIVISettings(tau_hidden_layers=0)
+
+
 def test_marginal_log_density_of_an_affine_family_is_its_gaussian():
     """mu(eps) = A eps + b: q(z) = N(b, A A^T + S^2) in closed form.
 
