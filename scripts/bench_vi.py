@@ -31,7 +31,7 @@ and standard deviation ``{figure}_sd``):
   for the inner draws: ``--inner-draws K`` (default 256; the reference's 2 x 4096 = 8192 costs about 32x the
   step). Seeds 0, 1, 2, scored as the toys (250 x 250 midpoint rule, ``log q`` by 50 000 prior draws).
   Headline ``aisivi_banana_ref{K}_tau{w}x{l}_forward_kl`` (goal <= 0.3; ``w x l`` the reverse flow's
-  conditioners, the reference's 8 x 1 since step 2; step 1 used 2 x 64 and is recorded untagged), beside
+  conditioners: the config's 64 x 2; step 1 ran them untagged, step 2 the reference's 8 x 1), beside
   ``bsivi_banana_ref{K}_forward_kl`` and both ``_q_mass``. ``--methods`` runs one of the two.
 * **Bayesian logistic regression** (breast cancer, d = 31, an 80/20 split with seed 0,
   features standardised by the training rows): AISIVI and BSIVI with a 10-d latent, mean
@@ -218,7 +218,7 @@ def banana_reference_name(method: str, settings: AISIVISettings, inner_draws: in
     """``{method}_banana_ref{K}``, and for AISIVI ``_tau{width}x{layers}``, its reverse model's conditioners.
 
     The first run (2026-12-05) used conditioners of 2 x 64 under the untagged name ``aisivi_banana_ref256``;
-    the config now holds the reference code's 1 x 8, and the tag keeps the two records apart.
+    the tag keeps it apart from the reference code's 1 x 8 (``_tau8x1``) and the later runs.
     """
     name = f"{method}_banana_ref{inner_draws}"
     if SEMI_IMPLICIT[method].uses_reverse_model:
