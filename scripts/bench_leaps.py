@@ -55,6 +55,18 @@ again (``--fresh`` starts over; a setting a recorded stage depends on cannot cha
 counting only the training seconds not yet spent. A stage killed before its end starts over, except the final
 training while its checkpoints are on the machine. ``--pilots-only`` stops before the final training, so that the
 final stage (120 training minutes, the curve points and the evaluation) can have a session of its own.
+``--redo-final`` runs the final stage again on the recorded reference and pilots (its settings may then change;
+a redo killed before its end goes on from its checkpoints when the same command is run again), and ``--train-updates N`` counts the final's training in updates instead of minutes, so that it can share the
+machine (the recorded 120-minute LE-conv Ising final made 49 850 updates alone).
+
+**Proposal cells at L = 15** (issue 44; protocol fixed 2026-12-05 before the first run with them): the final Ising
+model is also sampled as in the proposal study below, on keys 800.. (used for nothing else): at the problem's
+``eval_steps`` (100) and twice that, with the floor per step and per unit time, unsplit (exact weights and the
+paper's quadrature on the same walkers) and with colour-class sub-steps (``_checkerboard``; the 15 x 15 torus is not
+bipartite, so 3 colours and 3 network passes a step). Figures ``proposal_{ess,logz_hat,logz_abs_err}_L15_ising_
+{n}steps_{floor}[_checkerboard|_quadrature_paper]``, with ``proposal_ising_network_passes_{n}steps[_checkerboard]``.
+Goal (issue 44): an exact-weight ESS >= 0.1 with the lower-variance proposals. Potts is not sampled so (300 steps on
+3 colours would cost about an hour of sampling); ``--quick`` runs the cells on every problem.
 
 **Profile of the L = 15 training step** (``--lattice 15 --profile``; the issue's speed work): for each problem
 and network (untrained, the protocol's settings), the seconds of each piece of an update, best of 3 after
@@ -98,7 +110,7 @@ Goal (issue 44): exact-weight ESS >= 0.6 at <= 200 steps. Nothing is picked: eve
 
 Usage: ``python scripts/bench_leaps.py [--quick] [--lattice 8|15] [--seeds 0 1 2] [--train-minutes M]
 [--networks conv mlp attention] [--problems ising potts] [--pilot-minutes 10] [--fresh]
-[--pilots-only] [--checkpoint-minutes 10] [--profile] [--steps-study] [--floor-study]
+[--pilots-only] [--redo-final] [--checkpoint-minutes 10] [--profile] [--steps-study] [--floor-study]
 [--proposal-study] [--train-updates N]``
 (writes ``benchmarks/results/bench_leaps.json``).
 """
@@ -163,6 +175,9 @@ L15_PROBLEMS = {
 }
 L15_GOALS = {"ising": 0.75, "potts": 0.30}
 QUICK_L15 = {"rollout_steps": 10, "mcmc_updates": 8, "warm_up": 0, "eval_steps": 10}
+# the final model's proposal cells (issue 44's L = 15 goal is on Ising; Potts' 300 steps on 3 colours would cost
+# about an hour of sampling); --quick runs them on every problem, so that its Potts run covers the code
+L15_PROPOSAL_PROBLEMS = ("ising",)
 POTTS_REFERENCE = {"walkers": 4000, "levels": 2000, "repeats": 4}
 
 # CPU-sized networks for L = 8 (kernels with K // 2 < 8), each about 0.5 s per forward pass of 2000
@@ -431,12 +446,13 @@ class Stages:
     figures are in the results file is not run again, so a problem can be finished over several
     sessions from the committed results. A setting may change until a stage that depends on it is
     recorded (:data:`STAGE_SETTINGS`; the final stage depends on all of them): such a change is
-    refused unless ``fresh``, which starts the problem over.
+    refused unless ``fresh``, which starts the problem over, or the stages depending on it are in ``redo``
+    (``--redo-final``: the final runs again on the recorded reference and pilots).
     """
 
-    def __init__(self, problem: str, settings: dict, recorded: dict, fresh: bool, save):
+    def __init__(self, problem: str, settings: dict, recorded: dict, fresh: bool, save, redo: tuple[str, ...] = ()):
         self.name, self.recorded, self.save = f"stages_L15_{problem}", recorded, save
-        kept = {} if fresh else recorded.get(self.name, {})
+        kept = {} if fresh else {k: v for k, v in recorded.get(self.name, {}).items() if k not in redo}
         if kept:
             changed = {k for k in settings.keys() | kept["settings"].keys() if settings.get(k) != kept["settings"].get(k)}
             used = set().union(*(STAGE_SETTINGS.get(stage.split("_")[0], changed) for stage in kept if stage != "settings"))
@@ -503,9 +519,12 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
     def final() -> dict:
         model, params, _, final_settings, steps, rate, curve = train(
             path, best, args.quick, args.train_minutes or 120.0, train_walkers, jax.random.fold_in(key, 20),
-            args.curve_every, overrides, checkpoints / f"final_{best}", args.checkpoint_minutes * 60)
+            args.curve_every, overrides, checkpoints / f"final_{best}", args.checkpoint_minutes * 60,
+            updates=args.train_updates)
         draws = paired_draws(path, final_settings, params, key, 100, repeats, walkers)
         figures = sample_figures(problem, draws, log_z_ref, "L15")
+        if problem in L15_PROPOSAL_PROBLEMS or args.quick:
+            figures.update(l15_proposal_cells(problem, path, final_settings, params, key, walkers, repeats, log_z_ref))
         curve, quadrature_curve = split_curve(curve)
         figures.update({
             f"network_L15_{problem}": best,
@@ -524,6 +543,23 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
 
     out.update(stages.stage("final", final))
     print(f"L15 {problem}: " + ", ".join(f"{k}={v:.4g}" for k, v in out.items() if isinstance(v, float)), flush=True)
+    return out
+
+
+def l15_proposal_cells(problem: str, path, settings: LeapsSettings, params, key, walkers: int, repeats: int,
+                       log_z_ref: float) -> dict:
+    """The proposal study's cells on the final L = 15 model (module docstring): the problem's ``eval_steps`` and
+    twice that, each floor, unsplit (both estimators) and with colour-class sub-steps, on keys 800.."""
+    out = {}
+    for n in (settings.eval_steps, 2 * settings.eval_steps):
+        for suffix, rate in STUDIES["proposal_study"][2].items():
+            cells = study_cells(path, settings, params, key, 800, n, suffix, rate, True, walkers, repeats)
+            for variant, draws in cells.items():
+                figures = sample_figures(f"{problem}_{n}steps{variant}", draws, log_z_ref, "L15")
+                out.update({f"proposal_{name}": value for name, value in figures.items()})
+                print(f"L15 {problem} proposal cell {n} steps{variant}: "
+                      + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
+        out.update(study_costs(f"proposal_{problem}_", "L15", path.target, n, walkers, True))
     return out
 
 
@@ -578,25 +614,40 @@ def steps_study(study: str, args, seeds, walkers: int, repeats: int, train_walke
             jax.random.fold_in(key, list(NETWORKS).index(STUDY_NETWORK)), 10**9, updates=updates)
         for n in steps_grid:
             for suffix, rate in floors.items():
-                at_n = dataclasses.replace(settings, eval_steps=n, jump_floor_rate=rate)
-                variants = {suffix: paired_draws(path, at_n, params, key, first_key, repeats, walkers)}
-                if with_checkerboard:
-                    variants[f"{suffix}_checkerboard"] = {
-                        "exact": split_draws(path, at_n, params, key, first_key, repeats, walkers)}
-                for variant, draws in variants.items():
+                cells = study_cells(path, settings, params, key, first_key, n, suffix, rate, with_checkerboard, walkers,
+                                    repeats)
+                for variant, draws in cells.items():
                     figures = {f"{study}_{name}": value for name, value in
                                sample_figures(f"{STUDY_NETWORK}_{n}steps{variant}", draws, exact).items()}
                     for name, value in figures.items():
                         record_seed(results, "bench_leaps", name, seed, value, args.quick)
                     print(f"{study} seed {seed}, {n} steps{variant}: "
                           + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
-                results[f"{study}_target_evals_L8_{n}steps"] = walkers * (2 * n + 1)
-                if with_checkerboard:  # one network pass, log_prob and reverse kernel per (sub-)step
-                    colours = int(checkerboard_colours(target.event_shape).max()) + 1
-                    results[f"{study}_network_passes_{n}steps"] = n
-                    results[f"{study}_network_passes_{n}steps_checkerboard"] = colours * n
-                    results[f"{study}_target_evals_L8_{n}steps_checkerboard"] = walkers * (2 * colours * n + 1)
+                results.update(study_costs(f"{study}_", "L8", target, n, walkers, with_checkerboard))
                 save()
+
+
+def study_cells(path, settings: LeapsSettings, params, key, first: int, n: int, suffix: str, floor_rate,
+                with_checkerboard: bool, walkers: int, repeats: int) -> dict:
+    """One trained model's draws at ``n`` steps with one floor (``floor_rate``; None: per step), keys ``first..``:
+    ``{suffix: unsplit, both estimators on the same walkers}`` and, ``with_checkerboard``, ``{suffix_checkerboard:
+    colour-class sub-steps, exact weights}``, every variant on the same keys."""
+    at_n = dataclasses.replace(settings, eval_steps=n, jump_floor_rate=floor_rate)
+    cells = {suffix: paired_draws(path, at_n, params, key, first, repeats, walkers)}
+    if with_checkerboard:
+        cells[f"{suffix}_checkerboard"] = {"exact": split_draws(path, at_n, params, key, first, repeats, walkers)}
+    return cells
+
+
+def study_costs(prefix: str, lattice: str, target, n: int, walkers: int, with_checkerboard: bool) -> dict:
+    """The sampling target evaluations of a study cell at ``n`` steps and, ``with_checkerboard``, the network passes
+    of both chains: one pass, ``log_prob`` and reverse kernel per (sub-)step."""
+    costs = {f"{prefix}target_evals_{lattice}_{n}steps": walkers * (2 * n + 1)}
+    if with_checkerboard:
+        colours = int(checkerboard_colours(target.event_shape).max()) + 1
+        costs.update({f"{prefix}network_passes_{n}steps": n, f"{prefix}network_passes_{n}steps_checkerboard": colours * n,
+                      f"{prefix}target_evals_{lattice}_{n}steps_checkerboard": walkers * (2 * colours * n + 1)})
+    return costs
 
 
 def main(argv=None):
@@ -628,7 +679,10 @@ def main(argv=None):
                         help="L = 8: the floor study at 100 and 200 steps with checkerboard sub-steps beside, "
                              "training counted in updates")
     parser.add_argument("--train-updates", type=int, default=None,
-                        help=f"the proposal study's training updates per seed (default {PROPOSAL_UPDATES})")
+                        help=f"training counted in updates, not minutes: the proposal study's per seed (default "
+                             f"{PROPOSAL_UPDATES}), or the L = 15 final's (default: --train-minutes)")
+    parser.add_argument("--redo-final", action="store_true",
+                        help="L = 15: run the final stage again on the recorded reference and pilots")
     args = parser.parse_args(argv)
     walkers = args.walkers or (256 if args.quick else 2000)
     repeats = args.repeats or 2
@@ -658,7 +712,7 @@ def main(argv=None):
         results: dict = {"walkers_L15": walkers}
         settings = {"seed": seeds[0], "walkers": walkers, "repeats": repeats, "networks": args.networks,
                     "train_minutes": args.train_minutes, "pilot_minutes": args.pilot_minutes,
-                    "curve_every": args.curve_every}
+                    "curve_every": args.curve_every, "train_updates": args.train_updates}
         recorded = read_results("bench_leaps", args.quick)
 
         def record(figures: dict) -> None:
@@ -667,9 +721,12 @@ def main(argv=None):
 
         for problem in args.problems:
             checkpoints = results_path("bench_leaps", args.quick).parent / "checkpoints" / f"bench_leaps_L15_{problem}"
-            if args.fresh:
+            # --redo-final drops a recorded final and its checkpoints; a redo killed before its end is not recorded,
+            # so the same command goes on from its checkpoints
+            redo = ("final",) if args.redo_final and "final" in recorded.get(f"stages_L15_{problem}", {}) else ()
+            if args.fresh or redo:
                 shutil.rmtree(checkpoints, ignore_errors=True)
-            stages = Stages(problem, settings, recorded, args.fresh, record)
+            stages = Stages(problem, settings, recorded, args.fresh, record, redo)
             results.update(run_l15(problem, args, seeds[0], walkers, repeats, train_walkers, stages, checkpoints))
             save()
         if not args.quick:

@@ -47,6 +47,13 @@ def test_bench_leaps_quick_lattice_15_goes_on_after_a_kill(tmp_path):
     assert first["network_L15_potts"] == "conv" and 0 < first["ess_L15_potts"] <= 1
     assert first["logz_reference_L15_potts_sd"] > 0 and math.isfinite(first["logz_abs_err_L15_potts"])
     assert set(first["stages_L15_potts"]) == {"settings", "reference", "pilot_conv", "final"}
+    # the final model's proposal cells (Ising only in a full run; --quick runs them on Potts to cover the code): the
+    # quick eval_steps (10) and twice that, both floors, unsplit with both estimators and on 3 colour classes
+    for n in (10, 20):
+        for floor in ("per_step", "per_unit_time"):
+            name = f"proposal_ess_L15_potts_{n}steps_{floor}"
+            assert 0 < first[name] <= 1 and 0 < first[f"{name}_quadrature_paper"] <= 1 and 0 < first[f"{name}_checkerboard"] <= 1
+        assert first[f"proposal_potts_network_passes_{n}steps_checkerboard"] == 3 * n  # 5 x 5 torus: 3 colours
 
     file = tmp_path / "bench_leaps_quick.json"
     payload = json.loads(file.read_text())
@@ -72,6 +79,19 @@ def test_bench_leaps_quick_lattice_15_goes_on_after_a_kill(tmp_path):
     assert [u for u, _ in fourth["ess_curve_L15_potts"]] == [u for u, _ in fourth["ess_quadrature_paper_curve_L15_potts"]] == [12]
     with pytest.raises(SystemExit, match=r"other settings \(curve_every\)"):
         quick_payload("leaps", *args, results_dir=tmp_path)
+    fifth = quick_payload("leaps", *args, "--redo-final", results_dir=tmp_path)["results"]  # the final alone, again
+    assert fifth["stages_L15_potts"]["settings"]["curve_every"] == 500 and "final" in fifth["stages_L15_potts"]
+    assert fifth["pilot_ess_L15_potts_conv"] == third["pilot_ess_L15_potts_conv"] and fifth["ess_curve_L15_potts"] == []
+    payload = json.loads(file.read_text())  # a redo killed after its checkpoint at 8 updates goes on from it
+    del payload["results"]["stages_L15_potts"]["final"]
+    file.write_text(json.dumps(payload))
+    kept = tmp_path / "checkpoints" / "bench_leaps_L15_potts" / "final_conv" / "step_0000000008"
+    shutil.rmtree(kept.parent / "step_0000000012")
+    written = kept.stat().st_mtime_ns
+    sixth = quick_payload("leaps", *args, "--redo-final", results_dir=tmp_path)["results"]
+    assert kept.stat().st_mtime_ns == written  # resumed from it, not wiped and trained again
+    differ = {"train_minutes_L15_potts"}
+    assert {k: v for k, v in sixth.items() if k not in differ} == {k: v for k, v in fifth.items() if k not in differ}
 
 
 def test_bench_leaps_quick_profile(tmp_path):
