@@ -161,6 +161,40 @@ def training_warnings(loss, *, ess: float | None = None, num_samples: int | None
     return out
 
 
+def inner_ess_warnings(inner_ess, num_inner: int) -> list[str]:
+    """A warning when a reverse model's importance weights sat on one of their ``num_inner`` draws at the end of training.
+
+    AISIVI (Pielok, Bischl & Ruegamer 2025) estimates the score of its semi-implicit ``q`` by
+    self-normalised importance sampling of ``num_inner`` draws from its reverse model ``tau``. When
+    ``tau`` loses ``q(eps | z)``, one draw carries each estimate, which is then the score of a single
+    conditional, and ``q`` drifts away from the target while the run returns normally. The rule: the
+    mean normalised inner ESS over the last tenth of the steps (finite values only; pretraining steps
+    are NaN) times ``num_inner`` below 1.5, the floor rule of :func:`training_warnings`.
+
+    Parameters
+    ----------
+    inner_ess : array, shape (num_steps,)
+        The per-step mean normalised ESS of the inner weights (AISIVI's ``inner_ess`` metric).
+    num_inner : int
+        Inner draws per point, ``K``.
+
+    Returns
+    -------
+    list of str
+        Empty for a healthy run.
+    """
+    inner_ess = np.asarray(inner_ess, np.float64).reshape(-1)
+    last = inner_ess[-max(1, inner_ess.size // 10):]
+    last = last[np.isfinite(last)]
+    if not last.size or float(np.mean(last)) * num_inner >= 1.5:
+        return []
+    return [
+        f"the reverse model collapsed: the inner ESS in the last tenth of the steps was {float(np.mean(last)):.3g}, "
+        f"at its floor 1/{num_inner}, so one inner draw carried each score estimate and q is not fitted to the "
+        "target (raise num_inner, lower the learning rates or lengthen pretrain_steps; BSIVI cannot fail this way)"
+    ]
+
+
 def count_nonfinite_log_prob(log_prob: Callable, positions) -> int:
     """Number of states in the batch ``positions`` where ``log_prob`` is NaN or inf."""
     values = batched(log_prob)(positions)

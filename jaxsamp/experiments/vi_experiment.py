@@ -86,7 +86,8 @@ def box_around(points: np.ndarray, tail_percent: float, pad: float) -> tuple[flo
 
 
 def _trace(state, metrics):
-    return {k: metrics[k] for k in ("elbo", "ess") if k in metrics} | {"loss": metrics.get("loss", metrics["elbo"])}
+    kept = {k: metrics[k] for k in ("elbo", "ess", "inner_ess") if k in metrics}
+    return kept | {"loss": metrics.get("loss", metrics["elbo"])}
 
 
 def training_warnings(name: str, trace: dict, method, ess: float, num_samples: int) -> list[str]:
@@ -102,12 +103,12 @@ def training_warnings(name: str, trace: dict, method, ess: float, num_samples: i
       negated ELBO estimate of the training draws is used, after ``method.pretrain_steps`` (AISIVI's
       ``pretrain_steps``: no ``phi`` step is taken and it is NaN); its ``log q`` is itself estimated, with a
       reverse model trained alongside (AISIVI) or a mixture whose bias changes with ``q`` (BSIVI), so
-      not judged for progress.
+      not judged for progress; AISIVI adds its own check, a collapsed reverse model (``method.health_warnings``).
     """
     if name in SEMI_IMPLICIT:
         elbo = np.asarray(trace["elbo"])
         return learned_run_warnings(-elbo, judge_progress=False, steps=np.arange(len(elbo)) >= method.pretrain_steps,
-                                    ess=ess, num_samples=num_samples)
+                                    ess=ess, num_samples=num_samples) + method.health_warnings(trace)
     return learned_run_warnings(trace["loss"], judge_progress=name == "elbo", ess=ess, num_samples=num_samples)
 
 

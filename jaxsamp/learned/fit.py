@@ -280,6 +280,8 @@ def fit(
     seconds = time.perf_counter() - start
     history = {k: np.asarray(v) for k, v in history.items()}
     found = health.training_warnings(history["loss"], judge_progress=judge) if "loss" in history else []
+    if hasattr(sampler, "health_warnings"):  # a method's own check (AISIVI: a collapsed reverse model)
+        found += sampler.health_warnings(history)
     for w in found:
         if strict:
             raise RunHealthError(w, "lower the learning rate or train longer; fitted.history holds the metrics")

@@ -70,6 +70,7 @@ from jaxsamp.core.validation import (
     check_fields,
     check_int,
 )
+from jaxsamp.diagnostics import health
 from jaxsamp.nets.mlp import MLP
 from jaxsamp.vi.families import CouplingFlow, inverse_softplus
 from jaxsamp.vi.training import VariationalEvaluation, batch_log_density, flat_dim
@@ -349,6 +350,15 @@ class AISIVI(VariationalEvaluation):
                    "log_Z_hat": weights.log_Z, "inner_ess": diagnostics["inner_ess"],
                    "skipped_updates": phi_opt_state.total_notfinite, "skipped_tau_updates": skipped_tau}
         return AISIVIState(phi, psi, phi_opt_state, psi_opt_state, state.step + 1), metrics
+
+    def health_warnings(self, history: dict) -> list[str]:
+        """The method's own run-health check on the training ``history`` (the driver's per-step metrics), which
+        :func:`jaxsamp.fit` and ``jaxsamp run`` add to the generic ones: a collapsed reverse model
+        (:func:`~jaxsamp.diagnostics.health.inner_ess_warnings`). None for BSIVI, which has no reverse model
+        (its own ``eps`` dominates its inner weights by design)."""
+        if self.tau_family is None or "inner_ess" not in history:
+            return []
+        return health.inner_ess_warnings(history["inner_ess"], self.settings.num_inner)
 
     def marginal_log_density(self, phi: nnx.State, z: jax.Array, key: jax.Array, num_eps: int = 10_000,
                              chunk: int = 512) -> jax.Array:

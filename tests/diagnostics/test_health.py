@@ -67,3 +67,19 @@ def test_training_warnings_name_a_nonfinite_exploding_or_stalled_loss_and_an_ess
     assert floor.startswith("the ESS is 0.0156, at its floor 1/64")
     (nan,) = health.training_warnings(healthy, ess=float("nan"), num_samples=64)
     assert nan.startswith("the ESS is nan: the importance weights are NaN/inf")  # not called "at its floor"
+
+
+def test_inner_ess_at_its_floor_at_the_end_of_training_is_a_collapsed_reverse_model():
+    """Calibrated on the AISIVI banana runs (BENCHMARKS, bench_vi, step 2): a failed run's inner ESS sat at
+    1/256 from step 200 to the end, a converged one ended at 0.43. Pretraining's NaN steps are skipped, and only the
+    last tenth counts, so a collapse the run recovered from is not flagged."""
+    k = 256
+    pretraining = np.full(100, np.nan)
+    failed = np.concatenate([pretraining, np.full(100, 0.05), np.full(3800, 1 / k)])
+    (warning,) = health.inner_ess_warnings(failed, k)
+    assert "reverse model collapsed" in warning and "1/256" in warning
+    recovered = np.concatenate([pretraining, np.full(400, 1 / k), np.full(3500, 0.43)])
+    assert health.inner_ess_warnings(recovered, k) == []
+    assert health.inner_ess_warnings(np.concatenate([np.full(3600, 0.43), np.full(400, 1.4 / k)]), k)  # the last tenth
+    assert health.inner_ess_warnings(np.concatenate([np.full(3600, 0.4), np.full(400, 1.6 / k)]), k) == []
+    assert health.inner_ess_warnings(pretraining, k) == []  # nothing to judge

@@ -16,6 +16,7 @@ from jaxsamp.learned.diffusion.adjoint import AdjointSettings
 from jaxsamp.learned.diffusion.asbs import AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
 from jaxsamp.targets.gaussian import Gaussian
+from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
 
 HERE = Path(__file__).resolve().parent
 TARGET = Gaussian(np.array([1.0, -0.5]), np.diag([0.25, 0.64]))
@@ -112,6 +113,29 @@ def test_a_diverged_fit_warns_and_fails_under_strict():
     assert fitted.warnings
     with pytest.raises(RunHealthError, match="training diverged"):
         jaxsamp.fit("pis", TARGET, strict=True, **common)
+
+
+def test_a_samplers_own_health_check_joins_fits():
+    """A sampler with ``health_warnings(history)`` (AISIVI: a collapsed reverse model) has its warnings reported by
+    ``fit`` beside the generic ones, and raised under ``strict``; AISIVI's reads the per-step ``inner_ess``."""
+
+    class Checked(DiffusionSampler):
+        def health_warnings(self, history):
+            assert history["loss"].shape == (3,)  # the driver's per-step metrics, as numpy arrays
+            return ["the reverse model collapsed (a test)"]
+
+    sampler = Checked("pis", TARGET, PATHS, batch_size=16)
+    with pytest.warns(RunHealthWarning, match="collapsed"):
+        fitted = jaxsamp.fit(sampler, TARGET, num_steps=3, progress=False)
+    assert fitted.warnings == ["the reverse model collapsed (a test)"]
+    with pytest.raises(RunHealthError, match="collapsed"):
+        jaxsamp.fit(sampler, TARGET, num_steps=3, progress=False, strict=True)
+    settings = AISIVISettings(latent_dim=2, hidden_width=8, num_inner=16, tau_layers=2, tau_hidden_width=8)
+    aisivi = AISIVI(Gaussian(jnp.zeros(2), jnp.eye(2)), settings)
+    assert aisivi.health_warnings({"inner_ess": np.full(50, 1 / 16)}) and not aisivi.health_warnings(
+        {"inner_ess": np.full(50, 0.5)})
+    bsivi = BSIVI(Gaussian(jnp.zeros(2), jnp.eye(2)), settings)
+    assert bsivi.health_warnings({"inner_ess": np.full(50, 1 / 16)}) == []  # its own eps dominates by design
 
 
 def test_killed_fit_resumes_bit_identically(tmp_path):
