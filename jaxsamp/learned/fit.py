@@ -4,7 +4,8 @@ The learned samplers' counterpart of :func:`jaxsamp.sample`, and as thin: the
 method is built from the registry of learned methods (``jaxsamp list``) with its
 settings dataclass, trained by the one driver (:func:`jaxsamp.run`, so progress,
 checkpoints and resume are the driver's), and checked by the same health rules
-as an experiment run (:func:`jaxsamp.diagnostics.health.training_warnings`).
+as an experiment run (:func:`jaxsamp.diagnostics.health.training_warnings`, plus the
+method's own ``health_warnings(history)`` where it has one, as AISIVI does).
 
 Every registered method is a :class:`~jaxsamp.core.Trainer` (``init(key)``,
 ``step(key, state) -> (state, metrics)``) with ``sample(state, key, n) ->
@@ -223,7 +224,8 @@ def fit(
         Passed to :func:`jaxsamp.run`: a killed ``fit`` resumes bit for bit.
     strict : bool
         Raise :class:`~jaxsamp.core.errors.RunHealthError` instead of warning when
-        training is unhealthy (a NaN/inf or exploding loss, no improvement).
+        training is unhealthy (a NaN/inf or exploding loss, no improvement, or the
+        method's own check: AISIVI's collapsed reverse model).
     mesh : jax.sharding.Mesh, optional
         Train data-parallel over this mesh (:func:`~jaxsamp.core.data_parallel.data_parallel`):
         each step's batch is split over its ``"batch"`` axis (or its only axis, e.g. a
