@@ -54,6 +54,18 @@ def test_a_learning_curve_between_checks_is_a_clear_error(monkeypatch, capsys):
     assert "--curve-every must be a multiple of the 10 epochs" in capsys.readouterr().err
 
 
+def test_cap_minutes_must_be_positive_and_not_with_until_cap(monkeypatch, capsys):
+    """``--cap-minutes`` replaces the protocol's cap (so that the config's epochs end each run on a shared machine);
+    with ``--until-cap``, whose budget is the protocol's cap, it is refused, as is a cap of 0."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    import bench_adjoint
+
+    for bad in (["--cap-minutes", "60", "--until-cap"], ["--cap-minutes", "0"]):
+        with pytest.raises(SystemExit):
+            bench_adjoint.main([*bad, "--no-speed"])
+        assert "--cap-minutes must be > 0, and not with --until-cap" in capsys.readouterr().err
+
+
 def test_training_blocks_reuse_one_compiled_chunk(monkeypatch):
     """Every block of epochs runs the same compiled chunk (a fresh trace function per block recompiled each one,
     which slowed a 1000-epoch LJ-13 run and exhausted its memory for compiled code after 700 epochs)."""
