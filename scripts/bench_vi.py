@@ -31,7 +31,8 @@ and standard deviation ``{figure}_sd``):
   for the inner draws: ``--inner-draws K`` (default 256; the reference's 2 x 4096 = 8192 costs about 32x the
   step). Seeds 0, 1, 2, scored as the toys (250 x 250 midpoint rule, ``log q`` by 50 000 prior draws).
   Headline ``aisivi_banana_ref{K}_tau{w}x{l}_forward_kl`` (goal <= 0.3; ``w x l`` the reverse flow's
-  conditioners: the config's 64 x 2; step 1 ran them untagged, step 2 the reference's 8 x 1), beside
+  conditioners: the config's 64 x 2; step 1 ran them untagged, step 2 the reference's 8 x 1; ``_uniform`` with
+  ``--latent-prior uniform``, the reference's ``U[0, 1]^d`` latent), beside
   ``bsivi_banana_ref{K}_forward_kl`` and both ``_q_mass``. ``--methods`` runs one of the two.
 * **Bayesian logistic regression** (breast cancer, d = 31, an 80/20 split with seed 0,
   features standardised by the training rows): AISIVI and BSIVI with a 10-d latent, mean
@@ -46,7 +47,7 @@ and standard deviation ``{figure}_sd``):
 ``--quick`` runs each group with one or two methods, for a few steps (numbers not meaningful).
 
 Usage: python scripts/bench_vi.py [--quick] [--groups linreg eight_schools toys logreg speed banana_reference]
-       [--seeds 0 1 2] [--inner-draws 256] [--methods aisivi bsivi]
+       [--seeds 0 1 2] [--inner-draws 256] [--methods aisivi bsivi] [--latent-prior normal]
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.vi_experiment import box_around
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression, load_breast_cancer
-from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
+from jaxsamp.vi.aisivi import AISIVI, BSIVI, LATENT_PRIORS, AISIVISettings
 from jaxsamp.vi.elbo import ELBO, ELBOSettings
 from jaxsamp.vi.snis_forward_kl import SNISForwardKL, SNISForwardKLSettings
 from jaxsamp.vi.softcvi import SoftCVI, SoftCVISettings
@@ -215,7 +216,8 @@ def reference_banana_run(method: str, quick: bool, inner_draws: int) -> tuple[AI
 
 
 def banana_reference_name(method: str, settings: AISIVISettings, inner_draws: int) -> str:
-    """``{method}_banana_ref{K}``, and for AISIVI ``_tau{width}x{layers}``, its reverse model's conditioners.
+    """``{method}_banana_ref{K}``, for AISIVI ``_tau{width}x{layers}`` (its reverse model's conditioners), and
+    ``_uniform`` under the uniform latent prior.
 
     The first run (2026-12-05) used conditioners of 2 x 64 under the untagged name ``aisivi_banana_ref256``;
     the tag keeps it apart from the reference code's 1 x 8 (``_tau8x1``) and the later runs.
@@ -223,10 +225,10 @@ def banana_reference_name(method: str, settings: AISIVISettings, inner_draws: in
     name = f"{method}_banana_ref{inner_draws}"
     if SEMI_IMPLICIT[method].uses_reverse_model:
         name += f"_tau{settings.tau_hidden_width}x{settings.tau_hidden_layers}"
-    return name
+    return name + ("" if settings.latent_prior == "normal" else f"_{settings.latent_prior}")
 
 
-def banana_reference(seed: int, quick: bool, inner_draws: int, chosen: tuple[str, ...]) -> dict:
+def banana_reference(seed: int, quick: bool, inner_draws: int, chosen: tuple[str, ...], latent_prior: str) -> dict:
     """Forward KL on the banana of AISIVI and BSIVI (those of ``chosen``) at the reference's settings and schedule."""
     target = jaxsamp.targets.get("banana")
     box = box_around(np.asarray(target.sample(jax.random.key(3000), 1000 if quick else 100_000)), 0.01, 0.25)
@@ -234,6 +236,7 @@ def banana_reference(seed: int, quick: bool, inner_draws: int, chosen: tuple[str
     out = {}
     for method in (m for m in methods("banana_reference", quick) if m in chosen):
         settings, batch, steps = reference_banana_run(method, quick, inner_draws)
+        settings = dataclasses.replace(settings, latent_prior=latent_prior)
         model = SEMI_IMPLICIT[method](target, settings, batch)
         name = banana_reference_name(method, settings, inner_draws)
         out.update(grid_figures(name, model, train(model, seed, steps), seed, log_p, box, quick))
@@ -314,6 +317,8 @@ def main(argv=None):
                         help="banana_reference: inner draws per point (the reference code's: 8192)")
     parser.add_argument("--methods", nargs="+", choices=tuple(SEMI_IMPLICIT), default=list(SEMI_IMPLICIT),
                         help="banana_reference: the methods to run (default both)")
+    parser.add_argument("--latent-prior", choices=LATENT_PRIORS, default="normal",
+                        help="banana_reference: p(eps), normal (the configs') or the reference code's uniform")
     args = parser.parse_args(argv)
     seeds = args.seeds[:1] if args.quick else args.seeds
     results: dict = {}
@@ -339,7 +344,7 @@ def main(argv=None):
         if "logreg" in args.groups:
             record(logreg(seed, args.quick), seed)
         if "banana_reference" in args.groups:
-            record(banana_reference(seed, args.quick, args.inner_draws, tuple(args.methods)), seed)
+            record(banana_reference(seed, args.quick, args.inner_draws, tuple(args.methods), args.latent_prior), seed)
     if "speed" in args.groups:
         record(speed(args.quick), None)
 

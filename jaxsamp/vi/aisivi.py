@@ -4,8 +4,9 @@ The semi-implicit family is ``q_phi(z) = E_{p(eps)} q_phi(z | eps)`` with
 ``q_phi(z | eps) = N(mu_phi(eps), diag(s^2))``, ``mu_phi`` an MLP, ``s = alpha softplus(v)``
 global (``alpha`` is ``scale_factor``: 1 by default, 0.1 in the reference code's toys,
 whose ``v`` starts at 1, so ``s`` starts at ``0.1 softplus(1) = 0.131`` and moves a tenth as
-fast per unit of ``v``) and ``p(eps) = N(0, I)`` (the reference code draws ``eps ~ U[0, 1]^d_eps``;
-the normal prior keeps the reverse model's support unbounded). Its density is
+fast per unit of ``v``) and ``p(eps) = N(0, I)``, or with ``latent_prior="uniform"`` the reference
+code's ``U[0, 1]^d_eps``, under which the reverse model ends in a sigmoid (the reference's final Logit
+layer) and proposes only inside the prior's support. Its density is
 intractable, its score is not (UIVI's identity, Titsias & Ruiz 2019):
 ``grad_z log q(z) = E_{q(eps | z)}[grad_z log q(z | eps)]``.
 
@@ -65,6 +66,7 @@ from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.core.validation import (
     Interval,
     NonNegativeInt,
+    OneOf,
     PositiveFloat,
     PositiveInt,
     check_fields,
@@ -76,6 +78,7 @@ from jaxsamp.vi.families import CouplingFlow, inverse_softplus
 from jaxsamp.vi.training import VariationalEvaluation, batch_log_density, flat_dim
 
 MAX_SKIPPED = 20  # consecutive non-finite updates skipped before one is let through
+LATENT_PRIORS = ("normal", "uniform")  # p(eps): N(0, I), or the reference code's U[0, 1]^d
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +89,9 @@ class AISIVISettings:
     ----------
     latent_dim : int
         Dimension of ``eps`` (at least 2: ``tau`` is a coupling flow on it).
+    latent_prior : {"normal", "uniform"}
+        ``p(eps)``: ``N(0, I)``, or the reference code's ``U[0, 1]^d``, with which ``tau`` ends in a
+        sigmoid (the reference's final Logit layer) so that it proposes only inside the prior's support.
     hidden_width, hidden_layers : int
         The mean network ``mu_phi``; ``hidden_layers = 0`` makes it affine.
     init_scale : float
@@ -119,6 +125,7 @@ class AISIVISettings:
     """
 
     latent_dim: Annotated[int, Interval(ge=2)] = 3
+    latent_prior: Annotated[str, OneOf(LATENT_PRIORS)] = "normal"
     hidden_width: PositiveInt = 64
     hidden_layers: NonNegativeInt = 2
     init_scale: PositiveFloat = 1.0
@@ -225,7 +232,10 @@ class AISIVI(VariationalEvaluation):
         self.log_density = batch_log_density(target, self.dim, self.name)
         self.score = jax.vmap(jax.grad(target.log_prob))
         latent = settings.latent_dim
-        self.epsilon_prior = distrax.MultivariateNormalDiag(jnp.zeros(latent), jnp.ones(latent))
+        if settings.latent_prior == "uniform":
+            self.epsilon_prior = distrax.Independent(distrax.Uniform(jnp.zeros(latent), jnp.ones(latent)), 1)
+        else:
+            self.epsilon_prior = distrax.MultivariateNormalDiag(jnp.zeros(latent), jnp.ones(latent))
         self.tau_family = None
         if self.uses_reverse_model:
             self.tau_family = CouplingFlow(latent, settings.tau_layers, (settings.tau_hidden_width,) * settings.tau_hidden_layers,
@@ -271,6 +281,13 @@ class AISIVI(VariationalEvaluation):
         eps = batch_constraint(self.epsilon_prior.sample(seed=eps_key, sample_shape=(n,)))  # a data-parallel batch
         return eps, batch_constraint(self.conditional(phi)(eps).sample(seed=z_key))
 
+    def reverse_model(self, psi: nnx.State, z: jax.Array) -> distrax.Distribution:
+        """``tau_psi(. | z)`` for one ``z`` ``(d,)``: the conditional flow, followed by a sigmoid under the uniform prior."""
+        flow = self.tau_family.module(psi)(z)
+        if self.settings.latent_prior == "uniform":
+            return distrax.Transformed(flow, distrax.Block(distrax.Sigmoid(), 1))
+        return flow
+
     def log_weights(self, phi: nnx.State, z: jax.Array, eps: jax.Array, log_proposal: jax.Array) -> jax.Array:
         """``log w_k = log p(eps_k) + log q_phi(z | eps_k) - log_proposal_k`` for one ``z`` ``(d,)``, ``eps`` ``(K, latent_dim)``."""
         return self.epsilon_prior.log_prob(eps) + self.conditional(phi)(eps).log_prob(z) - log_proposal
@@ -291,7 +308,7 @@ class AISIVI(VariationalEvaluation):
         """
         k = self.settings.num_inner
         if self.tau_family is not None:
-            eps, log_proposal = self.tau_family.module(psi)(z).sample_and_log_prob(seed=key, sample_shape=(k,))
+            eps, log_proposal = self.reverse_model(psi, z).sample_and_log_prob(seed=key, sample_shape=(k,))
         else:
             eps = jnp.concatenate([eps_z[None], self.epsilon_prior.sample(seed=key, sample_shape=(k - 1,))])
             log_proposal = self.epsilon_prior.log_prob(eps)
@@ -318,8 +335,7 @@ class AISIVI(VariationalEvaluation):
     def tau_loss(self, psi: nnx.State, phi: nnx.State, key: jax.Array) -> jax.Array:
         """``-mean log tau_psi(eps | z)`` over fresh pairs ``(eps, z)`` of the model (no gradient to ``phi``)."""
         eps, z = self.draw(jax.lax.stop_gradient(phi), key, self.batch_size)
-        flow = self.tau_family.module(psi)
-        return -jnp.mean(jax.vmap(lambda e, c: flow(c).log_prob(e))(eps, z))
+        return -jnp.mean(jax.vmap(lambda e, c: self.reverse_model(psi, c).log_prob(e))(eps, z))
 
     def step(self, key: jax.Array, state: AISIVIState) -> tuple[AISIVIState, dict]:
         """One Adam step of ``psi`` (AISIVI), then, after pretraining, one of ``phi`` with the updated ``tau``.

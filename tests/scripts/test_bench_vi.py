@@ -1,5 +1,7 @@
 """Run bench_vi in --quick mode so the script never rots (every figure present and in range; no timing asserted)."""
 
+import dataclasses
+
 from _quick_bench import run_quick
 
 
@@ -32,6 +34,8 @@ def test_banana_reference_group_uses_the_configs_reference_settings(tmp_path, mo
     assert (aisivi.tau_layers, aisivi.tau_hidden_width, aisivi.tau_hidden_layers) == (6, 64, 2)
     assert bench_vi.banana_reference_name("aisivi", aisivi, 256) == "aisivi_banana_ref256_tau64x2"
     assert bench_vi.banana_reference_name("bsivi", aisivi, 256) == "bsivi_banana_ref256"
+    uniform = dataclasses.replace(aisivi, latent_prior="uniform")
+    assert bench_vi.banana_reference_name("aisivi", uniform, 256) == "aisivi_banana_ref256_tau64x2_uniform"
     out = run_quick("vi", "--groups", "banana_reference", "--inner-draws", "8", results_dir=tmp_path)
     name = "aisivi_banana_ref8_tau8x2"  # the quick run's tiny settings: conditioners 2 x 8
     assert out[f"{name}_forward_kl"] > 0 and 0 <= out[f"{name}_q_mass"] <= 1.0 + 1e-6
