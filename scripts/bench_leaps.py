@@ -57,7 +57,9 @@ training while its checkpoints are on the machine. ``--pilots-only`` stops befor
 final stage (120 training minutes, the curve points and the evaluation) can have a session of its own.
 ``--redo-final`` runs the final stage again on the recorded reference and pilots (its settings may then change;
 a redo killed before its end goes on from its checkpoints when the same command is run again), and ``--train-updates N`` counts the final's training in updates instead of minutes, so that it can share the
-machine (the recorded 120-minute LE-conv Ising final made 49 850 updates alone).
+machine (the recorded 120-minute LE-conv Ising final made 49 850 updates alone). ``--final-network NAME`` trains
+that network in the final without running pilots, for a pick recorded before the stages were (the Ising run of
+2026-12-04, whose pilots picked LE-conv).
 
 **Proposal cells at L = 15** (issue 44; protocol fixed 2026-12-05 before the first run with them): the final Ising
 model is also sampled as in the proposal study below, on keys 800.. (used for nothing else): at the problem's
@@ -510,11 +512,12 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
                 f"pilot_ess_L15_{problem}_{network}_quadrature_paper": float(quadrature.ess)}
 
     networks = ["conv"] if args.quick else args.networks
-    for i, network in enumerate(networks):
-        out.update(stages.stage(f"pilot_{network}", lambda i=i, network=network: pilot(i, network)))
+    if args.final_network is None:
+        for i, network in enumerate(networks):
+            out.update(stages.stage(f"pilot_{network}", lambda i=i, network=network: pilot(i, network)))
     if args.pilots_only:
         return out
-    best = max(networks, key=lambda n: out[f"pilot_ess_L15_{problem}_{n}"])
+    best = args.final_network or max(networks, key=lambda n: out[f"pilot_ess_L15_{problem}_{n}"])
 
     def final() -> dict:
         model, params, _, final_settings, steps, rate, curve = train(
@@ -683,6 +686,8 @@ def main(argv=None):
                              f"{PROPOSAL_UPDATES}), or the L = 15 final's (default: --train-minutes)")
     parser.add_argument("--redo-final", action="store_true",
                         help="L = 15: run the final stage again on the recorded reference and pilots")
+    parser.add_argument("--final-network", choices=NETWORKS, default=None,
+                        help="L = 15: train this network in the final, without pilots (a pick recorded before)")
     args = parser.parse_args(argv)
     walkers = args.walkers or (256 if args.quick else 2000)
     repeats = args.repeats or 2
@@ -701,6 +706,8 @@ def main(argv=None):
                       flush=True)
                 save()
         return
+    if args.final_network is not None and args.pilots_only:
+        parser.error("--final-network skips the pilots that --pilots-only would run alone")
     studies = [name for name in STUDIES if getattr(args, name)]
     if len(studies) > 1:
         parser.error("run one study at a time: " + ", ".join("--" + name.replace("_", "-") for name in studies))
@@ -712,7 +719,8 @@ def main(argv=None):
         results: dict = {"walkers_L15": walkers}
         settings = {"seed": seeds[0], "walkers": walkers, "repeats": repeats, "networks": args.networks,
                     "train_minutes": args.train_minutes, "pilot_minutes": args.pilot_minutes,
-                    "curve_every": args.curve_every, "train_updates": args.train_updates}
+                    "curve_every": args.curve_every, "train_updates": args.train_updates,
+                    "final_network": args.final_network}
         recorded = read_results("bench_leaps", args.quick)
 
         def record(figures: dict) -> None:

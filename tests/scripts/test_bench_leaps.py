@@ -92,6 +92,9 @@ def test_bench_leaps_quick_lattice_15_goes_on_after_a_kill(tmp_path):
     assert kept.stat().st_mtime_ns == written  # resumed from it, not wiped and trained again
     differ = {"train_minutes_L15_potts"}
     assert {k: v for k, v in sixth.items() if k not in differ} == {k: v for k, v in fifth.items() if k not in differ}
+    direct = quick_payload("leaps", *args, "--final-network", "conv", results_dir=tmp_path / "direct")["results"]
+    assert set(direct["stages_L15_potts"]) == {"settings", "reference", "final"}  # a recorded pick: no pilots
+    assert direct["network_L15_potts"] == "conv" and not any(k.startswith("pilot_") for k in direct)
 
 
 def test_bench_leaps_quick_profile(tmp_path):
