@@ -68,7 +68,8 @@ paper's quadrature on the same walkers) and with colour-class sub-steps (``_chec
 bipartite, so 3 colours and 3 network passes a step). Figures ``proposal_{ess,logz_hat,logz_abs_err}_L15_ising_
 {n}steps_{floor}[_checkerboard|_quadrature_paper]``, with ``proposal_ising_network_passes_{n}steps[_checkerboard]``.
 Goal (issue 44): an exact-weight ESS >= 0.1 with the lower-variance proposals. Potts is not sampled so (300 steps on
-3 colours would cost about an hour of sampling); ``--quick`` runs the cells on every problem.
+3 colours would cost about an hour of sampling); ``--quick`` runs one step count and one floor of them on every
+problem.
 
 **Profile of the L = 15 training step** (``--lattice 15 --profile``; the issue's speed work): for each problem
 and network (untrained, the protocol's settings), the seconds of each piece of an update, best of 3 after
@@ -527,7 +528,8 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
         draws = paired_draws(path, final_settings, params, key, 100, repeats, walkers)
         figures = sample_figures(problem, draws, log_z_ref, "L15")
         if problem in L15_PROPOSAL_PROBLEMS or args.quick:
-            figures.update(l15_proposal_cells(problem, path, final_settings, params, key, walkers, repeats, log_z_ref))
+            figures.update(l15_proposal_cells(problem, path, final_settings, params, key, walkers, repeats, log_z_ref,
+                                              args.quick))
         curve, quadrature_curve = split_curve(curve)
         figures.update({
             f"network_L15_{problem}": best,
@@ -550,12 +552,16 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
 
 
 def l15_proposal_cells(problem: str, path, settings: LeapsSettings, params, key, walkers: int, repeats: int,
-                       log_z_ref: float) -> dict:
+                       log_z_ref: float, quick: bool = False) -> dict:
     """The proposal study's cells on the final L = 15 model (module docstring): the problem's ``eval_steps`` and
-    twice that, each floor, unsplit (both estimators) and with colour-class sub-steps, on keys 800.."""
+    twice that, each floor, unsplit (both estimators) and with colour-class sub-steps, on keys 800.. (``quick``: one
+    step count and one floor, the same code path at a quarter of the compilations)."""
     out = {}
-    for n in (settings.eval_steps, 2 * settings.eval_steps):
-        for suffix, rate in STUDIES["proposal_study"][2].items():
+    floors = STUDIES["proposal_study"][2]
+    if quick:
+        floors = dict(list(floors.items())[:1])
+    for n in (settings.eval_steps,) if quick else (settings.eval_steps, 2 * settings.eval_steps):
+        for suffix, rate in floors.items():
             cells = study_cells(path, settings, params, key, 800, n, suffix, rate, True, walkers, repeats)
             for variant, draws in cells.items():
                 figures = sample_figures(f"{problem}_{n}steps{variant}", draws, log_z_ref, "L15")
