@@ -24,6 +24,9 @@ from jaxsamp.core.compiled import batched
 MIN_STEPS_FOR_PROGRESS = 200
 #: Growth of the loss's magnitude (last tenth of training against the first) called an explosion.
 LOSS_EXPLOSION_FACTOR = 1e3
+#: Effective samples (normalised ESS times the sample count) below which one sample carries nearly all the
+#: importance weight: the ESS floor of a trained sampler's weights and of AISIVI's inner weights.
+ESS_FLOOR_SAMPLES = 1.5
 #: Fraction of non-finite (NaN/inf) proposals above which a run is flagged.
 NONFINITE_THRESHOLD = 0.01
 #: R-hat above which the chains are said to disagree, once they are long enough to tell (Vehtari,
@@ -153,7 +156,7 @@ def training_warnings(loss, *, ess: float | None = None, num_samples: int | None
             f"the ESS is {float(ess)}: the importance weights are NaN/inf, the trained sampler cannot be judged "
             "by them"
         )
-    elif ess is not None and num_samples and not float(ess) * num_samples >= 1.5:
+    elif ess is not None and num_samples and not float(ess) * num_samples >= ESS_FLOOR_SAMPLES:
         out.append(
             f"the ESS is {float(ess):.3g}, at its floor 1/{num_samples}: one sample carries nearly all the "
             "importance weight, the trained sampler misses the target"
@@ -169,7 +172,7 @@ def inner_ess_warnings(inner_ess, num_inner: int) -> list[str]:
     ``tau`` loses ``q(eps | z)``, one draw carries each estimate, which is then the score of a single
     conditional, and ``q`` drifts away from the target while the run returns normally. The rule: the
     mean normalised inner ESS over the last tenth of the steps (finite values only; pretraining steps
-    are NaN) times ``num_inner`` below 1.5, the floor rule of :func:`training_warnings`.
+    are NaN) times ``num_inner`` below :data:`ESS_FLOOR_SAMPLES`, the floor rule of :func:`training_warnings`.
 
     Parameters
     ----------
@@ -186,7 +189,7 @@ def inner_ess_warnings(inner_ess, num_inner: int) -> list[str]:
     inner_ess = np.asarray(inner_ess, np.float64).reshape(-1)
     last = inner_ess[-max(1, inner_ess.size // 10):]
     last = last[np.isfinite(last)]
-    if not last.size or float(np.mean(last)) * num_inner >= 1.5:
+    if not last.size or float(np.mean(last)) * num_inner >= ESS_FLOOR_SAMPLES:
         return []
     return [
         f"the reverse model collapsed: the inner ESS in the last tenth of the steps was {float(np.mean(last)):.3g}, "

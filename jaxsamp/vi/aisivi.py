@@ -238,8 +238,9 @@ class AISIVI(VariationalEvaluation):
             self.epsilon_prior = distrax.MultivariateNormalDiag(jnp.zeros(latent), jnp.ones(latent))
         self.tau_family = None
         if self.uses_reverse_model:
-            self.tau_family = CouplingFlow(latent, settings.tau_layers, (settings.tau_hidden_width,) * settings.tau_hidden_layers,
-                                           context_dim=self.dim, max_log_scale=settings.tau_max_log_scale)
+            hidden = (settings.tau_hidden_width,) * settings.tau_hidden_layers
+            self.tau_family = CouplingFlow(latent, settings.tau_layers, hidden, context_dim=self.dim,
+                                           max_log_scale=settings.tau_max_log_scale)
         self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: self._module(nnx.Rngs(0))))
         # steps in which only tau trains (none without tau); phi's updates start after them, psi's at
         # step 0, so both rates drop at decay_step past pretraining
