@@ -561,13 +561,11 @@ def l15_proposal_cells(problem: str, path, settings: LeapsSettings, params, key,
     if quick:
         floors = dict(list(floors.items())[:1])
     for n in (settings.eval_steps,) if quick else (settings.eval_steps, 2 * settings.eval_steps):
-        for suffix, rate in floors.items():
-            cells = study_cells(path, settings, params, key, 800, n, suffix, rate, True, walkers, repeats)
-            for variant, draws in cells.items():
-                figures = sample_figures(f"{problem}_{n}steps{variant}", draws, log_z_ref, "L15")
-                out.update({f"proposal_{name}": value for name, value in figures.items()})
-                print(f"L15 {problem} proposal cell {n} steps{variant}: "
-                      + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
+        for variant, figures in study_cell_figures(path, settings, params, key, 800, n, floors, True, walkers, repeats,
+                                                   problem, log_z_ref, "L15"):
+            out.update({f"proposal_{name}": value for name, value in figures.items()})
+            print(f"L15 {problem} proposal cell {n} steps{variant}: "
+                  + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
         out.update(study_costs(f"proposal_{problem}_", "L15", path.target, n, walkers, True))
     return out
 
@@ -622,30 +620,31 @@ def steps_study(study: str, args, seeds, walkers: int, repeats: int, train_walke
             path, STUDY_NETWORK, args.quick, args.train_minutes or 10.0, train_walkers,
             jax.random.fold_in(key, list(NETWORKS).index(STUDY_NETWORK)), 10**9, updates=updates)
         for n in steps_grid:
-            for suffix, rate in floors.items():
-                cells = study_cells(path, settings, params, key, first_key, n, suffix, rate, with_checkerboard, walkers,
-                                    repeats)
-                for variant, draws in cells.items():
-                    figures = {f"{study}_{name}": value for name, value in
-                               sample_figures(f"{STUDY_NETWORK}_{n}steps{variant}", draws, exact).items()}
-                    for name, value in figures.items():
-                        record_seed(results, "bench_leaps", name, seed, value, args.quick)
-                    print(f"{study} seed {seed}, {n} steps{variant}: "
-                          + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
-                results.update(study_costs(f"{study}_", "L8", target, n, walkers, with_checkerboard))
+            results.update(study_costs(f"{study}_", "L8", target, n, walkers, with_checkerboard))
+            for variant, figures in study_cell_figures(path, settings, params, key, first_key, n, floors,
+                                                       with_checkerboard, walkers, repeats, STUDY_NETWORK, exact):
+                figures = {f"{study}_{name}": value for name, value in figures.items()}
+                for name, value in figures.items():
+                    record_seed(results, "bench_leaps", name, seed, value, args.quick)
+                print(f"{study} seed {seed}, {n} steps{variant}: "
+                      + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
                 save()
 
 
-def study_cells(path, settings: LeapsSettings, params, key, first: int, n: int, suffix: str, floor_rate,
-                with_checkerboard: bool, walkers: int, repeats: int) -> dict:
-    """One trained model's draws at ``n`` steps with one floor (``floor_rate``; None: per step), keys ``first..``:
-    ``{suffix: unsplit, both estimators on the same walkers}`` and, ``with_checkerboard``, ``{suffix_checkerboard:
-    colour-class sub-steps, exact weights}``, every variant on the same keys."""
-    at_n = dataclasses.replace(settings, eval_steps=n, jump_floor_rate=floor_rate)
-    cells = {suffix: paired_draws(path, at_n, params, key, first, repeats, walkers)}
-    if with_checkerboard:
-        cells[f"{suffix}_checkerboard"] = {"exact": split_draws(path, at_n, params, key, first, repeats, walkers)}
-    return cells
+def study_cell_figures(path, settings: LeapsSettings, params, key, first: int, n: int, floors: dict,
+                       with_checkerboard: bool, walkers: int, repeats: int, name: str, log_z_ref: float,
+                       lattice: str = "L8"):
+    """Yield ``(variant, figures)`` for one trained model's study cells at ``n`` steps, keys ``first..``: for each
+    floor ``{suffix: floor per unit time (None: per step)}``, the unsplit chain with both estimators on the same
+    walkers (``variant = suffix``) and, ``with_checkerboard``, colour-class sub-steps with exact weights
+    (``suffix_checkerboard``), every variant on the same keys; figures as :func:`sample_figures` names them."""
+    for suffix, floor_rate in floors.items():
+        at_n = dataclasses.replace(settings, eval_steps=n, jump_floor_rate=floor_rate)
+        cells = {suffix: paired_draws(path, at_n, params, key, first, repeats, walkers)}
+        if with_checkerboard:
+            cells[f"{suffix}_checkerboard"] = {"exact": split_draws(path, at_n, params, key, first, repeats, walkers)}
+        for variant, draws in cells.items():
+            yield variant, sample_figures(f"{name}_{n}steps{variant}", draws, log_z_ref, lattice)
 
 
 def study_costs(prefix: str, lattice: str, target, n: int, walkers: int, with_checkerboard: bool) -> dict:
