@@ -9,6 +9,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_client.asynchronous import AsyncKernelClient
 from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
@@ -22,6 +23,12 @@ def code_of(nb) -> str:
 def test_notebook_executes_and_checks_itself(path, monkeypatch, tmp_path):
     monkeypatch.setenv("JAXSAMP_SMALL", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    # No heartbeat channel. Its thread can hang the test at the kernel's shutdown: after a missed beat (a loaded
+    # machine) it reopens its socket and awaits a send that no peer will ever take once the kernel is gone, and
+    # stop_channels() joins it for ever (seen once: vi.ipynb held a worker until pytest-timeout's 900 s). The client
+    # nbclient makes has the kernel manager as parent, which tells whether the kernel lives from its process.
+    start_channels = AsyncKernelClient.start_channels
+    monkeypatch.setattr(AsyncKernelClient, "start_channels", lambda self, **kw: start_channels(self, **kw, hb=False))
     nb = nbformat.read(path, as_version=4)
     assert "assert " in code_of(nb), f"{path.name} checks none of its results"
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
