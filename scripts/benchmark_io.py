@@ -18,15 +18,35 @@ from pathlib import Path
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 
 
+def cpu_model() -> dict:
+    """The CPU's model name and its widest vector extension (Linux; empty elsewhere).
+
+    XLA's CPU code differs with the vector width (AVX-512 or AVX2), and so does its round-off: a long
+    training run on one seed can end elsewhere on another host, so a figure's record names its CPU.
+    """
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return {}
+    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+    fields = {k.strip(): v.strip() for k, v in fields.items()}
+    flags = set(fields.get("flags", "").split())
+    vector = next((f for f in ("avx512f", "avx2", "avx", "sse4_2") if f in flags), "")
+    return {"cpu_model": fields.get("model name", ""), "cpu_vector": vector}
+
+
 def machine() -> dict:
     import jax
+    import jaxlib
 
     return {
         "platform": platform.platform(),
         "processor": platform.machine(),
+        **cpu_model(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
         "devices": [str(d) for d in jax.devices()],
     }
 

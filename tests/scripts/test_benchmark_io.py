@@ -34,3 +34,12 @@ def test_without_merge_the_file_is_replaced(results_dir):
     benchmark_io.write_results("bench_x", {"a": 1}, argv=["scripts/bench_x.py"])
     benchmark_io.write_results("bench_x", {"b": 2}, argv=["scripts/bench_x.py"])
     assert benchmark_io.read_results("bench_x") == {"b": 2.0}
+
+
+def test_the_machine_record_names_the_cpu_and_jaxlib(results_dir):
+    """A long training run's figure can move with the host's vector width (XLA's round-off), so the record names it."""
+    benchmark_io.write_results("bench_x", {"a": 1}, argv=["scripts/bench_x.py"])
+    record = json.loads((results_dir / "bench_x.json").read_text())["machine"]
+    assert record["jaxlib"] and record["jax"]
+    if Path("/proc/cpuinfo").exists():
+        assert record["cpu_model"] and record["cpu_vector"] in ("avx512f", "avx2", "avx", "sse4_2")
