@@ -351,45 +351,47 @@ def training_target_evals(settings: LeapsSettings, steps: int, walkers: int, num
     return float(np.sum(k[rollout]) * walkers * (1.0 + settings.mcmc_updates / num_sites))
 
 
-def plot_ess_curves(series: dict, goals: dict, title: str, path: Path, log_scale: bool = False) -> None:
-    """ESS against training updates: ``series`` maps a label to ``(curve, colour index[, line style])``, ``goals`` a
-    label to a level.
+def draw_ess_curves(ax, series: dict, goals: dict, log_scale: bool = False) -> None:
+    """Draw ESS against training updates on ``ax``: ``series`` maps a label to ``(curve, colour index[, line
+    style])`` (a label starting with ``_`` is left out of the legend), ``goals`` a label to a level.
 
     ``log_scale`` puts the ESS on a log axis from 1e-5, for curves that stay near 1 / walkers.
     """
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for label, (curve, colour, *style) in series.items():
         curve = np.array(curve)
         if len(curve):
             ax.plot(curve[:, 0], curve[:, 1], marker=".", color=f"C{colour}", ls=(style or ["-"])[0], label=label)
     for i, (label, level) in enumerate(goals.items()):
         ax.axhline(level, color="grey", ls=("--", ":")[i % 2], lw=1, label=label)
-    ax.set(xlabel="training updates", ylabel=f"ESS ({CURVE_WALKERS} walkers)", title=title)
+    ax.set(xlabel="training updates", ylabel=f"ESS ({CURVE_WALKERS} walkers)")
     if log_scale:
         ax.set(yscale="log", ylim=(1e-5, 1))
         ax.axhline(1 / CURVE_WALKERS, color="black", lw=0.8, alpha=0.5, label=f"1 / {CURVE_WALKERS} (one walker)")
+        ax.legend(loc="lower center", ncol=2, fontsize=7)
     else:
         ax.set(ylim=(0, 1))
-    ax.legend(**({"loc": "lower center", "ncol": 2, "fontsize": 7} if log_scale else {}))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+        ax.legend(loc="upper left", fontsize=8)
 
 
 def plot_curves(results: dict, seeds, path: Path) -> None:
-    """ESS against training updates of every network and seed with a recorded curve (L = 8)."""
-    series = {
-        network if seed == seeds[0] else f"{network} seed {seed}": (results.get(f"ess_curve_{network}_seed{seed}", []), i)
-        for i, network in enumerate(NETWORKS) for seed in seeds
-    }
-    series.update({
-        f"{network} seed {seed}, paper's quadrature": (
-            results.get(f"ess_quadrature_paper_curve_{network}_seed{seed}", []), i, "--")
-        for i, network in enumerate(NETWORKS) for seed in seeds
-    })
-    title = f"LEAPS, Ising {L}x{L} at beta = {BETA}, {SAMPLING_STEPS} steps, seeds {list(seeds)}"
-    plot_ess_curves(series, {"goal 0.8": 0.8}, title, path)
+    """ESS against training updates of every network and seed with a recorded curve (L = 8): the exact weights
+    (the headline) on the left, the paper's quadrature on the same walkers on the right; one colour per network."""
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    for ax, (prefix, rule) in zip(axes, [("ess_curve", "exact weights"), ("ess_quadrature_paper_curve",
+                                                                          "the paper's quadrature")]):
+        series = {
+            network if seed == seeds[0] else f"_{network} seed {seed}": (
+                results.get(f"{prefix}_{network}_seed{seed}", []), i)
+            for i, network in enumerate(NETWORKS) for seed in seeds
+        }
+        draw_ess_curves(ax, series, {"goal 0.8": 0.8})
+        ax.set_title(f"{rule}, seeds {list(seeds)}", fontsize=10)
+    axes[1].set_ylabel("")
+    fig.suptitle(f"LEAPS, Ising {L}x{L} at beta = {BETA}, {SAMPLING_STEPS} sampling steps", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def plot_l15_curves(results: dict) -> None:
@@ -398,7 +400,13 @@ def plot_l15_curves(results: dict) -> None:
     series.update({f"{p}, paper's quadrature": (results.get(f"ess_quadrature_paper_curve_L15_{p}", []), i, "--")
                    for i, p in enumerate(L15_PROBLEMS)})
     goals = {f"goal {p} {g}": g for p, g in L15_GOALS.items()}
-    plot_ess_curves(series, goals, f"LEAPS at {L15}x{L15}, the chosen network per problem", CURVE_PLOT_L15, log_scale=True)
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    draw_ess_curves(ax, series, goals, log_scale=True)
+    ax.set_title(f"LEAPS at {L15}x{L15}, the chosen network per problem")
+    fig.tight_layout()
+    fig.savefig(CURVE_PLOT_L15, dpi=120)
+    plt.close(fig)
 
 
 def sample_figures(name: str, draws: dict, exact: float, lattice: str = "L8") -> dict:
