@@ -88,7 +88,11 @@ def write_results(
         commands = old.get("figure_commands") or {k: old["command"] for k in old["results"]}
         payload["results"] = {**old["results"], **results}
         payload["figure_commands"] = {**commands, **{k: command for k in results}}
-    path.write_text(json.dumps(payload, indent=2) + "\n")
+    # Written whole, then renamed over the old file: two runs of one script may share the file (each merges its
+    # figures on every write), and a reader must never see half of it.
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial.write_text(json.dumps(payload, indent=2) + "\n")
+    os.replace(partial, path)
     return path
 
 

@@ -36,6 +36,22 @@ def test_without_merge_the_file_is_replaced(results_dir):
     assert benchmark_io.read_results("bench_x") == {"b": 2.0}
 
 
+def test_a_write_lands_whole_so_that_a_concurrent_reader_sees_the_old_file_or_the_new(results_dir, monkeypatch):
+    """Two runs of one script may share its file; the new payload is complete before it replaces the old."""
+    benchmark_io.write_results("bench_x", {"a": 1}, argv=["scripts/bench_x.py"])
+    replace, seen = benchmark_io.os.replace, []
+
+    def checked_replace(src, dst):
+        seen.append((benchmark_io.read_results("bench_x"), json.loads(Path(src).read_text())["results"]))
+        replace(src, dst)
+
+    monkeypatch.setattr(benchmark_io.os, "replace", checked_replace)
+    benchmark_io.write_results("bench_x", {"b": 2}, argv=["scripts/bench_x.py"], merge=True)
+    assert seen == [({"a": 1.0}, {"a": 1.0, "b": 2.0})]
+    assert benchmark_io.read_results("bench_x") == {"a": 1.0, "b": 2.0}
+    assert [f.name for f in results_dir.iterdir()] == ["bench_x.json"]
+
+
 def test_the_machine_record_names_the_cpu_and_jaxlib(results_dir):
     """A long training run's figure can move with the host's vector width (XLA's round-off), so the record names it."""
     benchmark_io.write_results("bench_x", {"a": 1}, argv=["scripts/bench_x.py"])
