@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import nbformat
+from jupyter_client.asynchronous import AsyncKernelClient
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -26,13 +27,40 @@ from benchmark_io import write_results  # noqa: E402
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
+class KernelClientWithoutHeartbeat(AsyncKernelClient):
+    """A kernel client that never starts the heartbeat channel.
+
+    The heartbeat thread can hang a run at the kernel's shutdown: after a missed beat (a loaded machine) it
+    reopens its socket and awaits a send that no peer takes once the kernel has exited, and ``stop_channels``
+    joins it for ever (seen once: ``vi.ipynb`` held a test worker for pytest-timeout's 900 s). Liveness still
+    comes from the kernel manager, the client's parent, which polls the kernel's process.
+    """
+
+    def start_channels(self, *args, **kwargs) -> None:
+        super().start_channels(*args, **{**kwargs, "hb": False})
+
+
+class NotebookRunner(NotebookClient):
+    """``nbclient.NotebookClient`` whose kernel clients start without a heartbeat (see above)."""
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        km.client_factory = KernelClientWithoutHeartbeat
+        return km
+
+
+def run_notebook(nb, *, cwd: Path, timeout: int) -> None:
+    """Execute ``nb`` in place, top to bottom, in a fresh ``python3`` kernel started in ``cwd``."""
+    NotebookRunner(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+
+
 def execute(path: Path) -> float:
     """Run ``path`` at full size, write it back with its outputs; return the wall seconds."""
     os.environ.pop("JAXSAMP_SMALL", None)
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    run_notebook(nb, cwd=NOTEBOOKS, timeout=1800)
     seconds = time.perf_counter() - start
     nb.metadata["jaxsamp"] = {"small": False, "wall_seconds": round(seconds, 1)}
     nbformat.write(nb, path)
