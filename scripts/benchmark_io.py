@@ -6,7 +6,9 @@ Every ``scripts/bench_<name>.py`` writes ``benchmarks/results/bench_<name>.json`
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import fcntl
 import json
 import os
 import platform
@@ -83,17 +85,48 @@ def write_results(
         "machine": machine(),
         "results": results,
     }
-    if merge and path.exists():
-        old = json.loads(path.read_text())  # the full payload: its command stands behind its figures
-        commands = old.get("figure_commands") or {k: old["command"] for k in old["results"]}
-        payload["results"] = {**old["results"], **results}
-        payload["figure_commands"] = {**commands, **{k: command for k in results}}
-    # Written whole, then renamed over the old file: two runs of one script may share the file (each merges its
-    # figures on every write), and a reader must never see half of it.
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_text(json.dumps(payload, indent=2) + "\n")
-    os.replace(partial, path)
+    # Two runs of one script may share the file, each merging its figures on every write. The lock makes each
+    # read-merge-write whole, so neither overwrites what the other wrote between its read and its write; the
+    # rename means a reader never sees half a file.
+    with _locked(path):
+        if merge and path.exists():
+            old = json.loads(path.read_text())  # the full payload: its command stands behind its figures
+            commands = old.get("figure_commands") or {k: old["command"] for k in old["results"]}
+            merged = {**old["results"], **results}
+            for key in results:  # seeds another run recorded since this run's record_seed read the file
+                if key.endswith("_seeds"):
+                    merged.update(seed_summary(merged, key[: -len("_seeds")]))
+            payload["results"] = merged
+            payload["figure_commands"] = {**commands, **{k: command for k in results}}
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(payload, indent=2) + "\n")
+        os.replace(partial, path)
     return path
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """Hold an exclusive lock on ``path``'s companion ``.<name>.lock`` file (POSIX ``flock``) for the block."""
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def seed_summary(results: dict, name: str) -> dict:
+    """``{name}`` (mean), ``{name}_sd`` (sample sd, 0 for one seed) and ``{name}_seeds`` over the ``{name}_seed{k}``
+    figures in ``results``."""
+    import numpy as np
+
+    prefix = f"{name}_seed"
+    values = np.asarray([v for k, v in results.items() if k.startswith(prefix) and k[len(prefix):].isdigit()],
+                        dtype=float)
+    if values.size == 0:
+        return {}
+    return {name: float(np.mean(values)), f"{name}_sd": float(np.std(values, ddof=1)) if values.size > 1 else 0.0,
+            f"{name}_seeds": float(values.size)}
 
 
 def record_seed(results: dict, script_name: str, name: str, seed: int, value: float, quick: bool = False) -> None:
@@ -103,17 +136,8 @@ def record_seed(results: dict, script_name: str, name: str, seed: int, value: fl
     (or across sessions, with ``write_results(..., merge=True)``) accumulates:
     ``{name}_seed{k}``, ``{name}`` (mean), ``{name}_sd`` (sample sd, 0 for one seed), ``{name}_seeds``.
     """
-    import numpy as np
-
-    previous = read_results(script_name, quick)
     results[f"{name}_seed{seed}"] = value
-    prefix = f"{name}_seed"
-    seeds = {**{k: v for k, v in previous.items() if k.startswith(prefix) and k[len(prefix):].isdigit()},
-             **{k: v for k, v in results.items() if k.startswith(prefix) and k[len(prefix):].isdigit()}}
-    values = np.asarray(list(seeds.values()), dtype=float)
-    results[name] = float(np.mean(values))
-    results[f"{name}_sd"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
-    results[f"{name}_seeds"] = len(values)
+    results.update(seed_summary({**read_results(script_name, quick), **results}, name))
 
 
 def timed(fn, *args) -> float:

@@ -49,7 +49,37 @@ def test_a_write_lands_whole_so_that_a_concurrent_reader_sees_the_old_file_or_th
     benchmark_io.write_results("bench_x", {"b": 2}, argv=["scripts/bench_x.py"], merge=True)
     assert seen == [({"a": 1.0}, {"a": 1.0, "b": 2.0})]
     assert benchmark_io.read_results("bench_x") == {"a": 1.0, "b": 2.0}
-    assert [f.name for f in results_dir.iterdir()] == ["bench_x.json"]
+    assert sorted(f.name for f in results_dir.iterdir()) == [".bench_x.json.lock", "bench_x.json"]
+
+
+def test_a_merging_write_waits_for_another_runs_write_to_finish(results_dir):
+    """Two runs merging into one file: a write made while another holds the lock would drop that run's figures."""
+    import threading
+
+    benchmark_io.write_results("bench_x", {"a": 1}, argv=["scripts/bench_x.py"])
+    writer = threading.Thread(
+        target=benchmark_io.write_results, args=("bench_x", {"b": 2}), kwargs={"argv": ["bench_x.py"], "merge": True}
+    )
+    with benchmark_io._locked(results_dir / "bench_x.json"):  # the other run, between its read and its write
+        writer.start()
+        writer.join(timeout=0.5)
+        assert writer.is_alive() and benchmark_io.read_results("bench_x") == {"a": 1.0}
+        other = {"command": "python bench_x.py", "results": {"a": 1.0, "c": 3.0}}
+        (results_dir / "bench_x.json").write_text(json.dumps(other))  # its write
+    writer.join()
+    assert benchmark_io.read_results("bench_x") == {"a": 1.0, "b": 2.0, "c": 3.0}
+
+
+def test_seed_means_count_seeds_another_run_recorded_after_this_one_read_the_file(results_dir):
+    """Runs of two seeds of one figure, in parallel: the last write's mean covers both seeds."""
+    first, second = {}, {}
+    benchmark_io.record_seed(first, "bench_x", "ess", 0, 0.5)
+    benchmark_io.record_seed(second, "bench_x", "ess", 1, 0.7)  # before the first run writes
+    benchmark_io.write_results("bench_x", first, argv=["bench_x.py"], merge=True)
+    benchmark_io.write_results("bench_x", second, argv=["bench_x.py"], merge=True)
+    recorded = benchmark_io.read_results("bench_x")
+    assert recorded["ess_seeds"] == 2 and recorded["ess"] == pytest.approx(0.6)
+    assert recorded["ess_sd"] == pytest.approx(0.1414, abs=1e-4)
 
 
 def test_the_machine_record_names_the_cpu_and_jaxlib(results_dir):
