@@ -44,23 +44,20 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-import benchmark_io  # noqa: E402
-from jaxsamp.core import ensemble, run, thin  # noqa: E402
-from jaxsamp.diagnostics.discrepancies import wasserstein2_1d  # noqa: E402
-from jaxsamp.mcmc.annealed_langevin import annealed_langevin, power_schedule  # noqa: E402
-from jaxsamp.mcmc.randomized_midpoint import (  # noqa: E402
+import benchmark_io
+from jaxsamp.core import ensemble, run, thin
+from jaxsamp.diagnostics.discrepancies import wasserstein2_1d
+from jaxsamp.experiments.plots import pyplot, save_figure
+from jaxsamp.mcmc.annealed_langevin import annealed_langevin, power_schedule
+from jaxsamp.mcmc.randomized_midpoint import (
     overdamped_randomized_midpoint,
     underdamped_randomized_midpoint,
 )
-from jaxsamp.mcmc.speculative_langevin import speculative_langevin  # noqa: E402
-from jaxsamp.mcmc.ula import ula  # noqa: E402
-from jaxsamp.targets import GaussianMixture  # noqa: E402
+from jaxsamp.mcmc.speculative_langevin import speculative_langevin
+from jaxsamp.mcmc.ula import ula
+from jaxsamp.targets import GaussianMixture
 
 PLOTS = Path(__file__).resolve().parent.parent / "benchmarks"  # where a full run saves its plots
 
@@ -94,15 +91,13 @@ def midpoint_figures(quick: bool, plots: Path) -> dict:
     for j, h in enumerate(step_sizes):
         for i, (name, build) in enumerate(builders.items()):
             curves[name].append(_stationary_var(build(h), jax.random.key(100 * j + i), chains, dim, int(steps * 0.5 / h)))
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    fig, ax = pyplot().subplots(figsize=(5, 3.5))
     for name, values in curves.items():
         ax.plot(step_sizes, values, "o-", label=name)
     ax.axhline(4.0, color="k", lw=0.8, ls="--", label="exact")
     ax.set(xlabel="step size h", ylabel="Var(x)", title="f = x^2/8: stationary variance")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(plots / "rmm_variance.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, plots / "rmm_variance.png", dpi=120)
     last = step_sizes.index(0.5)
     return {
         "rmm_var_h05": curves["rmm"][last],
@@ -127,14 +122,12 @@ def speculative_figures(quick: bool, plots: Path) -> dict:
         kernel = ensemble(speculative_langevin(log_pi, h, window=window, num_steps=ula_steps))
         _, infos = run(kernel.step, kernel.init(x0), jax.random.key(window), 4, trace=lambda s, i: i, progress=False)
         ratios[window] = ula_steps / float(np.mean(np.asarray(infos.num_sequential_calls)))
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    fig, ax = pyplot().subplots(figsize=(5, 3.5))
     ax.plot(list(ratios), list(ratios.values()), "o-")
     ax.axhline(1.8, color="k", lw=0.8, ls="--", label="goal 1.8")
     ax.set(xlabel="draft window L", ylabel="ULA calls / speculative calls", title=f"speculative ULA, d={dim}, h={h}")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(plots / "speculative_calls.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, plots / "speculative_calls.png", dpi=120)
     out = {"speculative_calls_ratio": max(ratios.values())}
     out.update({f"speculative_calls_ratio_L{w}": r for w, r in ratios.items()})
     return out
@@ -165,15 +158,13 @@ def annealed_figures(quick: bool, plots: Path) -> dict:
         for i, (s, m) in enumerate(zip(seps, mixtures)):
             exact = np.asarray(m.sample(jax.random.key(13 + i), 100_000)) @ axis
             out[f"{name}_w2_sep{int(s)}"] = wasserstein2_1d(along_axis[:, i], exact)
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    fig, ax = pyplot().subplots(figsize=(5, 3.5))
     for name in runs:
         ax.plot(seps, [out[f"{name}_w2_sep{int(s)}"] for s in seps], "o-", label=name.upper())
     ax.set(xlabel="mode separation", ylabel="W2 along the mode axis", yscale="log",
            title=f"2-mode mixture, d={dim}, {budget} gradients")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(plots / "almc_vs_lmc_w2.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, plots / "almc_vs_lmc_w2.png", dpi=120)
     return out
 
 
@@ -236,14 +227,12 @@ def smc_and_discrete_figures(quick: bool, plots: Path) -> dict:
         jax.block_until_ready(step(jax.random.key(2), state))
         out[name] = chains * attempts / (time.perf_counter() - start)
 
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    fig, ax = pyplot().subplots(figsize=(5, 3.5))
     for label, ts in schedules.items():
         ax.plot(np.arange(1, len(ts) + 1), ts, ".-", label=f"{label} ({len(ts)} levels)")
     ax.set(xlabel="level", ylabel="temperature t", title=f"SMC adaptive tempering, CESS {cess}, {particles} particles")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(plots / "smc_schedules.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, plots / "smc_schedules.png", dpi=120)
     return out
 
 

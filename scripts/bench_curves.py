@@ -200,7 +200,7 @@ def velocity_figure(path: Path, speeds: dict, title: str) -> None:
 
 
 def samples_figure(path: Path, target, samples: dict) -> None:
-    from jaxsamp.experiments.plots import pyplot
+    from jaxsamp.experiments.plots import pyplot, save_figure
 
     plt = pyplot()
     n = len(next(iter(samples.values())))
@@ -226,15 +226,13 @@ def samples_figure(path: Path, target, samples: dict) -> None:
         ax.set_ylim(Y.min(), Y.max())
         ax.set_aspect("equal")
         ax.set_title(label, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
     print(f"  -> {path}", flush=True)
 
 
 def exact_velocity_figure(path: Path, half_separations=(2.0, 3.0, 4.0)) -> dict:
     """The exact 1-D speeds (root mean square over rho_t) of the linear and gradient-flow curves; their peaks."""
-    from jaxsamp.experiments.plots import pyplot
+    from jaxsamp.experiments.plots import pyplot, save_figure
 
     plt = pyplot()
     times, peaks = np.linspace(0.02, 0.98, 49), {}
@@ -253,9 +251,7 @@ def exact_velocity_figure(path: Path, half_separations=(2.0, 3.0, 4.0)) -> dict:
     ax.set_ylabel("exact rms speed sqrt(E v_t^2)")
     ax.set_title("1-D two-mode mixture (weights 1:3, sd 0.5) from N(0, 1)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     print(f"  -> {path}", flush=True)
     return peaks
 

@@ -162,7 +162,7 @@ def plot_curves(results: dict, reward: str, quick: bool, suffix: str = "") -> No
 
     ``suffix`` is the budget's (:func:`budget_suffix`): its runs get a figure of their own.
     """
-    from jaxsamp.experiments.plots import pyplot
+    from jaxsamp.experiments.plots import pyplot, save_figure
 
     plt = pyplot()
     fig, axes = plt.subplots(2, len(LOSSES), figsize=(4 * len(LOSSES), 6.5), squeeze=False)
@@ -186,10 +186,8 @@ def plot_curves(results: dict, reward: str, quick: bool, suffix: str = "") -> No
         if axes[0, col].lines:
             axes[0, col].legend(fontsize=7)
     fig.suptitle(f"hypergrid {'8x8 (quick)' if quick else '20^4'}, {reward} reward")
-    fig.tight_layout()
     path = benchmark_io.RESULTS_DIR / f"{SCRIPT}_curves_{reward}{suffix}{'_quick' if quick else ''}.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
     print(f"  -> {path}", flush=True)
 
 

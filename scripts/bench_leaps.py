@@ -134,7 +134,7 @@ from benchmark_io import best_seconds, read_results, record_seed, results_path, 
 from jaxsamp.core import checkpoint as ckpt
 from jaxsamp.core import run
 from jaxsamp.core.errors import CheckpointError
-from jaxsamp.experiments.plots import pyplot
+from jaxsamp.experiments.plots import pyplot, save_figure
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.leaps.simulation import metropolis_correction
 from jaxsamp.learned.leaps.simulation import simulate as leaps_simulate
@@ -389,9 +389,7 @@ def plot_curves(results: dict, seeds, path: Path) -> None:
         ax.set_title(f"{rule}, seeds {list(seeds)}", fontsize=10)
     axes[1].set_ylabel("")
     fig.suptitle(f"LEAPS, Ising {L}x{L} at beta = {BETA}, {SAMPLING_STEPS} sampling steps", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def plot_l15_curves(results: dict) -> None:
@@ -404,9 +402,7 @@ def plot_l15_curves(results: dict) -> None:
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     draw_ess_curves(ax, series, goals, log_scale=True)
     ax.set_title(f"LEAPS at {L15}x{L15}, the chosen network per problem")
-    fig.tight_layout()
-    fig.savefig(CURVE_PLOT_L15, dpi=120)
-    plt.close(fig)
+    save_figure(fig, CURVE_PLOT_L15, dpi=120)
 
 
 def sample_figures(name: str, draws: dict, exact: float, lattice: str = "L8") -> dict:

@@ -143,7 +143,7 @@ def train_diffusion(method, loss, target_name, seed, quick, n_eval: int, n_sets:
 
 def plot_modes(target_name, seed, samples: dict, quick):
     """Samples of each 2-D run over the target's density, with exact samples in the last panel."""
-    from jaxsamp.experiments.plots import pyplot
+    from jaxsamp.experiments.plots import pyplot, save_figure
 
     plt = pyplot()
     target = build_target(target_name)
@@ -162,11 +162,9 @@ def plot_modes(target_name, seed, samples: dict, quick):
         ax.set_aspect("equal")
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.tight_layout()
     suffix = "_quick" if quick else ""
     path = benchmark_io.RESULTS_DIR / f"bench_paths_{target_name}_seed{seed}{suffix}.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
     print(f"  -> {path}", flush=True)
 
 

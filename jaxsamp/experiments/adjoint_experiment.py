@@ -116,9 +116,7 @@ def _histogram(path: Path, generated: np.ndarray, reference: np.ndarray | None, 
     ax.set_xlabel(xlabel)
     ax.set_title(title)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save_figure(fig, path)
 
 
 def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: Path | None = None, title: str = "") -> dict:

@@ -231,9 +231,7 @@ def sample_grid(
         ax.set_title(name)
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save_figure(fig, path)
     return path
 
 

@@ -97,9 +97,7 @@ def curve_snapshots(
         f"{title}: the curve rho_t ∝ exp(-f_t)"
         + (" and the flow's samples" if curve.dim == 2 else ", f_t - min f_t")
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    plots.save_figure(fig, path, dpi=100)
     return path
 
 
@@ -115,9 +113,7 @@ def velocity_plot(path: Path, speeds: dict, title: str) -> Path:
     ax.set_ylabel("|v_t(x_t)| over the samples")
     ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save_figure(fig, path)
     return path
 
 

@@ -91,9 +91,7 @@ def curves_plot(path: Path, curves: dict, title: str) -> Path:
         ax.grid(alpha=0.3)
     axes[0].legend(title="backward policy", fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save_figure(fig, path)
     return path
 
 

@@ -153,9 +153,7 @@ def plot_order_parameter(path: Path, target, got: dict, ref: dict, source: str, 
     ax.set_ylabel("density")
     ax.set_title(f"{title}: <{label.strip('|')}|> {got['abs_order']:.4f} vs {ref['abs_order']:.4f}")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save_figure(fig, path)
 
 
 def plot_two_point(path: Path, got: np.ndarray, ref: np.ndarray, source: str, title: str) -> None:
@@ -168,9 +166,7 @@ def plot_two_point(path: Path, got: np.ndarray, ref: np.ndarray, source: str, ti
     ax.set_ylabel("G(r)")
     ax.set_title(f"{title}: connected two-point function")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save_figure(fig, path)
 
 
 def plot_log_weights(path: Path, samples: dict[str, WeightedSamples], title: str) -> None:
@@ -182,9 +178,7 @@ def plot_log_weights(path: Path, samples: dict[str, WeightedSamples], title: str
     ax.set_xlabel("A - mean(A)")
     ax.set_title(f"{title}: log-weights")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save_figure(fig, path)
 
 
 # --------------------------------------------------------------------------

@@ -140,9 +140,7 @@ def lppd_plot(path: Path, curves: dict, de: tuple[float, float], title: str) -> 
     ax.set_ylabel("test LPPD")
     ax.set_title(title)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save_figure(fig, path)
     return path
 
 

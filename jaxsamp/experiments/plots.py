@@ -17,6 +17,14 @@ def pyplot():
     return plt
 
 
+def save_figure(fig, path, dpi: int = 110) -> Path:
+    """Lay ``fig`` out, write it to ``path`` (PNG) and close it, so that long runs that plot often hold no figures."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+    return Path(path)
+
+
 def samples_over_density(path: Path, log_prob_grid, samples: np.ndarray, extent, title: str, reference: np.ndarray | None = None) -> Path:
     """Scatter of 2-D ``samples`` over the contours of a log density.
 
@@ -37,9 +45,7 @@ def samples_over_density(path: Path, log_prob_grid, samples: np.ndarray, extent,
         ax.set_xlim(extent[:2])
         ax.set_ylim(extent[2:])
         ax.set_aspect("equal")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 
@@ -59,9 +65,7 @@ def density_comparison(path: Path, log_p_grid, log_q_grid, extent, title: str) -
         ax.contourf(X, Y, np.nan_to_num(density), levels=levels, cmap="Blues")
         ax.set_title(f"{title}: {label}")
         ax.set_aspect("equal")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 
@@ -78,9 +82,7 @@ def marginals(path: Path, samples: np.ndarray, reference: np.ndarray | None, tit
         ax.set_title(f"x[{j}]")
     axes[0][0].legend()
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 
@@ -93,9 +95,7 @@ def trace_plot(path: Path, series: dict[str, np.ndarray], title: str) -> Path:
         ax.set_ylabel(name)
     axes[-1, 0].set_xlabel("step")
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 
@@ -128,9 +128,7 @@ def trace_and_rank(path: Path, draws: np.ndarray, title: str, max_dims: int = 4,
     axes[-1, 0].set_xlabel("draw")
     axes[-1, 1].set_xlabel("rank among the shown chains' draws")
     fig.suptitle(f"{title}: {min(chains, max_chains)} of {chains} chains")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 

@@ -66,9 +66,7 @@ def paths_plot(path: Path, target, paths: list[np.ndarray], title: str) -> Path:
     ax.set_aspect("equal")
     ax.set_title(title)
     ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save_figure(fig, path)
     return path
 
 

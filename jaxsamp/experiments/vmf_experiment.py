@@ -174,9 +174,7 @@ def run_vmf_exploration(cfg, target: VonMisesFisher, settings: VmfExplorationSet
     ax.set_ylabel("selection probability per bin")
     ax.set_title(f"{cfg.name}: d = {query.shape[0]}, kappa = {kappa:g}, n = {settings.num_actions:,}")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(run_dir / "selection_probabilities.png", dpi=110)
-    plt.close(fig)
+    plots.save_figure(fig, run_dir / "selection_probabilities.png")
     return metrics
 
 
