@@ -50,7 +50,7 @@ recorded, whichever way it goes (at 80 000 trajectories naive led; TLM's backwar
 x0.999 per step, so its P_B is nearly frozen after about 3000 iterations, while the naive P_B keeps adapting).
 
 Usage: python scripts/bench_gflownet.py [--quick] [--rewards standard hard] [--losses ...] [--policies ...]
-       [--seeds 0 1 2] [--trajectories N] [--skip-rollout | --rollout-only]
+       [--seeds 0 1 2] [--trajectories N] [--skip-rollout | --rollout-only | --plot-only]
 """
 
 from __future__ import annotations
@@ -158,33 +158,42 @@ def rollout_throughput(quick: bool) -> float:
 
 
 def plot_curves(results: dict, reward: str, quick: bool, suffix: str = "") -> None:
-    """L1 and KL against trajectories: one column per loss, one line per backward policy (mean over seeds).
+    """L1 and KL against trajectories: one column per loss run at this budget, one line per backward policy (mean
+    over seeds, shaded between the lowest and highest seed).
 
     ``suffix`` is the budget's (:func:`budget_suffix`): its runs get a figure of their own.
     """
     from jaxsamp.experiments.plots import pyplot, save_figure
 
+    def curves_of(loss, policy):
+        prefix = f"{loss}_{policy}_{reward}{suffix}_curve_seed"
+        return [v for k, v in results.items() if k.startswith(prefix) and k[len(prefix):].isdigit()]
+
+    losses = [loss for loss in LOSSES if any(curves_of(loss, policy) for policy in POLICIES)]
+    if not losses:
+        print(f"  (no {reward}-reward learning curves recorded at this budget: no plot)", flush=True)
+        return
     plt = pyplot()
-    fig, axes = plt.subplots(2, len(LOSSES), figsize=(4 * len(LOSSES), 6.5), squeeze=False)
-    for col, loss in enumerate(LOSSES):
+    fig, axes = plt.subplots(2, len(losses), figsize=(4 * len(losses) + 1, 6.5), squeeze=False)
+    for col, loss in enumerate(losses):
         for policy in POLICIES:
-            prefix = f"{loss}_{policy}_{reward}{suffix}_curve_seed"
-            curves = [v for k, v in results.items() if k.startswith(prefix)]
+            curves = curves_of(loss, policy)
             if not curves:
                 continue
             length = min(len(c["l1"]) for c in curves)
             x = np.asarray(curves[0]["trajectories"][:length])
             for row, name in enumerate(("l1", "kl")):
-                y = np.mean([c[name][:length] for c in curves], axis=0)
-                axes[row, col].plot(x, y, label=f"{policy} ({len(curves)} seeds)")
+                y = np.asarray([c[name][:length] for c in curves])
+                line, = axes[row, col].plot(x, y.mean(axis=0), label=f"{policy} ({len(curves)} seeds)")
+                if len(curves) > 1:
+                    axes[row, col].fill_between(x, y.min(axis=0), y.max(axis=0), color=line.get_color(), alpha=0.2)
         axes[0, col].set_title(loss)
         for row, name in enumerate(("L1 (last-N empirical)", "KL(pi || pi_hat)")):
             axes[row, col].set_yscale("log")
             axes[row, col].set_ylabel(name)
             axes[row, col].grid(alpha=0.3)
         axes[1, col].set_xlabel("trajectories")
-        if axes[0, col].lines:
-            axes[0, col].legend(fontsize=7)
+        axes[0, col].legend(fontsize=7)
     fig.suptitle(f"hypergrid {'8x8 (quick)' if quick else '20^4'}, {reward} reward")
     path = benchmark_io.RESULTS_DIR / f"{SCRIPT}_curves_{reward}{suffix}{'_quick' if quick else ''}.png"
     save_figure(fig, path, dpi=100)
@@ -204,9 +213,18 @@ def main(argv=None):
     parser.add_argument("--skip-rollout", action="store_true", help="do not measure rollout_trajectories_per_s")
     parser.add_argument("--rollout-only", action="store_true",
                         help="only measure rollout_trajectories_per_s (a timing: run it alone on the machine)")
+    parser.add_argument("--plot-only", action="store_true",
+                        help="train nothing: draw the learning curves of --rewards at --trajectories from the "
+                             "results file (e.g. after runs made in parts)")
     args = parser.parse_args(argv)
     if args.skip_rollout and args.rollout_only:
         parser.error("--skip-rollout and --rollout-only exclude each other")
+    suffix = "" if args.quick else budget_suffix(args.trajectories)
+    rewards = args.rewards[:1] if args.quick else args.rewards
+    if args.plot_only:
+        for reward in rewards:
+            plot_curves(benchmark_io.read_results(SCRIPT, args.quick), reward, args.quick, suffix)
+        return
     results: dict = {}
 
     def save():
@@ -219,13 +237,12 @@ def main(argv=None):
         save()
     if args.rollout_only:
         return
-    rewards = args.rewards[:1] if args.quick else args.rewards
     seeds = args.seeds[:1] if args.quick else args.seeds
     runs = QUICK_RUNS if args.quick else [(loss, policy) for loss in args.losses for policy in args.policies]
     for seed in seeds:
         for reward in rewards:
             for loss, policy in runs:
-                name = f"{loss}_{policy}_{reward}{'' if args.quick else budget_suffix(args.trajectories)}"
+                name = f"{loss}_{policy}_{reward}{suffix}"
                 figures, curve = train(loss, policy, reward, seed, args.quick, args.trajectories)
                 for fig, value in figures.items():
                     benchmark_io.record_seed(results, SCRIPT, f"{name}_{fig}", seed, value, args.quick)
@@ -234,7 +251,7 @@ def main(argv=None):
                 save()
     merged = benchmark_io.read_results(SCRIPT, args.quick)
     for reward in rewards:
-        plot_curves(merged, reward, args.quick, "" if args.quick else budget_suffix(args.trajectories))
+        plot_curves(merged, reward, args.quick, suffix)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Run bench_gflownet in --quick mode so the script never rots (figures present and in range; no timing asserted)."""
 
 import pytest
-from _quick_bench import run_quick
+from _quick_bench import quick_payload, run_quick
 
 
 def test_bench_gflownet_quick(tmp_path):
@@ -13,7 +13,13 @@ def test_bench_gflownet_quick(tmp_path):
     assert out[f"{name}_kl"] > 0 and out[f"{name}_policy_kl"] > 0 and out[f"{name}_logz_abs_err"] >= 0
     assert 0 <= out[f"{name}_modes_found"] <= 4 and out[f"{name}_train_trajectories_per_s"] > 0
     assert len(out[f"{name}_curve_seed0"]["l1"]) == 3
-    assert (tmp_path / "bench_gflownet_curves_standard_quick.png").stat().st_size > 0
+    plot = tmp_path / "bench_gflownet_curves_standard_quick.png"
+    assert plot.stat().st_size > 0
+    # runs made in parts: --plot-only redraws the curves from the results file and trains nothing
+    plot.unlink()
+    before = (tmp_path / "bench_gflownet_quick.json").read_text()
+    quick_payload("gflownet", "--plot-only", results_dir=tmp_path)
+    assert plot.stat().st_size > 0 and (tmp_path / "bench_gflownet_quick.json").read_text() == before
 
 
 def test_another_budget_names_its_figures_and_keeps_a_fifth_as_history(monkeypatch):
