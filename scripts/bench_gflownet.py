@@ -219,6 +219,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.skip_rollout and args.rollout_only:
         parser.error("--skip-rollout and --rollout-only exclude each other")
+    if args.plot_only and args.rollout_only:
+        parser.error("--plot-only and --rollout-only exclude each other")
     suffix = "" if args.quick else budget_suffix(args.trajectories)
     rewards = args.rewards[:1] if args.quick else args.rewards
     if args.plot_only:

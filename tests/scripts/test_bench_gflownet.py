@@ -35,3 +35,5 @@ def test_another_budget_names_its_figures_and_keeps_a_fifth_as_history(monkeypat
     assert script["budget_size"](80_000) == script["FULL"]
     with pytest.raises(SystemExit, match="multiple of 16"):
         script["budget_size"](1000)
+    with pytest.raises(SystemExit):  # argparse's usage error
+        script["main"](["--plot-only", "--rollout-only"])
