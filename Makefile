@@ -27,25 +27,18 @@ $(VENV)/.installed-docs: pyproject.toml | $(PY)
 run: $(VENV)/.installed-run
 	$(VENV)/bin/jaxsamp run quickstart
 
-# Test workers: one more than the cores. Many tests wait on child processes
-# (notebook kernels, the 8-device and two-process children, the device script's
-# workers, pip in the wheel test), and the extra worker fills those gaps: the whole
-# suite, back to back on one quiet 2-core machine (2026-12-06), took 937 s with
-# one worker per core and 880 s with three.
-WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
-
 # The whole suite, the 8-device and two-process tests included (they start
-# their own child processes), an idle worker stealing queued tests from a busy
-# one so that no worker is left with a tail of long tests; the 30 slowest tests
-# are listed at the end, to keep the suite inside its 15-minute aim.
-# tests/conftest.py sets XLA's fast-compile flags.
+# their own child processes), one pytest-xdist worker per core, an idle worker
+# stealing queued tests from a busy one so that no worker is left with a tail of
+# long tests; the 30 slowest tests are listed at the end, to keep the suite
+# inside its 15-minute aim. tests/conftest.py sets XLA's fast-compile flags.
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q -n $(WORKERS) --dist worksteal --durations=30
+	$(PY) -m pytest -q -n auto --dist worksteal --durations=30
 
 # The edit loop: everything but the long statistical runs, the benchmark
 # scripts, the notebooks and the multi-device/multi-process children.
 test-fast: $(VENV)/.installed-test
-	$(PY) -m pytest -q -n $(WORKERS) --dist worksteal -m "not slow and not multidevice" --ignore=tests/scripts --ignore=tests/notebooks
+	$(PY) -m pytest -q -n auto --dist worksteal -m "not slow and not multidevice" --ignore=tests/scripts --ignore=tests/notebooks
 
 # The documentation site into docs/_build/html; a warning is an error,
 # and --keep-going reports every warning before failing. The API pages (docs/api) are

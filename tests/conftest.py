@@ -6,8 +6,8 @@ about 8 s -> 4.5 s on a loaded 2-core machine) and runs them as fast as the defa
 compiles a little faster still, but the long-running statistical tests then run 20-40 % slower).
 Also skipping LLVM's expensive passes (``--xla_llvm_disable_expensive_passes=true``) was tried and left out:
 four one-run comparisons of user CPU time gave -6, -17, -2 and +7 %, within this machine's noise.
-XLA also splits each program's LLVM module into parts compiled on parallel threads; with a test worker (or more) on
-every core that buys no wall time and costs CPU, so the split is off (``--xla_cpu_parallel_codegen_split_count=1``):
+XLA also splits each program's LLVM module into parts compiled on parallel threads; with two test workers on
+two cores that buys no wall time and costs CPU, so the split is off (``--xla_cpu_parallel_codegen_split_count=1``):
 user CPU time, alternating runs on a loaded machine, 2026-12-06: the 8-device data-parallel child 40.6, 40.9,
 41.5, 40.8 s with the split against 37.0, 37.9 s without; the ASBS and AISIVI test modules 56.7, 60.9 s against
 54.6, 52.6 s (about 8 % less). Results do not change: 20 ASBS epochs on DW-4 end with the same
