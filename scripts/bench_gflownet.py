@@ -36,7 +36,8 @@ Protocol (fixed before the first run):
 * **Seeds 0, 1, 2**: each figure is recorded per seed (``..._seed{k}``) as soon as its run ends (the JSON
   merges); ``{figure}`` and ``{figure}_sd`` are the mean and sd over the seeds recorded so far. The learning
   curves (``{run}_curve_seed{k}``) go into the JSON and into ``bench_gflownet_curves_{reward}.png``: L1
-  and KL against trajectories, one panel per loss, every backward policy in each panel (mean over seeds).
+  and KL against trajectories, one panel per loss run, every backward policy in each panel (mean over seeds,
+  their range shaded). ``--plot-only`` draws them again from the JSON, e.g. after runs made in parts.
 
 Protocol at the paper's budget (issue 44; fixed 2026-12-05, before any run): ``--trajectories 1000000``, i.e.
 62 500 iterations of 16 trajectories per run, everything else as above except the history of terminal states
