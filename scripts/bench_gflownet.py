@@ -50,14 +50,22 @@ Figures are named ``{loss}_{pb}_{reward}_1000k_{figure}`` beside the 80 000-traj
 recorded, whichever way it goes (at 80 000 trajectories naive led; TLM's backward learning rate decays
 x0.999 per step, so its P_B is nearly frozen after about 3000 iterations, while the naive P_B keeps adapting).
 
+Protocol for TLM with a constant backward rate (fixed 2026-12-06, after the 10^6 comparison above and before any run
+of it): does the decay explain why TLM trails naive? ``--trajectories 1000000 --policies tlm --backward-lr-decay 1``
+(backward Adam at 1e-3 throughout; everything else as above), losses ``db`` and ``subtb``, both rewards, seeds 0, 1, 2
+seed-major: 12 runs, figures ``{loss}_tlm_bdecay1_{reward}_1000k_...``. **Headline**: their ``policy_l1`` beside the
+recorded naive and decaying-TLM runs of the same seeds, mean ± sd, whichever way it goes. A variant of the paper's
+method, not its settings: it can explain the comparison above, not replace it.
+
 Usage: python scripts/bench_gflownet.py [--quick] [--rewards standard hard] [--losses ...] [--policies ...]
-       [--seeds 0 1 2] [--trajectories N] [--skip-rollout | --rollout-only | --plot-only]
+       [--seeds 0 1 2] [--trajectories N] [--backward-lr-decay D] [--skip-rollout | --rollout-only | --plot-only]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 
 import benchmark_io
@@ -99,13 +107,18 @@ def budget_suffix(trajectories: int) -> str:
 
 
 def train(loss: str, policy: str, reward: str, seed: int, quick: bool,
-          trajectories: int = DEFAULT_TRAJECTORIES) -> tuple[dict, dict]:
-    """One run of ``trajectories`` trajectories (the quick size ignores it); its final figures and learning curve."""
+          trajectories: int = DEFAULT_TRAJECTORIES, backward_lr_decay: float | None = None) -> tuple[dict, dict]:
+    """One run of ``trajectories`` trajectories (the quick size ignores it); its final figures and learning curve.
+
+    ``backward_lr_decay`` replaces TLM's per-step decay of its backward learning rate (the settings' 0.999).
+    """
     size = QUICK if quick else budget_size(trajectories)
     env = Hypergrid(size["dim"], size["side"], reward)
     eval_every = 20 if quick else EVAL_EVERY
+    decay = {} if backward_lr_decay is None else {"backward_lr_decay": backward_lr_decay}
     settings = GFlowNetSettings(
-        loss=loss, backward_policy=policy, hidden=size["hidden"], history_size=size["history"], eval_every=eval_every
+        loss=loss, backward_policy=policy, hidden=size["hidden"], history_size=size["history"], eval_every=eval_every,
+        **decay,
     )
     sampler = GFlowNet(env, settings, TRAJECTORIES_PER_ITERATION)
     key = jax.random.key(seed)
@@ -170,14 +183,18 @@ def plot_curves(results: dict, reward: str, quick: bool, suffix: str = "") -> No
         prefix = f"{loss}_{policy}_{reward}{suffix}_curve_seed"
         return [v for k, v in results.items() if k.startswith(prefix) and k[len(prefix):].isdigit()]
 
-    losses = [loss for loss in LOSSES if any(curves_of(loss, policy) for policy in POLICIES)]
+    # the backward policies and their variants (e.g. ``tlm_bdecay1``) recorded at this budget, in POLICIES' order
+    pattern = re.compile(rf"({'|'.join(LOSSES)})_((?:{'|'.join(POLICIES)})[\w.]*?)_{reward}{suffix}_curve_seed\d+")
+    labels = sorted({m.group(2) for k in results if (m := pattern.fullmatch(k))},
+                    key=lambda label: (POLICIES.index(label.split("_")[0]), label))
+    losses = [loss for loss in LOSSES if any(curves_of(loss, policy) for policy in labels)]
     if not losses:
         print(f"  (no {reward}-reward learning curves recorded at this budget: no plot)", flush=True)
         return
     plt = pyplot()
     fig, axes = plt.subplots(2, len(losses), figsize=(4 * len(losses) + 1, 6.5), squeeze=False)
     for col, loss in enumerate(losses):
-        for policy in POLICIES:
+        for policy in labels:
             curves = curves_of(loss, policy)
             if not curves:
                 continue
@@ -214,6 +231,9 @@ def main(argv=None):
     parser.add_argument("--skip-rollout", action="store_true", help="do not measure rollout_trajectories_per_s")
     parser.add_argument("--rollout-only", action="store_true",
                         help="only measure rollout_trajectories_per_s (a timing: run it alone on the machine)")
+    parser.add_argument("--backward-lr-decay", type=float, default=None, metavar="D",
+                        help="TLM only: decay its backward learning rate by D per step instead of 0.999 (1: "
+                             "constant); the figures are named {loss}_tlm_bdecay{D}_{reward}...")
     parser.add_argument("--plot-only", action="store_true",
                         help="train nothing: draw the learning curves of --rewards at --trajectories from the "
                              "results file (e.g. after runs made in parts)")
@@ -222,6 +242,9 @@ def main(argv=None):
         parser.error("--skip-rollout and --rollout-only exclude each other")
     if args.plot_only and args.rollout_only:
         parser.error("--plot-only and --rollout-only exclude each other")
+    if args.backward_lr_decay is not None and (args.policies != ["tlm"] or not 0 < args.backward_lr_decay <= 1):
+        parser.error("--backward-lr-decay D needs --policies tlm and 0 < D <= 1")
+    variant = "" if args.backward_lr_decay is None else f"_bdecay{args.backward_lr_decay:g}"
     suffix = "" if args.quick else budget_suffix(args.trajectories)
     rewards = args.rewards[:1] if args.quick else args.rewards
     if args.plot_only:
@@ -245,8 +268,9 @@ def main(argv=None):
     for seed in seeds:
         for reward in rewards:
             for loss, policy in runs:
-                name = f"{loss}_{policy}_{reward}{suffix}"
-                figures, curve = train(loss, policy, reward, seed, args.quick, args.trajectories)
+                name = f"{loss}_{policy}{variant}_{reward}{suffix}"
+                figures, curve = train(loss, policy, reward, seed, args.quick, args.trajectories,
+                                       args.backward_lr_decay)
                 for fig, value in figures.items():
                     benchmark_io.record_seed(results, SCRIPT, f"{name}_{fig}", seed, value, args.quick)
                 results[f"{name}_curve_seed{seed}"] = curve

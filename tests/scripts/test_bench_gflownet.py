@@ -20,6 +20,13 @@ def test_bench_gflownet_quick(tmp_path):
     before = (tmp_path / "bench_gflownet_quick.json").read_text()
     quick_payload("gflownet", "--plot-only", results_dir=tmp_path)
     assert plot.stat().st_size > 0 and (tmp_path / "bench_gflownet_quick.json").read_text() == before
+    # TLM with a constant backward rate: figures of its own, beside the decaying run's, and other numbers
+    variant = quick_payload("gflownet", "--skip-rollout", "--policies", "tlm", "--backward-lr-decay", "1",
+                            results_dir=tmp_path)["results"]
+    assert variant[f"{name}_policy_l1"] == out[f"{name}_policy_l1"]
+    assert 0 <= variant["tb_tlm_bdecay1_standard_policy_l1"] != out[f"{name}_policy_l1"]
+    with pytest.raises(SystemExit):
+        quick_payload("gflownet", "--policies", "naive", "tlm", "--backward-lr-decay", "1", results_dir=tmp_path)
 
 
 def test_another_budget_names_its_figures_and_keeps_a_fifth_as_history(monkeypatch):
