@@ -202,7 +202,7 @@ def plot_curves(results: dict, reward: str, quick: bool, suffix: str = "") -> No
             x = np.asarray(curves[0]["trajectories"][:length])
             for row, name in enumerate(("l1", "kl")):
                 y = np.asarray([c[name][:length] for c in curves])
-                line, = axes[row, col].plot(x, y.mean(axis=0), label=f"{policy} ({len(curves)} seeds)")
+                line, = axes[row, col].plot(x, y.mean(axis=0), label=f"{policy} ({len(curves)} seed{'s' * (len(curves) > 1)})")
                 if len(curves) > 1:
                     axes[row, col].fill_between(x, y.min(axis=0), y.max(axis=0), color=line.get_color(), alpha=0.2)
         axes[0, col].set_title(loss)
