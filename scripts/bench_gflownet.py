@@ -179,15 +179,14 @@ def plot_curves(results: dict, reward: str, quick: bool, suffix: str = "") -> No
     """
     from jaxsamp.experiments.plots import pyplot, save_figure
 
-    def curves_of(loss, policy):
-        prefix = f"{loss}_{policy}_{reward}{suffix}_curve_seed"
-        return [v for k, v in results.items() if k.startswith(prefix) and k[len(prefix):].isdigit()]
-
-    # the backward policies and their variants (e.g. ``tlm_bdecay1``) recorded at this budget, in POLICIES' order
+    # every recorded curve at this budget, by loss and backward policy or variant (e.g. ``tlm_bdecay1``)
     pattern = re.compile(rf"({'|'.join(LOSSES)})_((?:{'|'.join(POLICIES)})[\w.]*?)_{reward}{suffix}_curve_seed\d+")
-    labels = sorted({m.group(2) for k in results if (m := pattern.fullmatch(k))},
-                    key=lambda label: (POLICIES.index(label.split("_")[0]), label))
-    losses = [loss for loss in LOSSES if any(curves_of(loss, policy) for policy in labels)]
+    runs: dict[tuple[str, str], list] = {}
+    for key, curve in results.items():
+        if m := pattern.fullmatch(key):
+            runs.setdefault(m.groups(), []).append(curve)
+    labels = sorted({label for _, label in runs}, key=lambda label: (POLICIES.index(label.split("_")[0]), label))
+    losses = [loss for loss in LOSSES if any(loss == run_loss for run_loss, _ in runs)]
     if not losses:
         print(f"  (no {reward}-reward learning curves recorded at this budget: no plot)", flush=True)
         return
@@ -195,7 +194,7 @@ def plot_curves(results: dict, reward: str, quick: bool, suffix: str = "") -> No
     fig, axes = plt.subplots(2, len(losses), figsize=(4 * len(losses) + 1, 6.5), squeeze=False)
     for col, loss in enumerate(losses):
         for policy in labels:
-            curves = curves_of(loss, policy)
+            curves = runs.get((loss, policy))
             if not curves:
                 continue
             length = min(len(c["l1"]) for c in curves)
