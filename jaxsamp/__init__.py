@@ -24,6 +24,7 @@ from jaxsamp.core import (
     AnnealingPath,
     GeometricPath,
     Kernel,
+    LearnedSampler,
     Target,
     Trainer,
     WeightedSamples,
@@ -55,7 +56,7 @@ _LAZY = {
 }
 
 __all__ = [
-    "AnnealingPath", "Fitted", "GeometricPath", "Kernel", "Posterior", "Target", "Trainer", "WeightedSamples",
+    "AnnealingPath", "Fitted", "GeometricPath", "Kernel", "LearnedSampler", "Posterior", "Target", "Trainer", "WeightedSamples",
     "adaptive", "batch_mesh", "chain_mesh", "compose", "data_parallel", "ensemble", "guard_finite", "map_chains", "mixture",
     "on_blocks", "position_of", "register_position", "repeat", "robbins_monro_step_size", "run", "sample", "fit",
     "shard", "shard_state", "thin", *_SUBPACKAGES,

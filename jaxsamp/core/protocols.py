@@ -5,6 +5,9 @@ blackjax made standard (``blackjax.base.SamplingAlgorithm``):
 
 * :class:`Kernel` ``(init, step)`` -- a Markov kernel;
 * :class:`Trainer` ``(init, step)`` -- a learned sampler's training loop, same shape;
+* :class:`LearnedSampler` ``(init, step, sample, evaluate)`` -- a learned sampler: its training
+  and its trained sampling, key first everywhere (blackjax's ``VIAlgorithm`` shape), with the
+  :class:`TrainingHealth` that :func:`jaxsamp.fit` judges its training by;
 * :class:`WeightedSamples` ``(x, log_w, log_Z0)`` -- what every importance,
   annealed or learned sampler returns.
 
@@ -56,6 +59,74 @@ class Trainer(NamedTuple):
 
     init: Callable[[PRNGKey], State]
     step: Callable[[PRNGKey, State], tuple[State, Info]]
+
+
+class TrainingHealth(NamedTuple):
+    """What :func:`jaxsamp.fit` needs to know to judge a learned sampler's training, declared by the method.
+
+    The rules themselves are :func:`jaxsamp.diagnostics.health.training_warnings` (NaN/inf
+    loss, an explosion, no progress); these fields say how they apply to the method.
+
+    Attributes
+    ----------
+    judge_progress : bool
+        The loss is a fixed objective of the parameters, so a loss that does not fall
+        over a run means trouble. False where the loss's targets or data move with
+        training (adjoint matching, replay buffers), so that a rising loss need not.
+    stages : callable, optional
+        ``stages(history) -> {label: bool mask over steps}``: the steps judged apart,
+        each as a run of its own (ASBS's adjoint and corrector stages), or the only
+        steps that count (after a warm-up in which no update is made: AISIVI's
+        pretraining). Default: every step, one stage.
+    checks : callable, optional
+        ``checks(history) -> list of str``: the method's own warnings on its training
+        history (AISIVI: a collapsed reverse model).
+    """
+
+    judge_progress: bool = False
+    stages: Callable[[dict], dict] | None = None
+    checks: Callable[[dict], list] | None = None
+
+
+class LearnedSampler(NamedTuple):
+    """A learned sampler: its training (a :class:`Trainer`) and the sampler it trains, key first everywhere.
+
+    The shape of blackjax's ``VIAlgorithm``. Each method's ``build(target, settings=None, *,
+    batch_size=None, optimizer=None)`` returns one; :func:`jaxsamp.fit` is the one runner
+    that trains it.
+
+    Attributes
+    ----------
+    init : callable
+        ``init(rng_key) -> train_state``, a plain PyTree (networks as ``nnx.split`` state).
+    step : callable
+        ``step(rng_key, train_state) -> (train_state, metrics)``: one training update.
+    sample : callable
+        ``sample(rng_key, train_state, num_samples) -> WeightedSamples``: draws of the
+        trained sampler with their exact log-weights.
+    evaluate : callable
+        ``evaluate(rng_key, train_state, num_samples, **options) -> dict``: the canonical
+        figures (:func:`jaxsamp.diagnostics.weights.figures`) and the family's extras; an
+        option the method does not take is an :class:`~jaxsamp.core.errors.InputError`.
+    health : TrainingHealth
+        How its training is judged.
+    jit_sample : bool
+        ``sample`` is a pure function that :func:`jax.jit` may compile whole (with
+        ``num_samples`` static). False where it runs chains through the driver's host
+        loop (Bernoulli denoising), which compiles its own chunks.
+    """
+
+    init: Callable[[PRNGKey], State]
+    step: Callable[[PRNGKey, State], tuple[State, Info]]
+    sample: Callable[[PRNGKey, State, int], "WeightedSamples"]
+    evaluate: Callable[..., dict]
+    health: TrainingHealth = TrainingHealth()
+    jit_sample: bool = True
+
+    @property
+    def trainer(self) -> Trainer:
+        """The training alone, ``Trainer(init, step)``, as the driver and :func:`~jaxsamp.core.data_parallel.data_parallel` take it."""
+        return Trainer(self.init, self.step)
 
 
 def _log_mean_exp(log_w: jax.Array) -> jax.Array:

@@ -95,7 +95,7 @@ def convergence_warnings(r_hat, ess_bulk, num_chains: int) -> list[str]:
 
 
 def training_warnings(loss, *, ess: float | None = None, num_samples: int | None = None,
-                      judge_progress: bool = True) -> list[str]:
+                      judge_progress: bool = True, steps=None, label: str | None = None) -> list[str]:
     """Warnings about a learned sampler's training run, the same for every family; each one line.
 
     The rules, on the per-step training loss (the median of the first and of the last
@@ -121,6 +121,11 @@ def training_warnings(loss, *, ess: float | None = None, num_samples: int | None
         The number of weighted samples ``ess`` was computed on (needed with ``ess``).
     judge_progress : bool
         Flag a loss that did not decrease.
+    steps : bool array, shape (num_steps,), optional
+        The steps that count (those after a warm-up in which no update is made, or
+        one of two alternating stages, judged as a run of its own); default all.
+    label : str, optional
+        Prefixed to each warning (``"label: ..."``), to name one of several stages.
 
     Returns
     -------
@@ -128,6 +133,8 @@ def training_warnings(loss, *, ess: float | None = None, num_samples: int | None
         Empty for a healthy run.
     """
     loss = np.asarray(loss, np.float64)
+    if steps is not None:
+        loss = loss[np.asarray(steps, bool)]
     loss = loss.reshape(len(loss), -1).mean(axis=1) if loss.ndim > 1 else loss
     out = []
     nonfinite = int(np.sum(~np.isfinite(loss)))
@@ -161,7 +168,7 @@ def training_warnings(loss, *, ess: float | None = None, num_samples: int | None
             f"the ESS is {float(ess):.3g}, at its floor 1/{num_samples}: one sample carries nearly all the "
             "importance weight, the trained sampler misses the target"
         )
-    return out
+    return [f"{label}: {w}" for w in out] if label else out
 
 
 def inner_ess_warnings(inner_ess, num_inner: int) -> list[str]:

@@ -24,13 +24,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.diagnostics import health
 from jaxsamp.core import WeightedSamples, run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.core.target import ReferenceUnavailableError
 from jaxsamp.diagnostics import discrepancies, health
 from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
@@ -177,9 +177,9 @@ def training_warnings(loss: np.ndarray, corrector: np.ndarray, ess: float | None
     targets move with training, so a loss that rises is no sign of failure and progress is not judged;
     NaN/inf and explosion are, for each stage on its own epochs (their losses have different scales).
     """
-    out = learned_run_warnings(loss, judge_progress=False, steps=~corrector, ess=ess, num_samples=num_samples)
+    out = health.training_warnings(loss, judge_progress=False, steps=~corrector, ess=ess, num_samples=num_samples)
     if corrector.any():
-        out += learned_run_warnings(loss, judge_progress=False, steps=corrector, label="corrector matching")
+        out += health.training_warnings(loss, judge_progress=False, steps=corrector, label="corrector matching")
     return out
 
 

@@ -43,6 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.diagnostics import health
 from jaxsamp.core import ensemble, run
 from jaxsamp.core.errors import ConfigError, InputError
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
@@ -50,7 +51,6 @@ from jaxsamp.core.validation import PositiveFloat, PositiveInt, check_fields
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.diagnostics.binary_discrepancies import expected_tv_of_exact_samples, hamming_mmd, total_variation
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.binary import bernoulli_samplers as samplers
 from jaxsamp.learned.binary.bernoulli_denoising import (
     BernoulliDenoiser,
@@ -322,7 +322,7 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
         metrics["train_abs_m_err"] = abs(float(obs.mean_abs_magnetization(train)) - metrics["abs_m_exact"])
     # the denoiser's cross-entropy on a fixed training set is a fixed objective: judged for progress
     # (the samples are unweighted chains: no ESS)
-    warnings += learned_run_warnings(trace["loss"], judge_progress=True)
+    warnings += health.training_warnings(trace["loss"], judge_progress=True)
     metrics["warnings"] = warnings
 
     np.savez(

@@ -28,10 +28,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.diagnostics import health
 from jaxsamp.core import run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.curves import ode
 from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
 from jaxsamp.core.progress import phase
@@ -143,7 +143,7 @@ def run_boltzmann_curves(cfg, target, curve: BoltzmannCurve, run_dir: Path) -> d
             f"{figures['nonfinite_samples']} of {len(x)} ODE samples or weights were not finite: "
             "raise sampler.params.ode_steps or train longer"
         )
-    training = learned_run_warnings(
+    training = health.training_warnings(
         trace["loss"], judge_progress=curve.settings.fixed_objective, ess=figures.get("ess"),
         num_samples=len(x) - figures["nonfinite_samples"],
     )

@@ -24,7 +24,6 @@ from jaxsamp.core import run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.diagnostics import health
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.diffusion.pis_dds import METHODS, DiffusionSampler, DiffusionSettings
 from jaxsamp.core.progress import phase
 
@@ -61,7 +60,7 @@ def run_diffusion(cfg, target, sampler: DiffusionSampler, run_dir: Path) -> dict
         evaluation = sampler.evaluate(state, k_eval, cfg.run.num_eval_samples, forward=samples)
     metrics.update(evaluation)
     # the path losses (KL, log-variance, trajectory balance) are fixed objectives of the drift: judged for progress
-    metrics["warnings"] = health.sample_warnings(evaluation["nonfinite_paths"], cfg.run.num_eval_samples) + learned_run_warnings(
+    metrics["warnings"] = health.sample_warnings(evaluation["nonfinite_paths"], cfg.run.num_eval_samples) + health.training_warnings(
         trace["loss"], judge_progress=True, ess=evaluation.get("ess"),
         num_samples=cfg.run.num_eval_samples - evaluation["nonfinite_paths"],
     )

@@ -30,11 +30,11 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from jaxsamp.diagnostics import health
 from jaxsamp.core import run
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.gflownet.training import (
     BACKWARD_POLICIES,
     GFlowNet,
@@ -134,7 +134,7 @@ def run_gflownet(cfg, target, samplers: dict, run_dir: Path) -> dict:
         for name, values in curve.items():
             arrays[f"{policy}_{name}"] = values
         updating = np.arange(len(trace["loss"])) >= (sampler.settings.learning_starts + 1 if sampler.dqn else 0)
-        warnings += learned_run_warnings(trace["loss"], judge_progress=sampler.settings.judge_progress,
+        warnings += health.training_warnings(trace["loss"], judge_progress=sampler.settings.judge_progress,
                                          steps=updating, label=policy)
         if not len(curve["l1"]):
             warnings.append(

@@ -34,13 +34,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.diagnostics import health
 from jaxsamp.core import ensemble, run
 from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.leaps import simulation as leaps
 from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, free_energy_log_Z, weight_figures
 from jaxsamp.mcmc import discrete
@@ -238,7 +238,7 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
     main = samples[settings.weight_point]
     # the PINN loss is taken on a replay buffer of the model's own walkers over a curriculum that lengthens
     # the horizon: its data move with training, so progress is not judged; the ESS is the headline rule's
-    metrics["warnings"] = learned_run_warnings(loss, judge_progress=False, ess=float(main.ess),
+    metrics["warnings"] = health.training_warnings(loss, judge_progress=False, ess=float(main.ess),
                                                num_samples=cfg.run.num_eval_samples)
     if exact is not None:
         metrics["log_Z_free_energy_abs_err"] = abs(metrics["log_Z_free_energy"] - exact)

@@ -26,10 +26,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.diagnostics import health
 from jaxsamp.core import run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings, truncated_paths
 from jaxsamp.core.progress import phase
 
@@ -95,7 +95,7 @@ def run_tps_dps(cfg, target, sampler: TpsDps, run_dir: Path) -> dict:
         warnings.append(f"{diverged} of {len(positions)} evaluation paths diverged (non-finite positions): lower sampler.params.time_step")
     # the log-variance loss is taken on a buffer of paths rolled out at an annealed behaviour temperature:
     # its data move with training, so progress is not judged (no importance weights: no ESS)
-    warnings += learned_run_warnings(trace["loss"], judge_progress=False)
+    warnings += health.training_warnings(trace["loss"], judge_progress=False)
     if evaluation["hits"] == 0:
         warnings.append("no evaluation path reached the end state (THP 0): train longer")
     annealing = sampler.settings.annealing_rollouts

@@ -41,7 +41,6 @@ from jaxsamp.core.registry import EXPERIMENTS, LEARNED, ExperimentKind, build_le
 from jaxsamp.diagnostics import health
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.training_health import learned_run_warnings
 from jaxsamp.core.progress import phase
 
 METHODS = ("elbo", "snis_fkl", "softcvi", "aisivi", "bsivi")
@@ -61,7 +60,13 @@ def check(cfg, target):
     for key in cfg.sampler.params or {}:
         if key in MOVED:
             raise ConfigError(f"sampler {cfg.sampler.name!r}: params.{key} is now {MOVED[key]}")
-    samplers = {name: (lambda settings, name=name: LEARNED.entry(name).factory(target, settings, cfg.run.num_chains),
+    from jaxsamp.vi.aisivi import AISIVI, BSIVI
+    from jaxsamp.vi.elbo import ELBO
+    from jaxsamp.vi.snis_forward_kl import SNISForwardKL
+    from jaxsamp.vi.softcvi import SoftCVI
+
+    classes = {"softcvi": SoftCVI, "elbo": ELBO, "snis_fkl": SNISForwardKL, "aisivi": AISIVI, "bsivi": BSIVI}
+    samplers = {name: (lambda settings, name=name: classes[name](target, settings, cfg.run.num_chains),
                        LEARNED.entry(name).meta["settings"]) for name in METHODS}
     return build_learned_sampler(cfg, "vi", samplers)
 
@@ -107,9 +112,9 @@ def training_warnings(name: str, trace: dict, method, ess: float, num_samples: i
     """
     if name in SEMI_IMPLICIT:
         elbo = np.asarray(trace["elbo"])
-        return learned_run_warnings(-elbo, judge_progress=False, steps=np.arange(len(elbo)) >= method.pretrain_steps,
+        return health.training_warnings(-elbo, judge_progress=False, steps=np.arange(len(elbo)) >= method.pretrain_steps,
                                     ess=ess, num_samples=num_samples) + method.health_warnings(trace)
-    return learned_run_warnings(trace["loss"], judge_progress=name == "elbo", ess=ess, num_samples=num_samples)
+    return health.training_warnings(trace["loss"], judge_progress=name == "elbo", ess=ess, num_samples=num_samples)
 
 
 def run_vi(cfg, target, method, run_dir: Path) -> dict:

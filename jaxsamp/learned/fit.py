@@ -1,17 +1,15 @@
 """One-call training of a learned sampler: ``jaxsamp.fit(method, target, num_steps=...)`` returns a :class:`Fitted`.
 
-The learned samplers' counterpart of :func:`jaxsamp.sample`, and as thin: the
-method is built from the registry of learned methods (``jaxsamp list``) with its
-settings dataclass, trained by the one driver (:func:`jaxsamp.run`, so progress,
-checkpoints and resume are the driver's), and checked by the same health rules
-as an experiment run (:func:`jaxsamp.diagnostics.health.training_warnings`, plus the
-method's own ``health_warnings(history)`` where it has one, as AISIVI does).
-
-Every registered method is a :class:`~jaxsamp.core.Trainer` (``init(key)``,
-``step(key, state) -> (state, metrics)``) with ``sample(state, key, n) ->
-WeightedSamples`` and ``evaluate(state, key, n) -> dict``; :class:`Fitted` holds
-the trained state and calls them, so the user never chooses between a method's
-raw and averaged parameters.
+The one runner of learned samplers, for users, experiment kinds and benchmarks alike. The method is
+built by its family's ``build(target, settings, *, batch_size, optimizer)`` from the registry of
+learned methods (``jaxsamp list``), which returns a :class:`~jaxsamp.core.LearnedSampler`
+(``init(key)``, ``step(key, state)``, ``sample(key, state, n)``, ``evaluate(key, state, n,
+**options)``: key first everywhere); it is trained by the one driver (:func:`jaxsamp.run`, so
+progress, checkpoints and resume are the driver's) and judged by the health rules
+(:func:`jaxsamp.diagnostics.health.training_warnings`) as the method declares they apply
+(its :class:`~jaxsamp.core.TrainingHealth`: whether its loss must fall, the stages judged
+apart, its own checks). :class:`Fitted` holds the trained state and calls ``sample`` and
+``evaluate`` with it, so the user never chooses between a method's raw and averaged parameters.
 
 >>> import jax.numpy as jnp, jaxsamp
 >>> fitted = jaxsamp.fit("pis", lambda x: -0.5 * jnp.sum(x**2), init=jnp.zeros(2), num_steps=50,
@@ -26,22 +24,22 @@ such a field through ``settings=``; a keyword argument is always ``fit``'s.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
-import inspect
 import json
 import time
 import warnings
 from pathlib import Path
-from typing import Any
 
 import jax
 import numpy as np
+import optax
 
 from jaxsamp.core.data_parallel import BATCH, data_parallel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError, RunHealthError, RunHealthWarning
-from jaxsamp.core.protocols import WeightedSamples
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
 from jaxsamp.core.registry import LEARNED, validate_dataclass
 from jaxsamp.core.target import Target
 from jaxsamp.core.validation import as_key, check_int
@@ -54,27 +52,36 @@ class Fitted:
     Attributes
     ----------
     method : str
-        The registered name (or the sampler object's class name).
-    sampler : object
-        The method object: a Trainer with ``sample`` and ``evaluate``.
+        The registered name (``"LearnedSampler"`` for a sampler passed as an object).
+    sampler : LearnedSampler
+        The method's ``(init, step, sample, evaluate)``.
+    settings : dataclass or None
+        The method's settings as checked (None for a sampler passed as an object).
     state : PyTree
         The train state after training (checkpointable, shardable).
     history : dict of numpy arrays
         The per-step metrics of training, each of shape ``(num_steps, ...)``; the
-        keys are the method's (its class docstring lists them).
+        keys are the method's (the glossary, ``docs/glossary.md``, lists each).
     seconds : float
         Wall-clock seconds of training, compilation included.
+    compile_seconds : float
+        The part of ``seconds`` that JAX spent tracing, lowering and compiling (or
+        loading compiled programs from its cache); ``seconds - compile_seconds`` is
+        the training itself.
     warnings : list of str
         Health warnings of the training run (empty for a healthy one).
+    target_name : str
+        The target's name (``"data"`` for a method trained on data).
     """
 
-    def __init__(self, method: str, sampler, state, history: dict, seconds: float, warnings_: list[str]):
-        self.method, self.sampler, self.state = method, sampler, state
-        self.history, self.seconds, self.warnings = history, seconds, warnings_
+    def __init__(self, method: str, sampler: LearnedSampler, settings, state, history: dict, seconds: float,
+                 compile_seconds: float, warnings_: list[str], target_name: str = "data"):
+        self.target_name = target_name
+        self.method, self.sampler, self.settings, self.state = method, sampler, settings, state
+        self.history, self.seconds, self.compile_seconds, self.warnings = history, seconds, compile_seconds, warnings_
         # compiled once per number of samples, so that a second call with the same n only samples; a method
         # whose sample runs chains through the driver (host loop, progress bar) declares it and runs as is
-        host = getattr(sampler, "samples_through_the_driver", False)
-        self._sample = sampler.sample if host else jax.jit(sampler.sample, static_argnums=2)
+        self._sample = jax.jit(sampler.sample, static_argnums=2) if sampler.jit_sample else sampler.sample
 
     def sample(self, key, num_samples: int) -> WeightedSamples:
         """``num_samples`` weighted draws: ``WeightedSamples`` with ``.x``, ``.log_w``, ``.ess``, ``.log_Z``.
@@ -84,35 +91,33 @@ class Fitted:
         a ``TransitionPaths``, whose ``.log_Z`` is the path measure's, not the
         target's); the method's ``sample`` docstring says which. Compiled once per
         ``num_samples``: a second call with the same number only samples (a method
-        with ``samples_through_the_driver = True``, Bernoulli denoising, runs its
-        chains through the driver, whose compiled chunks are reused).
+        with ``jit_sample=False``, Bernoulli denoising, runs its chains through the
+        driver, whose compiled chunks are reused).
         """
         num_samples = check_int("num_samples", num_samples, ge=1)
-        return self._sample(self.state, as_key("key", key), num_samples)
+        return self._sample(as_key("key", key), self.state, num_samples)
 
     def evaluate(self, key, num_samples: int, **options) -> dict:
-        """The method's metrics against the target's exact answers / references (floats).
+        """The method's figures against the target's exact answers / references (floats).
 
-        ``options`` go to the method's own ``evaluate``: for the diffusion samplers (PIS, DDS,
+        ``options`` go to the method's own ``evaluate`` (an option it does not take is an
+        :class:`~jaxsamp.core.errors.InputError`): for the diffusion samplers (PIS, DDS,
         Adjoint Sampling, ASBS) ``sinkhorn=False`` skips the Sinkhorn divergence, the costliest
         figure (ε = 1e-3 on ``num_samples`` points; about half a minute at 2000 on 2 CPU cores),
         and ``reference=`` scores against samples of your own.
         """
         num_samples = check_int("num_samples", num_samples, ge=2)
-        accepted = inspect.signature(self.sampler.evaluate).parameters
-        known = [name for name in list(accepted)[3:] if accepted[name].kind is not inspect.Parameter.VAR_KEYWORD]
-        unknown = sorted(set(options) - set(known))
-        if unknown and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
-            raise InputError(f"{self.method}'s evaluate takes no option {', '.join(unknown)}",
-                             f"its options: {', '.join(known) or 'none'}")
-        out = self.sampler.evaluate(self.state, as_key("key", key), num_samples, **options)
+        try:
+            out = self.sampler.evaluate(as_key("key", key), self.state, num_samples, **options)
+        except InputError as err:
+            raise InputError(f"{self.method}: {err}", err.hint) from None
         return {k: float(v) for k, v in out.items()}
 
     def summary(self) -> str:
         """A few lines: method, training length and time, first and last loss, warnings."""
         steps = len(next(iter(self.history.values()))) if self.history else 0
-        on = getattr(getattr(self.sampler, "target", None), "name", "data")
-        lines = [f"{self.method} on {on}: {steps} training steps in {self.seconds:.1f} s"]
+        lines = [f"{self.method} on {self.target_name}: {steps} training steps in {self.seconds:.1f} s "
+                 f"({self.compile_seconds:.1f} s of it compiling)"]
         for name in ("loss", "ess", "log_Z_hat"):
             if name in self.history and steps:
                 values = np.asarray(self.history[name], float).reshape(steps, -1).mean(axis=1)
@@ -175,14 +180,59 @@ def _batch_axis(mesh) -> str:
     raise InputError(f"mesh has axes {tuple(mesh.shape)}: name the one to split the batch over {BATCH!r}")
 
 
+#: JAX's events for the time it spends making a compiled program: tracing to a jaxpr, lowering it, compiling it
+#: (or fetching it from the persistent cache)
+_COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
+                   "/jax/core/compile/backend_compile_duration", "/jax/compilation_cache/cache_retrieval_time_sec")
+
+
+@contextlib.contextmanager
+def compile_timer():
+    """Seconds JAX spends compiling while the block runs: yields a one-element list that holds the running total.
+
+    Listens to JAX's own compile-time events (``jax.monitoring``), so that training and
+    compilation are reported apart without compiling anything twice.
+    """
+    total = [0.0]
+
+    def listen(event: str, seconds: float, **_):
+        if event in _COMPILE_EVENTS:
+            total[0] += seconds
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield total
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+
+
+def training_warnings(history: dict, health_rules: TrainingHealth) -> list[str]:
+    """The health warnings of a training history, the rules applied as the method declares (:class:`TrainingHealth`).
+
+    The loss is judged per stage (``health_rules.stages``; default one stage of every
+    step) by :func:`jaxsamp.diagnostics.health.training_warnings`, then the method's own
+    ``checks`` are added.
+    """
+    found = []
+    if "loss" in history:
+        stages = health_rules.stages(history) if health_rules.stages is not None else {None: None}
+        for label, steps in stages.items():
+            found += health.training_warnings(history["loss"], judge_progress=health_rules.judge_progress,
+                                              steps=steps, label=label)
+    if health_rules.checks is not None:
+        found += health_rules.checks(history)
+    return found
+
+
 def fit(
     method,
-    target,
+    target=None,
     *,
     num_steps: int,
     key=0,
     settings=None,
     batch_size: int | None = None,
+    optimizer: optax.GradientTransformation | None = None,
     init=None,
     model_args: tuple = (),
     model_kwargs: dict | None = None,
@@ -197,11 +247,12 @@ def fit(
 
     Parameters
     ----------
-    method : str or sampler object
+    method : str or LearnedSampler
         A registered learned method (``jaxsamp list`` names them: ``"pis"``,
-        ``"dds"``, ``"adjoint"``, ``"asbs"``, ...), or an object with
-        ``init``/``step``/``sample``/``evaluate`` (then ``settings``,
-        ``batch_size`` and keyword settings must not be given).
+        ``"dds"``, ``"adjoint"``, ``"asbs"``, ...), or a
+        :class:`~jaxsamp.core.LearnedSampler` built already (then ``target``,
+        ``settings``, ``batch_size``, ``optimizer`` and keyword settings must not be
+        given: they went to its ``build``).
     target : Target, numpyro model, or callable
         A plain callable is a log density of one flat state: give ``init`` (one
         state) for its shape, as in :func:`jaxsamp.sample`. A method that does not
@@ -210,14 +261,18 @@ def fit(
         exact samples, a data set or an array of +-1 samples.
     num_steps : int
         Training steps (the method's unit: an update, or an epoch for the
-        adjoint-matching methods; the class docstrings say which).
+        adjoint-matching methods; the method's docstring says which).
     key : PRNG key or int
         Split into the initialisation key and the driver's key.
     settings : dataclass, optional
-        The method's settings (e.g. :class:`~jaxsamp.learned.diffusion_samplers.DiffusionSettings`);
+        The method's settings (e.g. :class:`~jaxsamp.learned.diffusion.pis_dds.DiffusionSettings`);
         keyword ``setting_values`` override its fields, each checked by name, type and range.
     batch_size : int, optional
-        Paths / walkers / trajectories per step (default: the method's).
+        Paths / walkers / trajectories / draws per step (default: the method's).
+    optimizer : optax.GradientTransformation, optional
+        The optimiser of the method's network, instead of the one its settings make
+        (their learning rate and clipping then do not apply to it); the method still
+        guards it (a non-finite update is skipped where the method does so).
     init, model_args, model_kwargs
         As in :func:`jaxsamp.sample`.
     checkpoint, checkpoint_every, progress
@@ -243,52 +298,54 @@ def fit(
         import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
 
         entry = LEARNED.entry(method)
+        if target is None:
+            raise InputError(f"fit({method!r}, ...) needs a target", "fit(method, target, num_steps=...)")
         target = _method_target(method, entry.meta, target, init, model_args, model_kwargs)
         checked = _settings(method, settings, setting_values)
         batch = check_int("batch_size", batch_size if batch_size is not None else entry.meta["batch_size"], ge=1)
+        if optimizer is not None and not isinstance(optimizer, optax.GradientTransformation):
+            raise InputError(f"optimizer must be an optax.GradientTransformation, got {type(optimizer).__name__}",
+                             "for example optax.adam(1e-3)")
         try:
-            sampler = entry.factory(target, checked, batch)
+            sampler = entry.factory(target, checked, batch_size=batch, optimizer=optimizer)
         except InputError as err:
             raise InputError(f"method {method!r}: {err}", err.hint) from None
-        judge = entry.meta["judge_progress"]  # a bool, or a function of the settings
-        name, identity, judge = method, _identity(method, checked, batch), judge(checked) if callable(judge) else judge
+        name, identity, target_name = method, _identity(method, checked, batch), getattr(target, "name", "data")
+    elif isinstance(method, LearnedSampler):
+        given = [n for n, v in (("target", target), ("settings", settings), ("batch_size", batch_size),
+                                ("optimizer", optimizer)) if v is not None] + sorted(setting_values)
+        if given:
+            raise InputError(f"fit(sampler, ...) takes no {', '.join(given)}: they go to the method's build()")
+        sampler, name, identity, checked, batch, target_name = method, "LearnedSampler", None, None, None, "its target"
     else:
-        missing = [a for a in ("init", "step", "sample", "evaluate") if not callable(getattr(method, a, None))]
-        if missing:
-            raise InputError(
-                f"method must be a registered name or a sampler with init/step/sample/evaluate; "
-                f"{type(method).__name__} has no {', '.join(missing)}",
-                f"registered methods: {', '.join(LEARNED.names())}",
-            )
-        if settings is not None or batch_size is not None or setting_values:
-            raise InputError("settings, batch_size and keyword settings go to the sampler's constructor, not to fit()")
-        # whether its loss is a fixed objective (to judge for progress) is unknown: only NaN/inf and explosions
-        sampler, name, identity, judge = method, type(method).__name__, None, False
-    trainer = sampler
+        raise InputError(
+            f"method must be a registered name or a LearnedSampler, got {type(method).__name__}",
+            f"registered methods: {', '.join(LEARNED.names())}",
+        )
+    trainer = sampler.trainer
     if mesh is not None:
         axis = _batch_axis(mesh)
-        if isinstance(method, str) and batch % mesh.shape[axis]:
+        if batch is not None and batch % mesh.shape[axis]:
             raise InputError(f"batch_size={batch} is not divisible by the {mesh.shape[axis]} devices of the mesh's "
                              f"{axis!r} axis", "give a batch_size that is a multiple of the device count")
-        trainer = data_parallel(sampler, mesh, axis)
+        trainer = data_parallel(trainer, mesh, axis)
     k_init, k_train = jax.random.split(key)
     start = time.perf_counter()
-    state, history = run(
-        trainer.step, jax.jit(trainer.init)(k_init), k_train, num_steps, trace=lambda s, metrics: metrics,
-        progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every, identity=identity,
-        desc=f"fit {name}",
-    )
-    jax.block_until_ready(state)
+    with compile_timer() as compiling:
+        state, history = run(
+            trainer.step, jax.jit(trainer.init)(k_init), k_train, num_steps, trace=lambda s, metrics: metrics,
+            progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every, identity=identity,
+            desc=f"fit {name}",
+        )
+        jax.block_until_ready(state)
     seconds = time.perf_counter() - start
     history = {k: np.asarray(v) for k, v in history.items()}
-    found = health.training_warnings(history["loss"], judge_progress=judge) if "loss" in history else []
-    if hasattr(sampler, "health_warnings"):  # a method's own check (AISIVI: a collapsed reverse model)
-        found += sampler.health_warnings(history)
+    found = training_warnings(history, sampler.health)
     for w in found:
         if strict:
             raise RunHealthError(w, "lower the learning rate or train longer; fitted.history holds the metrics")
         warnings.warn(w, RunHealthWarning, stacklevel=2)
-    return Fitted(name, sampler, state, history, seconds, found)
+    return Fitted(name, sampler, checked, state, history, seconds, min(compiling[0], seconds), found, target_name)
 
 
-__all__ = ["Fitted", "fit"]
+__all__ = ["Fitted", "compile_timer", "fit", "training_warnings"]

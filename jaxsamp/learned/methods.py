@@ -1,13 +1,10 @@
 """The learned methods :func:`jaxsamp.fit` builds by name: one registration per method.
 
-Each factory ``factory(target, settings, batch_size)`` returns a
-:class:`~jaxsamp.core.Trainer` (``init``, ``step``) with ``sample(state, key, n)
--> WeightedSamples`` and ``evaluate(state, key, n) -> dict``. ``meta`` holds the
-settings dataclass, the default batch size (what one training step simulates)
-and ``judge_progress``: whether the loss is a fixed objective, so that a loss
-that does not decrease means trouble (the run-health rule of
-:func:`jaxsamp.diagnostics.health.training_warnings`), a bool or a function of
-the settings when it depends on them.
+Each registration is the method's ``build(target, settings, *, batch_size,
+optimizer)``, which returns a :class:`~jaxsamp.core.LearnedSampler`; ``meta`` holds
+the settings dataclass and the default batch size (what one training step
+simulates). How the method's training is judged is part of what ``build``
+returns (its :class:`~jaxsamp.core.TrainingHealth`).
 
 Every family is registered: diffusion (PIS, DDS, Adjoint Sampling, ASBS,
 TPS-DPS), LEAPS, the variational family (SoftCVI, ELBO, SNIS forward KL, AISIVI,
@@ -22,6 +19,8 @@ target).
 
 from __future__ import annotations
 
+from jaxsamp.core.errors import InputError
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
 from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.binary.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings, training_source
 from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
@@ -37,94 +36,112 @@ from jaxsamp.vi.snis_forward_kl import SNISForwardKL, SNISForwardKLSettings
 from jaxsamp.vi.softcvi import SoftCVI, SoftCVISettings
 
 
-@LEARNED.register("pis", settings=DiffusionSettings, batch_size=256, judge_progress=True)
-def pis(target, settings: DiffusionSettings, batch_size: int) -> DiffusionSampler:
+
+def _legacy(obj, judge_progress: bool, optimizer) -> LearnedSampler:
+    """A family class not yet converted to its own ``build``, as a LearnedSampler (removed when the last one is)."""
+    if optimizer is not None:
+        raise InputError(f"{type(obj).__name__} takes no optimizer= yet")
+    import inspect
+
+    accepted = inspect.signature(obj.evaluate).parameters
+    known = [n for n in list(accepted)[3:] if accepted[n].kind is not inspect.Parameter.VAR_KEYWORD]
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+
+    def evaluate(key, state, num_samples, **options):
+        unknown = sorted(set(options) - set(known))
+        if unknown and not takes_any:
+            raise InputError(f"evaluate takes no option {', '.join(unknown)}", f"its options: {', '.join(known) or 'none'}")
+        return obj.evaluate(state, key, num_samples, **options)
+
+    return LearnedSampler(obj.init, obj.step, lambda key, state, n: obj.sample(state, key, n), evaluate,
+                          TrainingHealth(judge_progress, checks=getattr(obj, "health_warnings", None)),
+                          jit_sample=not getattr(obj, "samples_through_the_driver", False))
+
+@LEARNED.register("pis", settings=DiffusionSettings, batch_size=256)
+def pis(target, settings: DiffusionSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """PIS, the Path Integral Sampler (Zhang & Chen 2022): a learned drift from a point, exact path weights."""
-    return DiffusionSampler("pis", target, settings, batch_size)
+    return _legacy(DiffusionSampler("pis", target, settings, batch_size, optimizer), True, None)
 
 
-@LEARNED.register("dds", settings=DiffusionSettings, batch_size=256, judge_progress=True)
-def dds(target, settings: DiffusionSettings, batch_size: int) -> DiffusionSampler:
+@LEARNED.register("dds", settings=DiffusionSettings, batch_size=256)
+def dds(target, settings: DiffusionSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """DDS, the Denoising Diffusion Sampler (Vargas et al. 2023): a learned drift of an OU process, exact path weights."""
-    return DiffusionSampler("dds", target, settings, batch_size)
+    return _legacy(DiffusionSampler("dds", target, settings, batch_size, optimizer), True, None)
 
 
 # adjoint matching regresses on targets that move with the drift: a rising loss is no sign of failure
-@LEARNED.register("adjoint", settings=AdjointSettings, batch_size=256, judge_progress=False)
-def adjoint(target, settings: AdjointSettings, batch_size: int) -> AdjointSampling:
+@LEARNED.register("adjoint", settings=AdjointSettings, batch_size=256)
+def adjoint(target, settings: AdjointSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """Adjoint Sampling (Havens et al. 2025): reciprocal adjoint matching, one energy gradient per path."""
-    return AdjointSampling(target, settings, batch_size)
+    return _legacy(AdjointSampling(target, settings, batch_size), False, optimizer)
 
 
-@LEARNED.register("asbs", settings=AsbsSettings, batch_size=256, judge_progress=False)
-def asbs(target, settings: AsbsSettings, batch_size: int) -> Asbs:
+@LEARNED.register("asbs", settings=AsbsSettings, batch_size=256)
+def asbs(target, settings: AsbsSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """ASBS, Adjoint Schrödinger Bridge Sampler (Liu et al. 2025): adjoint and corrector matching from a prior."""
-    return Asbs(target, settings, batch_size)
+    return _legacy(Asbs(target, settings, batch_size), False, optimizer)
 
 
 # the variational objectives: only the ELBO's loss is a fixed objective of q (vi_experiment.training_warnings says why)
-@LEARNED.register("softcvi", settings=SoftCVISettings, batch_size=8, judge_progress=False)
-def softcvi(target, settings: SoftCVISettings, batch_size: int) -> SoftCVI:
+@LEARNED.register("softcvi", settings=SoftCVISettings, batch_size=8)
+def softcvi(target, settings: SoftCVISettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """SoftCVI (Ward, Beaumont & Fasiolo 2025): a variational family fitted as a soft-label classifier, K = batch."""
-    return SoftCVI(target, settings, batch_size)
+    return _legacy(SoftCVI(target, settings, batch_size), False, optimizer)
 
 
-@LEARNED.register("elbo", settings=ELBOSettings, batch_size=8, judge_progress=True)
-def elbo(target, settings: ELBOSettings, batch_size: int) -> ELBO:
+@LEARNED.register("elbo", settings=ELBOSettings, batch_size=8)
+def elbo(target, settings: ELBOSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """The reparameterised ELBO (reverse KL) on a variational family, optionally sticking the landing."""
-    return ELBO(target, settings, batch_size)
+    return _legacy(ELBO(target, settings, batch_size), True, optimizer)
 
 
-@LEARNED.register("snis_fkl", settings=SNISForwardKLSettings, batch_size=8, judge_progress=False)
-def snis_fkl(target, settings: SNISForwardKLSettings, batch_size: int) -> SNISForwardKL:
+@LEARNED.register("snis_fkl", settings=SNISForwardKLSettings, batch_size=8)
+def snis_fkl(target, settings: SNISForwardKLSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """Forward KL by self-normalised importance sampling from the variational family itself."""
-    return SNISForwardKL(target, settings, batch_size)
+    return _legacy(SNISForwardKL(target, settings, batch_size), False, optimizer)
 
 
-@LEARNED.register("aisivi", settings=AISIVISettings, batch_size=128, judge_progress=False)
-def aisivi(target, settings: AISIVISettings, batch_size: int) -> AISIVI:
+@LEARNED.register("aisivi", settings=AISIVISettings, batch_size=128)
+def aisivi(target, settings: AISIVISettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """AISIVI (Pielok, Bischl & Ruegamer 2025): semi-implicit VI with a reverse model's importance-sampled score."""
-    return AISIVI(target, settings, batch_size)
+    return _legacy(AISIVI(target, settings, batch_size), False, optimizer)
 
 
-@LEARNED.register("bsivi", settings=AISIVISettings, batch_size=128, judge_progress=False)
-def bsivi(target, settings: AISIVISettings, batch_size: int) -> BSIVI:
+@LEARNED.register("bsivi", settings=AISIVISettings, batch_size=128)
+def bsivi(target, settings: AISIVISettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """BSIVI, AISIVI's baseline: semi-implicit VI with SIVI's prior-draw score estimate, no reverse model."""
-    return BSIVI(target, settings, batch_size)
+    return _legacy(BSIVI(target, settings, batch_size), False, optimizer)
 
 
-@LEARNED.register("gflownet", settings=GFlowNetSettings, batch_size=16, as_target=as_environment,
-                  judge_progress=lambda settings: settings.judge_progress)
-def gflownet(target, settings: GFlowNetSettings, batch_size: int) -> GFlowNet:
+@LEARNED.register("gflownet", settings=GFlowNetSettings, batch_size=16, as_target=as_environment)
+def gflownet(target, settings: GFlowNetSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """GFlowNet on a DAG environment (TB/DB/SubTB/soft DQN; P_B by TLM, Gritsaev et al. 2025); exact pi and log Z."""
-    return GFlowNet(target, settings, batch_size)
+    return _legacy(GFlowNet(target, settings, batch_size), settings.judge_progress, optimizer)
 
 
 # the denoiser's cross-entropy on a fixed training set is a fixed objective: judged for progress
-@LEARNED.register("bernoulli", settings=DenoiserSettings, batch_size=256, as_target=training_source,
-                  judge_progress=True)
-def bernoulli(target, settings: DenoiserSettings, batch_size: int) -> BernoulliDenoiser:
+@LEARNED.register("bernoulli", settings=DenoiserSettings, batch_size=256, as_target=training_source)
+def bernoulli(target, settings: DenoiserSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """Bernoulli-noise denoising (Bach & Saremi 2025): a denoiser learned from +-1 samples, then noisy chains."""
-    return BernoulliDenoiser(target, settings, batch_size)
+    return _legacy(BernoulliDenoiser(target, settings, batch_size), True, optimizer)
 
 
 # box collocation's loss is a fixed objective; trajectory collocation's points move with the flow
-@LEARNED.register("curves", settings=BoltzmannCurveSettings, batch_size=256,
-                  judge_progress=lambda settings: settings.fixed_objective)
-def curves(target, settings: BoltzmannCurveSettings, batch_size: int) -> BoltzmannCurve:
+@LEARNED.register("curves", settings=BoltzmannCurveSettings, batch_size=256)
+def curves(target, settings: BoltzmannCurveSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """Boltzmann curves (Chemseddine et al. 2025; Máté & Fleuret 2023): a PINN-trained curve and velocity, ODE samples."""
-    return BoltzmannCurve(target, settings, batch_size)
+    return _legacy(BoltzmannCurve(target, settings, batch_size), settings.fixed_objective, optimizer)
 
 
 # the log-variance loss is taken on a buffer of paths rolled out at an annealed behaviour temperature
-@LEARNED.register("tps_dps", settings=TpsDpsSettings, batch_size=512, judge_progress=False)
-def tps_dps(target, settings: TpsDpsSettings, batch_size: int) -> TpsDps:
+@LEARNED.register("tps_dps", settings=TpsDpsSettings, batch_size=512)
+def tps_dps(target, settings: TpsDpsSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """TPS-DPS (Seong et al. 2025): transition paths of a 2-D system; batch_size = paths per rollout, samples are paths."""
-    return TpsDps(target, settings, batch_size)
+    return _legacy(TpsDps(target, settings, batch_size), False, optimizer)
 
 
 # the PINN loss is taken on a buffer of the walkers' own states over a curriculum that lengthens the horizon
-@LEARNED.register("leaps", settings=LeapsSettings, batch_size=200, as_target=as_lattice_path, judge_progress=False)
-def leaps(target, settings: LeapsSettings, batch_size: int) -> Leaps:
+@LEARNED.register("leaps", settings=LeapsSettings, batch_size=200, as_target=as_lattice_path)
+def leaps(target, settings: LeapsSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
     """LEAPS (Holderrieth, Albergo & Jaakkola 2025): a CTMC with locally equivariant rates on an Ising/Potts lattice."""
-    return Leaps(target, settings, batch_size)
+    return _legacy(Leaps(target, settings, batch_size), False, optimizer)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from jaxsamp.diagnostics import health
 from jaxsamp.experiments import (
     adjoint_experiment,
     bernoulli_denoising_experiment,
@@ -25,7 +26,6 @@ from jaxsamp.experiments import (
 )
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.runner import run_experiment
-from jaxsamp.experiments.training_health import learned_run_warnings
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 RUN = "run: {num_chains: %d, num_steps: %d, chunk: 1, progress: false, num_eval_samples: %d}"
@@ -117,13 +117,13 @@ def test_a_nan_loss_in_any_learned_kind_is_a_warning(kind, monkeypatch, tmp_path
 
 def test_the_helper_selects_steps_and_names_the_stage():
     loss = np.r_[np.full(5, np.nan), np.ones(20)]  # NaN while no update is made: not counted
-    assert learned_run_warnings(loss, judge_progress=True, steps=np.arange(25) >= 5) == []
-    (w,) = learned_run_warnings(loss, judge_progress=True, label="tlm")
+    assert health.training_warnings(loss, judge_progress=True, steps=np.arange(25) >= 5) == []
+    (w,) = health.training_warnings(loss, judge_progress=True, label="tlm")
     assert w.startswith("tlm: the training loss was NaN/inf at 5 of 25 steps")
     rising = np.linspace(1.0, 2.0, 300)  # a moving target may rise: judged only where asked
-    assert learned_run_warnings(rising, judge_progress=False) == []
-    assert "did not improve" in learned_run_warnings(rising, judge_progress=True)[0]
-    (w,) = learned_run_warnings(np.ones(10), judge_progress=False, ess=1 / 64, num_samples=64)
+    assert health.training_warnings(rising, judge_progress=False) == []
+    assert "did not improve" in health.training_warnings(rising, judge_progress=True)[0]
+    (w,) = health.training_warnings(np.ones(10), judge_progress=False, ess=1 / 64, num_samples=64)
     assert w.startswith("the ESS is")
 
 

@@ -14,7 +14,9 @@ from jaxsamp.core.errors import ConfigError, InputError, RunHealthError, RunHeal
 from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.diffusion.adjoint import AdjointSettings
 from jaxsamp.learned.diffusion.asbs import AsbsSettings
-from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+from jaxsamp.core.protocols import TrainingHealth
+from jaxsamp.learned.diffusion.pis_dds import DiffusionSettings
+from jaxsamp.learned.methods import pis as build_pis
 from jaxsamp.targets.gaussian import Gaussian
 from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
 
@@ -81,7 +83,7 @@ def test_a_plain_function_and_a_target_give_the_same_numbers():
 
 def test_keyword_settings_override_and_are_checked():
     fitted = jaxsamp.fit("dds", TARGET, num_steps=2, settings=PATHS, batch_size=8, learning_rate=1e-2, progress=False)
-    assert fitted.sampler.settings.learning_rate == 1e-2 and fitted.sampler.settings.hidden == 16
+    assert fitted.settings.learning_rate == 1e-2 and fitted.settings.hidden == 16
     with pytest.raises(ConfigError, match="unknown parameter 'hiden'"):
         jaxsamp.fit("dds", TARGET, num_steps=2, hiden=3)
     with pytest.raises(ConfigError, match="learning_rate"):
@@ -96,14 +98,37 @@ def test_keyword_settings_override_and_are_checked():
         jaxsamp.fit("pis", TARGET, num_steps=0)
 
 
-def test_a_sampler_object_is_fitted_as_it_is():
-    sampler = DiffusionSampler("pis", TARGET, PATHS, batch_size=16)
-    fitted = jaxsamp.fit(sampler, TARGET, num_steps=3, progress=False)
-    assert fitted.sampler is sampler and fitted.method == "DiffusionSampler"
-    with pytest.raises(InputError, match="go to the sampler's constructor"):
+def test_a_learned_sampler_is_fitted_as_it_is():
+    sampler = build_pis(TARGET, PATHS, batch_size=16)
+    fitted = jaxsamp.fit(sampler, num_steps=3, progress=False)
+    assert fitted.sampler is sampler and fitted.method == "LearnedSampler" and fitted.settings is None
+    np.testing.assert_array_equal(fitted.history["loss"], jaxsamp.fit("pis", TARGET, num_steps=3, settings=PATHS,
+                                                                      batch_size=16, progress=False).history["loss"])
+    with pytest.raises(InputError, match="takes no target, batch_size: they go to the method's build"):
         jaxsamp.fit(sampler, TARGET, num_steps=3, batch_size=8)
-    with pytest.raises(InputError, match="has no init, step, sample, evaluate"):
+    with pytest.raises(InputError, match="must be a registered name or a LearnedSampler, got object"):
         jaxsamp.fit(object(), TARGET, num_steps=3)
+    with pytest.raises(InputError, match="needs a target"):
+        jaxsamp.fit("pis", num_steps=3)
+
+
+def test_an_optimizer_replaces_the_settings_one():
+    """``optimizer=`` trains the network with the given optax transformation: plain SGD at rate 0 leaves it as built."""
+    import optax
+
+    fitted = jaxsamp.fit("pis", TARGET, num_steps=3, settings=PATHS, batch_size=16, optimizer=optax.sgd(0.0),
+                         progress=False)
+    untouched = jax.jit(fitted.sampler.init)(jax.random.split(jax.random.key(0))[0])
+    for a, b in zip(jax.tree.leaves(fitted.state.params), jax.tree.leaves(untouched.params)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(InputError, match="optimizer must be an optax.GradientTransformation"):
+        jaxsamp.fit("pis", TARGET, num_steps=3, optimizer="adam")
+
+
+def test_compile_time_is_reported_apart():
+    fitted = jaxsamp.fit("pis", TARGET, num_steps=3, settings=PATHS, batch_size=16, progress=False)
+    assert 0.0 < fitted.compile_seconds <= fitted.seconds
+    assert "compiling" in fitted.summary()
 
 
 def test_a_diverged_fit_warns_and_fails_under_strict():
@@ -115,21 +140,32 @@ def test_a_diverged_fit_warns_and_fails_under_strict():
         jaxsamp.fit("pis", TARGET, strict=True, **common)
 
 
+def test_a_methods_stages_are_judged_apart():
+    """A loss judged per declared stage: an explosion inside one stage is seen, and each warning names its stage."""
+    from jaxsamp.learned.fit import training_warnings
+
+    loss = np.concatenate([np.full(20, 1e2), np.full(20, 1e-3), np.full(20, 1e4)])  # stage b explodes from 1e-3 to 1e4
+    stage = np.repeat([0, 1, 1], 20)
+    health = TrainingHealth(stages=lambda history: {"a": stage == 0, "b": stage == 1})
+    (w,) = training_warnings({"loss": loss}, health)
+    assert w.startswith("b: the training loss exploded")
+    assert training_warnings({"loss": loss}, TrainingHealth()) == []  # judged as one run, 1e2 -> 1e4 is no explosion
+
+
 def test_a_samplers_own_health_check_joins_fits():
-    """A sampler with ``health_warnings(history)`` (AISIVI: a collapsed reverse model) has its warnings reported by
+    """A sampler with its own ``checks`` (AISIVI: a collapsed reverse model) has its warnings reported by
     ``fit`` beside the generic ones, and raised under ``strict``; AISIVI's reads the per-step ``inner_ess``."""
 
-    class Checked(DiffusionSampler):
-        def health_warnings(self, history):
-            assert history["loss"].shape == (3,)  # the driver's per-step metrics, as numpy arrays
-            return ["the reverse model collapsed (a test)"]
+    def collapsed(history):
+        assert history["loss"].shape == (3,)  # the driver's per-step metrics, as numpy arrays
+        return ["the reverse model collapsed (a test)"]
 
-    sampler = Checked("pis", TARGET, PATHS, batch_size=16)
+    sampler = build_pis(TARGET, PATHS, batch_size=16)._replace(health=TrainingHealth(checks=collapsed))
     with pytest.warns(RunHealthWarning, match="collapsed"):
-        fitted = jaxsamp.fit(sampler, TARGET, num_steps=3, progress=False)
+        fitted = jaxsamp.fit(sampler, num_steps=3, progress=False)
     assert fitted.warnings == ["the reverse model collapsed (a test)"]
     with pytest.raises(RunHealthError, match="collapsed"):
-        jaxsamp.fit(sampler, TARGET, num_steps=3, progress=False, strict=True)
+        jaxsamp.fit(sampler, num_steps=3, progress=False, strict=True)
     settings = AISIVISettings(latent_dim=2, hidden_width=8, num_inner=16, tau_layers=2, tau_hidden_width=8)
     aisivi = AISIVI(Gaussian(jnp.zeros(2), jnp.eye(2)), settings)
     assert aisivi.health_warnings({"inner_ess": np.full(50, 1 / 16)}) and not aisivi.health_warnings(
@@ -147,5 +183,5 @@ def test_evaluate_passes_the_methods_options_and_refuses_others():
     assert "sinkhorn" in fitted.evaluate(0, 64) and "sinkhorn" not in fitted.evaluate(0, 64, sinkhorn=False)
     grid = jaxsamp.targets.get("hypergrid", dim=2, side=4)
     gfn = jaxsamp.fit("gflownet", grid, num_steps=2, hidden=(8,), progress=False)
-    with pytest.raises(InputError, match="gflownet's evaluate takes no option sinkhorn"):
+    with pytest.raises(InputError, match="gflownet: evaluate takes no option sinkhorn"):
         gfn.evaluate(0, 16, sinkhorn=False)

@@ -162,7 +162,7 @@ class DiffusionSampler(TrainedPathSampler):
     where paths start (0 for PIS).
     """
 
-    def __init__(self, method: str, target, settings: DiffusionSettings, batch_size: int):
+    def __init__(self, method: str, target, settings: DiffusionSettings, batch_size: int, optimizer=None):
         if method not in METHODS:
             raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
         if target.domain.kind != "real" or target.event_shape is None or len(target.event_shape) != 1:
@@ -177,9 +177,9 @@ class DiffusionSampler(TrainedPathSampler):
             self.chain = sde.ou_chain(sde.cosine_ou_betas(k, settings.noise_scale), settings.init_std)
         # a batch whose loss overflows (a path thrown into a stiff region) skips its update instead of poisoning
         # the network; after MAX_SKIPPED such batches in a row the non-finite update goes through and the run fails
-        self.optimizer = optax.apply_if_finite(
-            optax.chain(optax.clip_by_global_norm(settings.grad_clip), optax.adam(settings.learning_rate)), MAX_SKIPPED
-        )
+        if optimizer is None:
+            optimizer = optax.chain(optax.clip_by_global_norm(settings.grad_clip), optax.adam(settings.learning_rate))
+        self.optimizer = optax.apply_if_finite(optimizer, MAX_SKIPPED)
         self.log_z_optimizer = optax.adam(settings.log_z_learning_rate)
         self.graphdef, _ = nnx.split(self._network(jax.random.key(0)))
         self.trainer = Trainer(self.init, self.step)

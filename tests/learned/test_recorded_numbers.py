@@ -1,0 +1,54 @@
+"""The numbers do not move: every learned method, a few updates at fixed keys, against the figures recorded on the
+code before the learned-sampler contract refactor (``recorded_numbers.py`` says what is recorded and how).
+
+Budget: float32 round-off. A relative difference of 1e-4 on every figure (1e-6 absolute near zero), which a
+change of key, of loss, of update rule or of sample count exceeds by orders of magnitude after three updates;
+the recording host reproduces the file bit for bit (``recorded_numbers.py --compare`` prints 0). Another CPU's
+vector extension may reorder float reductions, hence the tolerance.
+"""
+
+import json
+
+import numpy as np
+import pytest
+from recorded_numbers import CASES, RECORD, compute
+
+#: method names changed by the refactor: recorded name -> registered name
+RENAMED: dict[str, str] = {}
+#: metric names changed by the refactor, per section: recorded key -> key now
+RENAMED_KEYS: dict[str, dict[str, str]] = {}
+
+RELATIVE, ABSOLUTE = 1e-4, 1e-6
+
+
+def renamed(record: dict) -> dict:
+    """``record`` with its history and evaluate keys under their current names."""
+    out = dict(record)
+    for section in ("history", "evaluate"):
+        names = RENAMED_KEYS.get(section, {})
+        out[section] = {names.get(k, k): v for k, v in record[section].items()}
+    return out
+
+
+def test_every_registered_method_is_recorded():
+    import jaxsamp.learned.methods  # noqa: F401
+    from jaxsamp.core.registry import LEARNED
+
+    assert sorted(RENAMED.get(m, m) for m in CASES) == LEARNED.names()
+
+
+@pytest.mark.parametrize("method", sorted(CASES))
+def test_numbers_are_unchanged(method):
+    recorded = renamed(json.loads(RECORD.read_text())["methods"][method])
+    now = compute(method, RENAMED.get(method, method))
+    for section in ("history", "evaluate"):
+        assert set(now[section]) == set(recorded[section]), (section, set(now[section]) ^ set(recorded[section]))
+    assert [s for s, _, _ in now["state"]] == [s for s, _, _ in recorded["state"]]
+    for name, old in recorded["history"].items():
+        np.testing.assert_allclose(now["history"][name], old, rtol=RELATIVE, atol=ABSOLUTE, err_msg=name)
+    sums = lambda record: np.asarray([[total, size] for _, total, size in record["state"]], float)  # noqa: E731
+    np.testing.assert_allclose(sums(now), sums(recorded), rtol=RELATIVE, atol=ABSOLUTE, err_msg="state")
+    for key in ("log_w", "x_sum"):
+        np.testing.assert_allclose(now[key], recorded[key], rtol=RELATIVE, atol=ABSOLUTE, err_msg=key)
+    for name, old in recorded["evaluate"].items():
+        np.testing.assert_allclose(now["evaluate"][name], old, rtol=RELATIVE, atol=ABSOLUTE, err_msg=name)
