@@ -36,7 +36,7 @@ _NAMES_BY_SUBMODULE = {
     ],
     "polynomial_stein": ["monomial_exponents", "polynomial_stein_discrepancy", "psd_test", "stein_features"],
     "stein": ["KSDStatistics", "SteinTestResult", "imq_stein_kernel", "kernel_stein_discrepancy", "ksd_test"],
-    "weights": ["elbo", "eubo", "importance_ess", "log_weight_variance", "summary"],
+    "weights": ["elbo", "eubo", "figures", "importance_ess", "log_weight_variance"],
 }
 _SUBMODULE_OF = {name: submodule for submodule, names in _NAMES_BY_SUBMODULE.items() for name in names}
 _SUBMODULES = {*_NAMES_BY_SUBMODULE, "health"}

@@ -61,7 +61,7 @@ class Fitted:
         The train state after training (checkpointable, shardable).
     history : dict of numpy arrays
         The per-step metrics of training, each of shape ``(num_steps, ...)``; the
-        keys are the method's (the glossary, ``docs/glossary.md``, lists each).
+        keys are the method's (the metric glossary, ``docs/metrics.md``, lists each).
     seconds : float
         Wall-clock seconds of training, compilation included.
     compile_seconds : float

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from jaxsamp.core import WeightedSamples
-from jaxsamp.diagnostics.weights import elbo, eubo, importance_ess, log_weight_variance, summary
+from jaxsamp.core.errors import InputError
+from jaxsamp.diagnostics.weights import elbo, eubo, figures, importance_ess, log_weight_variance
 
 
 def test_ess_is_n_for_equal_weights_and_one_for_a_dominant_weight():
@@ -32,11 +33,25 @@ def test_log_Z_is_exact_when_the_proposal_is_proportional_to_the_target():
     x = jax.random.normal(jax.random.key(0), (500,))
     log_q = jax.scipy.stats.norm.logpdf(x)
     ws = WeightedSamples(x, (2.5 + log_q) - log_q)
-    s = summary(ws, log_Z=2.5)
-    assert s["log_Z_error"] == pytest.approx(0.0, abs=1e-6)
-    assert s["ess"] == pytest.approx(500, rel=1e-5)
-    assert s["log_weight_variance"] == pytest.approx(0.0, abs=1e-10)
-    assert s["elbo"] == pytest.approx(2.5, abs=1e-6)
+    s = figures(ws, log_Z_exact=2.5, target_log_w=np.full(7, 2.5))
+    assert s["log_Z_abs_err"] == pytest.approx(0.0, abs=1e-6) and s["log_Z_hat"] == pytest.approx(2.5, abs=1e-6)
+    assert s["ess"] == pytest.approx(1.0, rel=1e-5)  # normalised, as every ess in jaxsamp
+    assert float(log_weight_variance(ws)) == pytest.approx(0.0, abs=1e-10)
+    assert s["elbo"] == pytest.approx(2.5, abs=1e-6) and s["eubo"] == pytest.approx(2.5, abs=1e-6)
+    assert s["log_Z_forward_abs_err"] == pytest.approx(0.0, abs=1e-6) and s["nonfinite_samples"] == 0
+
+
+def test_figures_leave_out_nonfinite_weights_score_sets_and_check_their_count():
+    """Hand-computed: log w = (0, log 3, nan, log 2) with log Z0 = 1: finite mean weight 2, ELBO mean of logs."""
+    log_w = np.array([0.0, np.log(3.0), np.nan, np.log(2.0)])
+    s = figures(WeightedSamples(None, log_w, 1.0), log_Z_exact=1.0 + np.log(2.0), num_sets=2)
+    assert s["nonfinite_samples"] == 1 and s["log_Z_hat"] == pytest.approx(1.0 + np.log(2.0))
+    assert s["elbo"] == pytest.approx(1.0 + np.log(6.0) / 3) and s["ess"] == pytest.approx(36 / (3 * 14), rel=1e-6)
+    # sets (0, log 3) and (nan, log 2): log mean 2 and log 2, both exact
+    assert s["log_Z_hat_sets_mean"] == pytest.approx(1.0 + np.log(2.0)) and s["log_Z_abs_err_sets_mean"] == pytest.approx(0.0, abs=1e-12)
+    assert "eubo" not in s and s["log_Z_abs_err"] == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(InputError, match="num_sets"):
+        figures(WeightedSamples(None, log_w), num_sets=5)
 
 
 def test_gaussian_importance_sampling_log_Z_elbo_and_eubo():

@@ -172,7 +172,7 @@ def main(argv: list[str]) -> int:
         recorded = json.loads(RECORD.read_text())["methods"]
         for method in CASES:
             now = compute(method, RENAMED.get(method, method))
-            worst, where = largest_relative_difference(renamed(recorded[method]), now)
+            worst, where = largest_relative_difference(renamed(recorded[method], method), now)
             print(f"{method:10s} largest relative difference {worst:.3g} ({where or 'bit for bit'})")
         return 0
     print(__doc__)
