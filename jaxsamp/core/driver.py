@@ -285,6 +285,7 @@ def run(
     identity: str | None = None,
     desc: str = "jaxsamp",
     health: bool = True,
+    after_chunk: Callable[[int, Any, Any], bool | None] | None = None,
 ) -> tuple[Any, Any]:
     """Run ``num_steps`` steps of a kernel or trainer.
 
@@ -368,12 +369,21 @@ def run(
         checks on the trace (:mod:`jaxsamp.diagnostics.health`: acceptance,
         non-finite proposals, divergences, R-hat, training losses).
 
+    after_chunk : callable, optional
+        ``after_chunk(steps_done, state, chunk_trace) -> stop``, called on the host
+        once each chunk has finished (``chunk_trace``: that chunk's trace outputs, or
+        None without ``trace``). Returning True ends the run there: the state and
+        the trace of the steps done are returned (and checkpointed, with
+        ``checkpoint``), so a later call with the same arguments resumes from them.
+        What :func:`jaxsamp.fit` stops a budget and evaluates a learning curve by;
+        with it, each chunk is waited for before the next is dispatched.
+
     Returns
     -------
     state : PyTree
-        The state after ``num_steps`` steps.
+        The state after ``num_steps`` steps (fewer when ``after_chunk`` stopped the run).
     trace : PyTree or None
-        Stacked trace outputs, leading axis ``num_steps``.
+        Stacked trace outputs, leading axis the steps done.
 
     Raises
     ------
@@ -419,6 +429,7 @@ def run(
     state = _owned(strong_types(state))  # each chunk donates its input state: never the caller's arrays
     traced_step = strong_types(as_partial(step))
     pending = None  # (marker array, steps) of the chunk dispatched last
+    done = num_steps
     try:
         for s0, length in _schedule(start, num_steps, chunk, checkpoint_every):
             try:
@@ -428,12 +439,19 @@ def run(
                 raise
             if trace is not None:
                 gathered.add(out)
-                del out
             if pending is not None:
                 jax.block_until_ready(pending[0])
                 bar.update(pending[1])
             pending = (end_marker, length)
             end = s0 + length
+            stop = False
+            if after_chunk is not None:
+                jax.block_until_ready(end_marker)
+                stop = bool(after_chunk(end, state, out if trace is not None else None)) and end < num_steps
+            del out
+            if stop:
+                done = end
+                break
             if checkpoint is not None and checkpoint_every and end % checkpoint_every == 0 and end < num_steps:
                 ckpt.save(checkpoint, end, state, gathered.value, key_data, fingerprint, who, trace_steps=end)
                 ckpt.prune(checkpoint, keep)
@@ -443,11 +461,13 @@ def run(
     finally:
         bar.close()
     full_trace = gathered.value
+    if done < num_steps and gathered.in_buffer:  # stopped early: the buffer's unfilled rows are not steps
+        full_trace = jax.tree.map(lambda a: a[:done], full_trace)
     del gathered
-    if checkpoint is not None and num_steps > start:
-        ckpt.save(checkpoint, num_steps, state, full_trace, key_data, fingerprint, who)
+    if checkpoint is not None and done > start:
+        ckpt.save(checkpoint, done, state, full_trace, key_data, fingerprint, who)
         ckpt.prune(checkpoint, keep)
     if health:
-        for message in chain_warnings(initial, state, num_steps):
+        for message in chain_warnings(initial, state, done):
             warnings.warn(message, RunHealthWarning, stacklevel=2)
     return state, full_trace

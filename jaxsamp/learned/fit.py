@@ -28,6 +28,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import math
 import time
 import warnings
 from pathlib import Path
@@ -72,11 +73,16 @@ class Fitted:
         Health warnings of the training run (empty for a healthy one).
     target_name : str
         The target's name (``"data"`` for a method trained on data).
+    curve : dict of numpy arrays
+        The learning curve (``fit(..., evaluate_every=k)``): ``step``, ``train_seconds``
+        (training so far, compilation included) and the evaluation's figures, one
+        entry per evaluation; empty without ``evaluate_every``.
     """
 
     def __init__(self, method: str, sampler: LearnedSampler, settings, state, history: dict, seconds: float,
                  compile_seconds: float, warnings_: list[str], target_name: str = "data"):
         self.target_name = target_name
+        self.curve: dict = {}
         self.method, self.sampler, self.settings, self.state = method, sampler, settings, state
         self.history, self.seconds, self.compile_seconds, self.warnings = history, seconds, compile_seconds, warnings_
         # compiled once per number of samples, so that a second call with the same n only samples; a method
@@ -224,6 +230,68 @@ def training_warnings(history: dict, health_rules: TrainingHealth) -> list[str]:
     return found
 
 
+class _Budget:
+    """What :func:`fit` does between the driver's chunks: stop at a budget, evaluate the learning curve."""
+
+    def __init__(self, sampler, trainer, state, key, num_steps, max_seconds, max_target_evals, evaluate_every,
+                 evaluate_samples, evaluate_options, checkpoint_every):
+        if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float))
+                                        or not max_seconds > 0):
+            raise InputError(f"max_seconds must be a positive number, got {max_seconds!r}")
+        self.max_seconds = max_seconds
+        self.max_target_evals = check_int("max_target_evals", max_target_evals, ge=1, optional=True)
+        self.every = check_int("evaluate_every", evaluate_every, ge=1, optional=True)
+        self.samples = check_int("evaluate_samples", evaluate_samples, ge=2)
+        self.options = dict(evaluate_options or {})
+        if self.options and self.every is None:
+            raise InputError("evaluate_options without evaluate_every: the learning curve is off")
+        if self.max_target_evals is not None:
+            _, metrics = jax.eval_shape(trainer.step, key, state)
+            if "target_evals" not in metrics:
+                raise InputError("max_target_evals needs a method that counts its target evaluations "
+                                 "(a target_evals metric); this one does not", "budget it in num_steps or max_seconds")
+        self.active = self.max_seconds is not None or self.max_target_evals is not None or self.every is not None
+        if self.every is not None:
+            self.chunk = math.gcd(self.every, checkpoint_every or num_steps)
+        elif self.active:
+            self.chunk = max(1, min(1000, math.ceil(num_steps / 50)))
+        else:
+            self.chunk = None
+        self.sampler, self.num_steps, self.key = sampler, num_steps, jax.random.fold_in(key, 2**31 - 1)
+        self.points: list[dict] = []
+        self.evaluation_seconds = self.evaluation_compile = 0.0
+
+    def start(self, compiling: list) -> None:
+        self.compiling, self.t0 = compiling, time.perf_counter()
+
+    def training_seconds(self) -> tuple[float, float]:
+        """Wall-clock seconds and compile seconds of the training so far, the curve's evaluations left out."""
+        seconds = time.perf_counter() - self.t0 - self.evaluation_seconds
+        return seconds, min(self.compiling[0] - self.evaluation_compile, seconds)
+
+    def after_chunk(self, steps_done: int, state, chunk_trace) -> bool:
+        if self.every is not None and (steps_done % self.every == 0 or steps_done == self.num_steps):
+            t, c = time.perf_counter(), self.compiling[0]
+            seconds, _ = self.training_seconds()
+            figures = self.sampler.evaluate(jax.random.fold_in(self.key, steps_done), state, self.samples,
+                                            **self.options)
+            self.points.append({"step": steps_done, "train_seconds": seconds,
+                                **{k: float(v) for k, v in figures.items()}})
+            self.evaluation_seconds += time.perf_counter() - t
+            self.evaluation_compile += self.compiling[0] - c
+        seconds, compile_seconds = self.training_seconds()
+        if self.max_seconds is not None and seconds - compile_seconds >= self.max_seconds:
+            return True
+        if self.max_target_evals is not None:
+            return int(np.asarray(chunk_trace["target_evals"])[-1]) >= self.max_target_evals
+        return False
+
+    def curve(self) -> dict:
+        """The learning curve as arrays over its points (empty without ``evaluate_every``)."""
+        keys = list(dict.fromkeys(k for point in self.points for k in point))
+        return {k: np.asarray([point.get(k, np.nan) for point in self.points]) for k in keys}
+
+
 def fit(
     method,
     target=None,
@@ -241,6 +309,11 @@ def fit(
     progress: bool = True,
     strict: bool = False,
     mesh: jax.sharding.Mesh | None = None,
+    max_seconds: float | None = None,
+    max_target_evals: int | None = None,
+    evaluate_every: int | None = None,
+    evaluate_samples: int = 1000,
+    evaluate_options: dict | None = None,
     **setting_values,
 ) -> Fitted:
     """Train learned sampler ``method`` on ``target`` for ``num_steps`` steps.
@@ -287,10 +360,30 @@ def fit(
         :func:`~jaxsamp.core.chain_mesh`), parameters are replicated, and the numbers equal
         the one-device run's up to the order of float reductions. ``batch_size`` must be a
         multiple of the axis' size. ``jaxsamp.batch_mesh()`` spans every device.
+    max_seconds : float, optional
+        A budget in seconds of training, compilation left out: training stops at the
+        end of the first chunk of updates (about a fiftieth of ``num_steps``) past it.
+        ``num_steps`` stays the most updates made.
+    max_target_evals : int, optional
+        A budget in target evaluations (energy and gradient calls): training stops at
+        the end of the first chunk at which the method's ``target_evals`` metric reaches
+        it. An InputError, before training, for a method that does not count them.
+    evaluate_every : int, optional
+        The learning curve: every this many updates (and after the last one) the
+        sampler is evaluated (``evaluate`` on ``evaluate_samples`` draws, with
+        ``evaluate_options``, at ``fold_in(key, step)`` of a key of its own), into
+        ``Fitted.curve``. Its time is kept out of ``seconds``.
+    evaluate_samples : int
+        Draws per learning-curve evaluation.
+    evaluate_options : dict, optional
+        Options of the method's ``evaluate`` for the learning curve.
 
     Returns
     -------
     Fitted
+        A budget that stopped training early leaves ``len(history["loss"]) <
+        num_steps``; with ``checkpoint``, the same call resumes from there (and its
+        budget counts afresh).
     """
     num_steps = check_int("num_steps", num_steps, ge=1)
     key = as_key("key", key)
@@ -330,22 +423,27 @@ def fit(
                              f"{axis!r} axis", "give a batch_size that is a multiple of the device count")
         trainer = data_parallel(trainer, mesh, axis)
     k_init, k_train = jax.random.split(key)
-    start = time.perf_counter()
+    state = jax.jit(trainer.init)(k_init)
+    budget = _Budget(sampler, trainer, state, k_train, num_steps, max_seconds, max_target_evals, evaluate_every,
+                     evaluate_samples, evaluate_options, checkpoint_every)
     with compile_timer() as compiling:
+        budget.start(compiling)
         state, history = run(
-            trainer.step, jax.jit(trainer.init)(k_init), k_train, num_steps, trace=lambda s, metrics: metrics,
+            trainer.step, state, k_train, num_steps, trace=lambda s, metrics: metrics,
             progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every, identity=identity,
-            desc=f"fit {name}",
+            desc=f"fit {name}", chunk=budget.chunk, after_chunk=budget.after_chunk if budget.active else None,
         )
         jax.block_until_ready(state)
-    seconds = time.perf_counter() - start
+        seconds, compile_seconds = budget.training_seconds()
     history = {k: np.asarray(v) for k, v in history.items()}
     found = training_warnings(history, sampler.health)
     for w in found:
         if strict:
             raise RunHealthError(w, "lower the learning rate or train longer; fitted.history holds the metrics")
         warnings.warn(w, RunHealthWarning, stacklevel=2)
-    return Fitted(name, sampler, checked, state, history, seconds, min(compiling[0], seconds), found, target_name)
+    fitted = Fitted(name, sampler, checked, state, history, seconds, compile_seconds, found, target_name)
+    fitted.curve = budget.curve()
+    return fitted
 
 
 __all__ = ["Fitted", "compile_timer", "fit", "training_warnings"]

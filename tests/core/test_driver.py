@@ -58,6 +58,32 @@ def test_step_i_uses_fold_in_key_i():
     np.testing.assert_allclose(np.asarray(driven.position), np.asarray(manual.position), rtol=1e-5)
 
 
+def test_after_chunk_sees_each_chunk_and_stops_the_run_where_asked(tmp_path):
+    """Stopped after 20 of 60 steps: the state and trace are those of the 20 steps of the full run; the checkpoint
+    holds them, so the same call without the stop resumes to the full run's end bit for bit."""
+    kernel, state = _mala()
+    key = jax.random.key(2)
+    tr_fn = lambda s, i: s.position.mean()  # noqa: E731
+    full, tfull = run(kernel.step, state, key, 60, trace=tr_fn, chunk=10, progress=False)
+    seen = []
+
+    def after_chunk(steps_done, chunk_state, chunk_trace):
+        seen.append((steps_done, np.asarray(chunk_trace).shape))
+        return steps_done >= 20
+
+    part, tpart = run(kernel.step, state, key, 60, trace=tr_fn, chunk=10, progress=False, after_chunk=after_chunk,
+                      checkpoint=tmp_path)
+    assert seen == [(10, (10,)), (20, (10,))] and np.asarray(tpart).shape == (20,)
+    np.testing.assert_array_equal(np.asarray(tpart), np.asarray(tfull)[:20])
+    first20, _ = run(kernel.step, state, key, 20, trace=tr_fn, chunk=10, progress=False)
+    np.testing.assert_array_equal(np.asarray(part.position), np.asarray(first20.position))
+    resumed, tres = run(kernel.step, state, key, 60, trace=tr_fn, chunk=10, progress=False, checkpoint=tmp_path)
+    np.testing.assert_array_equal(np.asarray(resumed.position), np.asarray(full.position))
+    np.testing.assert_array_equal(np.asarray(tres), np.asarray(tfull))
+    _, one = run(kernel.step, state, key, 60, trace=tr_fn, chunk=10, progress=False, after_chunk=lambda *a: True)
+    assert np.asarray(one).shape == (10,)  # stopped after the first chunk: that chunk's trace alone
+
+
 @pytest.mark.gpu
 def test_split_run_with_checkpoint_resumes_exactly(tmp_path):
     kernel, state = _mala()

@@ -185,3 +185,31 @@ def test_evaluate_passes_the_methods_options_and_refuses_others():
     gfn = jaxsamp.fit("gflownet", grid, num_steps=2, hidden=(8,), progress=False)
     with pytest.raises(InputError, match="gflownet: evaluate takes no option sinkhorn"):
         gfn.evaluate(0, 16, sinkhorn=False)
+
+
+def test_a_budget_in_target_evaluations_or_seconds_stops_training_at_a_chunk_end():
+    """PIS counts (16 paths x (8 scores + 1 density)) = 144 target evaluations an update; 50 updates run in chunks of
+    1, so a budget of 1000 stops after the 7th (1008); the history and state are those of the first 7 updates."""
+    settings = DiffusionSettings(num_steps=8, hidden=8, num_layers=1)
+    common = dict(settings=settings, batch_size=16, progress=False, key=4)
+    stopped = jaxsamp.fit("pis", TARGET, num_steps=50, max_target_evals=1000, **common)
+    assert len(stopped.history["loss"]) == 7 and stopped.history["target_evals"][-1] == 1008
+    seven = jaxsamp.fit("pis", TARGET, num_steps=7, **common)
+    np.testing.assert_array_equal(stopped.history["loss"], seven.history["loss"])
+    quick = jaxsamp.fit("pis", TARGET, num_steps=50, max_seconds=1e-9, **common)
+    assert len(quick.history["loss"]) == 1  # the first chunk always runs
+    with pytest.raises(InputError, match="max_seconds must be a positive number"):
+        jaxsamp.fit("pis", TARGET, num_steps=5, max_seconds=0, **common)
+
+
+def test_the_learning_curve_evaluates_every_k_updates_apart_from_the_training_time():
+    settings = DiffusionSettings(num_steps=8, hidden=8, num_layers=1)
+    fitted = jaxsamp.fit("pis", TARGET, num_steps=10, settings=settings, batch_size=16, progress=False, key=4,
+                         evaluate_every=4, evaluate_samples=64, evaluate_options={"sinkhorn": False})
+    np.testing.assert_array_equal(fitted.curve["step"], [4, 8, 10])
+    assert np.all(np.diff(fitted.curve["train_seconds"]) > 0) and np.all(np.isfinite(fitted.curve["ess"]))
+    plain = jaxsamp.fit("pis", TARGET, num_steps=10, settings=settings, batch_size=16, progress=False, key=4)
+    np.testing.assert_array_equal(fitted.history["loss"], plain.history["loss"])  # evaluating changes no update
+    assert plain.curve == {}
+    with pytest.raises(InputError, match="evaluate_options without evaluate_every"):
+        jaxsamp.fit("pis", TARGET, num_steps=2, settings=settings, evaluate_options={"sinkhorn": False})
