@@ -28,7 +28,7 @@ from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
-from jaxsamp.learned.gflownet.training import GFlowNet, GFlowNetSettings, as_environment
+from jaxsamp.learned.gflownet import training as gflownet_training
 from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, as_lattice_path
 from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
 from jaxsamp.vi.elbo import ELBO, ELBOSettings
@@ -113,10 +113,11 @@ def bsivi(target, settings: AISIVISettings, *, batch_size: int, optimizer=None) 
     return _legacy(BSIVI(target, settings, batch_size), False, optimizer)
 
 
-@LEARNED.register("gflownet", settings=GFlowNetSettings, batch_size=16, as_target=as_environment)
-def gflownet(target, settings: GFlowNetSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """GFlowNet on a DAG environment (TB/DB/SubTB/soft DQN; P_B by TLM, Gritsaev et al. 2025); exact pi and log Z."""
-    return _legacy(GFlowNet(target, settings, batch_size), settings.judge_progress, optimizer)
+LEARNED.register(
+    "gflownet", "GFlowNet on a DAG environment (TB/DB/SubTB/soft DQN; P_B by TLM, Gritsaev et al. 2025); exact pi and "
+    "log Z", settings=gflownet_training.GFlowNetSettings, batch_size=gflownet_training.BATCH_SIZE,
+    as_target=gflownet_training.as_environment,
+)(gflownet_training.build)
 
 
 # the denoiser's cross-entropy on a fixed training set is a fixed objective: judged for progress
