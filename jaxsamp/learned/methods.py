@@ -9,7 +9,7 @@ returns (its :class:`~jaxsamp.core.TrainingHealth`).
 Every family is registered: diffusion (PIS, DDS, Adjoint Sampling, ASBS,
 TPS-DPS), LEAPS, the variational family (SoftCVI, ELBO, SNIS forward KL, AISIVI,
 BSIVI; its batch is the draws of ``q`` per step), GFlowNets (``gflownet``),
-Bernoulli denoising (``bernoulli``) and the Boltzmann curves (``curves``; the
+Bernoulli denoising (``bernoulli_denoising``) and the Boltzmann curves (``curves``; the
 interpolation is a setting). A method that does not take a log density declares
 the form it takes with ``as_target`` (a function that returns the target as the
 method takes it, or raises an InputError saying what is needed), or its class
@@ -22,7 +22,7 @@ from __future__ import annotations
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
 from jaxsamp.core.registry import LEARNED
-from jaxsamp.learned.binary.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings, training_source
+from jaxsamp.learned.binary import bernoulli_denoising
 from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
@@ -120,11 +120,11 @@ LEARNED.register(
 )(gflownet_training.build)
 
 
-# the denoiser's cross-entropy on a fixed training set is a fixed objective: judged for progress
-@LEARNED.register("bernoulli", settings=DenoiserSettings, batch_size=256, as_target=training_source)
-def bernoulli(target, settings: DenoiserSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """Bernoulli-noise denoising (Bach & Saremi 2025): a denoiser learned from +-1 samples, then noisy chains."""
-    return _legacy(BernoulliDenoiser(target, settings, batch_size), True, optimizer)
+LEARNED.register(
+    "bernoulli_denoising", "Bernoulli-noise denoising (Bach & Saremi 2025): a denoiser learned from +-1 samples, then "
+    "noisy chains", settings=bernoulli_denoising.BernoulliDenoisingSettings, batch_size=bernoulli_denoising.BATCH_SIZE,
+    as_target=bernoulli_denoising.training_source,
+)(bernoulli_denoising.build)
 
 
 # box collocation's loss is a fixed objective; trajectory collocation's points move with the flow

@@ -368,7 +368,8 @@ class GFlowNet:
 
     @functools.cached_property
     def policy_log_probs(self):
-        """``network -> log P_F(a | s)`` of the sampling policy at every state (:func:`~jaxsamp.learned.gflownet.sampling.policy_table`, compiled once)."""
+        """``network -> log P_F(a | s)`` of the sampling policy at every state, compiled once
+        (:func:`~jaxsamp.learned.gflownet.sampling.policy_table`)."""
         return sampling.policy_table(self.env, self.logits_fn)
 
     def policy_metrics(self, state: GFlowNetTrainState) -> dict:
