@@ -79,3 +79,15 @@ def test_bad_sources_and_sampler_settings_are_clear_errors():
         jaxsamp.fit("bernoulli_denoising", MIXTURE, num_steps=2, sampler=bs.SamplerSettings(correction="exact"))
     with pytest.raises(ConfigError, match="num_measurements = 2 exceeds max_measurements = 1"):
         jaxsamp.fit("bernoulli_denoising", MIXTURE, num_steps=2, sampler={"num_measurements": 2})
+
+
+def test_an_optimizer_replaces_the_clipped_adam():
+    """``optimizer=`` replaces the denoiser's optimiser: SGD at rate 0 leaves the network as built."""
+    import optax
+
+    data = MIXTURE.sample(jax.random.key(0), 100)
+    fitted = jaxsamp.fit("bernoulli_denoising", data, num_steps=3, hidden=(8,), batch_size=16,
+                         optimizer=optax.sgd(0.0), progress=False)
+    untouched = jax.jit(fitted.sampler.init)(jax.random.split(jax.random.key(0))[0])
+    for a, b in zip(jax.tree.leaves(fitted.state.params), jax.tree.leaves(untouched.params)):
+        np.testing.assert_array_equal(a, b)

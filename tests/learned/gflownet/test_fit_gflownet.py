@@ -64,3 +64,16 @@ def test_a_gflownet_needs_a_dag_environment():
         jaxsamp.fit("gflownet", jaxsamp.targets.get("gaussian", dim=2), num_steps=2)
     with pytest.raises(InputError, match="takes no init="):
         jaxsamp.fit("gflownet", lambda x: -jnp.sum(x**2), init=jnp.zeros(2), num_steps=2)
+
+
+def test_an_optimizer_replaces_the_forward_loss_adam():
+    """``optimizer=`` replaces the network's optimiser: SGD at rate 0 with a fixed P_B leaves the network as built,
+    while TB's log Z keeps its own Adam and moves."""
+    import optax
+
+    fitted = jaxsamp.fit("gflownet", Hypergrid(2, 4), num_steps=3, hidden=(8,), history_size=64,
+                         backward_policy="uniform", optimizer=optax.sgd(0.0), progress=False)
+    untouched = jax.jit(fitted.sampler.init)(jax.random.split(jax.random.key(0))[0])
+    for a, b in zip(jax.tree.leaves(fitted.state.params.network), jax.tree.leaves(untouched.params.network)):
+        np.testing.assert_array_equal(a, b)
+    assert float(fitted.state.params.log_z) != 0.0
