@@ -81,7 +81,12 @@ from jaxsamp.experiments.bernoulli_denoising_experiment import (
     sample_grid,
 )
 from jaxsamp.learned.binary import bernoulli_samplers as bs
-from jaxsamp.learned.binary.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings, exact_posterior_mean
+from jaxsamp.learned.binary.bernoulli_denoising import (
+    BernoulliDenoising,
+    BernoulliDenoisingSettings,
+    exact_posterior_mean,
+    posterior_mean,
+)
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets.boltzmann_machine import fit_pseudo_likelihood
 
@@ -102,9 +107,9 @@ def sampler_settings(quick: bool) -> dict:
     }
 
 
-def train(data, settings: DenoiserSettings, batch_size: int, num_steps: int, key, name: str):
-    """Train a denoiser through the driver; return it, its train state and the training figures."""
-    denoiser = BernoulliDenoiser(data, settings, batch_size)
+def train(data, settings: BernoulliDenoisingSettings, batch_size: int, num_steps: int, key, name: str):
+    """Train a denoiser through the driver; return the learned posterior mean ``g_theta`` and the training figures."""
+    denoiser = BernoulliDenoising(data, settings, batch_size)
     k_init, k_run = jax.random.split(key)
     start = time.perf_counter()
     state, trace = run(
@@ -121,7 +126,7 @@ def train(data, settings: DenoiserSettings, batch_size: int, num_steps: int, key
         "train_minutes": (time.perf_counter() - start) / 60,
         "final_loss": float(np.mean(np.asarray(trace)[-100:])),
     }
-    return denoiser, state, figures
+    return posterior_mean(settings, state.params, denoiser.event_shape), figures
 
 
 def draw(settings, denoiser_fn, key, n, event_shape, log_partition=None):
@@ -136,7 +141,7 @@ def mixture_part(seed: int, quick: bool) -> dict:
     key = jax.random.key(seed)
     k_data, k_train, k_sample = jax.random.split(key, 3)
     steps, n_train, n = (100, 1000, 1000) if quick else (4000, 20_000, 50_000)
-    settings = DenoiserSettings(
+    settings = BernoulliDenoisingSettings(
         alpha=ALPHA,
         max_measurements=4,
         network="mlp",
@@ -144,9 +149,9 @@ def mixture_part(seed: int, quick: bool) -> dict:
         learning_rate=1e-3,
         decay_steps=steps,
     )
-    denoiser, state, train_figures = train(target.sample(k_data, n_train), settings, 256, steps, k_train, "mixture")
+    learned, train_figures = train(target.sample(k_data, n_train), settings, 256, steps, k_train, "mixture")
     out = {f"tv_mixture_d16_{k}": v for k, v in train_figures.items()}
-    learned, exact = denoiser.posterior_mean(state), exact_posterior_mean(target.log_partition)
+    exact = exact_posterior_mean(target.log_partition)
     for name, sampler in sampler_settings(quick).items():
         k = jax.random.fold_in(k_sample, len(name))
         out[f"tv_mixture_d16_{name}"] = total_variation(draw(sampler, learned, k, n, (dim,)), law)
@@ -167,10 +172,10 @@ def fvbm_gibbs(model, key, n: int, num_updates: int) -> jax.Array:
     return state.position
 
 
-def conv_denoiser_settings(quick: bool, conv_layers: int, padding: str, steps: int) -> DenoiserSettings:
+def conv_denoiser_settings(quick: bool, conv_layers: int, padding: str, steps: int) -> BernoulliDenoisingSettings:
     """The convolutional denoiser of the digits and Ising groups: 4 measurements, 32 channels, lr 1e-3 (batches of
     :data:`CONV_BATCH`)."""
-    return DenoiserSettings(alpha=ALPHA, max_measurements=4, network="conv", channels=4 if quick else 32,
+    return BernoulliDenoisingSettings(alpha=ALPHA, max_measurements=4, network="conv", channels=4 if quick else 32,
                             conv_layers=1 if quick else conv_layers, padding=padding,
                             learning_rate=1e-3, decay_steps=steps)
 
@@ -183,14 +188,12 @@ def digits_part(seed: int, quick: bool) -> dict:
     steps = 50 if quick else 6000
     n = 64 if quick else len(test_x)
     settings = conv_denoiser_settings(quick, 5, "zeros", steps)
-    denoiser, state, train_figures = train(train_x, settings, CONV_BATCH, steps, k_train, "digits")
+    learned, train_figures = train(train_x, settings, CONV_BATCH, steps, k_train, "digits")
     out = {f"mmd_digits_{k}": v for k, v in train_figures.items()}
     test = test_x[:n]
     samples = {}
     for name, sampler in sampler_settings(quick).items():
-        samples[name] = draw(
-            sampler, denoiser.posterior_mean(state), jax.random.fold_in(k_sample, len(name)), n, (8, 8)
-        )
+        samples[name] = draw(sampler, learned, jax.random.fold_in(k_sample, len(name)), n, (8, 8))
         out[f"mmd_digits_{name}"] = float(hamming_mmd(samples[name], test, MMD_LENGTH))
         out["mmd_digits_evals_per_sample"] = sampler.denoiser_evals_per_sample
     subset = train_x[jax.random.permutation(k_subset, train_x.shape[0])[:n]]
@@ -227,13 +230,13 @@ def ising_part(seed: int, quick: bool) -> dict:
     chains, sweeps, steps, n = (256, 20, 50, 256) if quick else (10_000, 1000, 4000, 4000)
     data = glauber_samples(target, k_data, chains, sweeps)
     settings = conv_denoiser_settings(quick, 4, "circular", steps)
-    denoiser, state, train_figures = train(data, settings, CONV_BATCH, steps, k_train, "ising")
+    learned, train_figures = train(data, settings, CONV_BATCH, steps, k_train, "ising")
     out = {f"ising_L8_{k}": v for k, v in train_figures.items()}
     out["ising_L8_abs_m_exact"] = exact
     out["ising_L8_glauber_abs_m_err"] = abs(float(obs.mean_abs_magnetization(data)) - exact)
     out["ising_L8_glauber_m_tv"] = magnetization_tv(target, data)
     for name, sampler in sampler_settings(quick).items():
-        x = draw(sampler, denoiser.posterior_mean(state), jax.random.fold_in(k_sample, len(name)), n, (L, L))
+        x = draw(sampler, learned, jax.random.fold_in(k_sample, len(name)), n, (L, L))
         value = float(obs.mean_abs_magnetization(x))
         suffix = "" if name == "multi_m4" else f"_{name}"
         out[f"ising_L8_abs_m{suffix}"] = value

@@ -143,15 +143,16 @@ def train(loss: str, policy: str, reward: str, seed: int, quick: bool,
     trace = {name: np.asarray(values) for name, values in trace.items()}
     curve = learning_curve(trace)
     figures = {
-        "l1": float(curve["l1"][-1]),
-        "kl": float(curve["kl"][-1]),
+        "l1": float(curve["policy_l1"][-1]),
+        "kl": float(curve["policy_kl"][-1]),
         **sampler.policy_metrics(state),
         "modes_found": int(trace["modes_found"][-1]),
         "train_trajectories_per_s": size["iterations"] * TRAJECTORIES_PER_ITERATION / seconds,
     }
     if loss != "munchausen_dqn":
-        figures["logz_abs_err"] = float(curve["logz_abs_err"][-1])
-    curve = {name: [float(v) for v in curve[name]] for name in ("trajectories", "l1", "kl")}
+        figures["logz_abs_err"] = float(curve["log_Z_learned_abs_err"][-1])
+    curve = {name: [float(v) for v in curve[history_name]]
+             for name, history_name in (("trajectories", "trajectories"), ("l1", "policy_l1"), ("kl", "policy_kl"))}
     return figures, curve
 
 

@@ -4,11 +4,12 @@ Bach & Saremi (2025, ICML); :mod:`jaxsamp.learned.binary.bernoulli_denoising` de
 the method and :mod:`jaxsamp.learned.binary.bernoulli_samplers` the samplers.
 
 Config ``sampler`` block: ``name: bernoulli_denoising`` and ``params``
-validated into :class:`BernoulliDenoisingSettings` (the denoiser's training
-and the sampler's settings). ``run.num_steps`` Adam steps on batches of
-``run.num_chains`` examples train the denoiser through the driver (checkpoints
-in ``run_dir/checkpoints``); ``run.num_eval_samples`` independent chains from
-uniform noise are then run by the driver and denoised.
+validated into :class:`BernoulliDenoisingExperimentSettings` (the method's
+settings, with its sampler's, and the run's own). :func:`jaxsamp.fit` trains the
+denoiser for ``run.num_steps`` steps on batches of ``run.num_chains`` examples
+(checkpoints in ``run_dir/checkpoints``); ``run.num_eval_samples`` independent
+chains from uniform noise are then run by the driver and denoised
+(:func:`~jaxsamp.learned.binary.bernoulli_denoising.draw`).
 
 The training data come from the target:
 
@@ -37,15 +38,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsamp.diagnostics import health
 from jaxsamp.core import ensemble, run
-from jaxsamp.core.errors import ConfigError, InputError
+from jaxsamp.core.data_parallel import batch_mesh
+from jaxsamp.core.errors import ConfigError, InputError, RunHealthWarning
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.core.validation import PositiveFloat, PositiveInt, check_fields
 from jaxsamp.diagnostics import observables as obs
@@ -53,11 +55,12 @@ from jaxsamp.diagnostics.binary_discrepancies import expected_tv_of_exact_sample
 from jaxsamp.experiments import plots
 from jaxsamp.learned.binary import bernoulli_samplers as samplers
 from jaxsamp.learned.binary.bernoulli_denoising import (
-    BernoulliDenoiser,
-    DenoiserSettings,
+    BernoulliDenoisingSettings,
+    draw,
     exact_posterior_mean,
     is_data_set,
 )
+from jaxsamp.learned.fit import fit
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets.binary import MAX_ENUMERATION_DIM, enumerated_probabilities
 from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable
@@ -67,19 +70,19 @@ SHOWN = 64
 
 
 @dataclasses.dataclass(frozen=True)
-class BernoulliDenoisingSettings:
+class BernoulliDenoisingExperimentSettings:
     """The checked settings of a ``bernoulli_denoising`` run.
 
     The config's ``params`` is one flat mapping (:func:`settings_from_params`
-    splits it): the fields of :class:`~jaxsamp.learned.binary.bernoulli_denoising.DenoiserSettings`
+    splits it): the fields of :class:`~jaxsamp.learned.binary.bernoulli_denoising.BernoulliDenoisingSettings`
     (the batch size is ``run.num_chains``), those of its ``sampler``
     (:class:`~jaxsamp.learned.binary.bernoulli_samplers.SamplerSettings`; ``correction``
     ``none`` or ``trapezoid``), and the two below. Defaults are those classes' own.
 
     Attributes
     ----------
-    denoiser : DenoiserSettings
-        With its ``sampler`` and ``num_train_samples`` (the training set size for targets
+    denoiser : BernoulliDenoisingSettings
+        The method's settings, with its ``sampler`` and ``num_train_samples`` (the training set size for targets
         with exact samples or Glauber data, 20 000).
     glauber_sweeps : int
         Checkerboard heat-bath sweeps per Glauber chain (1000).
@@ -87,7 +90,7 @@ class BernoulliDenoisingSettings:
         ``ell`` (bits) of the Hamming kernel ``exp(-H / ell)`` (16, about the median Hamming distance between digits).
     """
 
-    denoiser: DenoiserSettings
+    denoiser: BernoulliDenoisingSettings
     glauber_sweeps: PositiveInt = 1000
     mmd_length_scale: PositiveFloat = 16.0
 
@@ -95,14 +98,14 @@ class BernoulliDenoisingSettings:
         check_fields(self)
 
 
-def settings_from_params(params: dict | None) -> BernoulliDenoisingSettings:
+def settings_from_params(params: dict | None) -> BernoulliDenoisingExperimentSettings:
     """Split a run's flat ``params`` among the denoiser, its sampler and the run's own fields; one-line ConfigErrors."""
     where = "sampler 'bernoulli_denoising'"
     params = dict(params or {})
     names = {
-        "denoiser": [f.name for f in dataclasses.fields(DenoiserSettings) if f.name != "sampler"],
+        "denoiser": [f.name for f in dataclasses.fields(BernoulliDenoisingSettings) if f.name != "sampler"],
         "sampler": [f.name for f in dataclasses.fields(samplers.SamplerSettings)],
-        "own": [f.name for f in dataclasses.fields(BernoulliDenoisingSettings) if f.name != "denoiser"],
+        "own": [f.name for f in dataclasses.fields(BernoulliDenoisingExperimentSettings) if f.name != "denoiser"],
     }
     accepted = [n for group in names.values() for n in group]
     for key in params:
@@ -111,8 +114,8 @@ def settings_from_params(params: dict | None) -> BernoulliDenoisingSettings:
             raise ConfigError(f"{where}: unknown parameter {key!r}{hint}; accepted: {', '.join(accepted)}")
     part = {group: {n: params[n] for n in group_names if n in params} for group, group_names in names.items()}
     sampler = validate_dataclass(where, part["sampler"], samplers.SamplerSettings)
-    denoiser = validate_dataclass(where, {**part["denoiser"], "sampler": sampler}, DenoiserSettings)
-    return validate_dataclass(where, {**part["own"], "denoiser": denoiser}, BernoulliDenoisingSettings)
+    denoiser = validate_dataclass(where, {**part["denoiser"], "sampler": sampler}, BernoulliDenoisingSettings)
+    return validate_dataclass(where, {**part["own"], "denoiser": denoiser}, BernoulliDenoisingExperimentSettings)
 
 
 # --------------------------------------------------------------------------
@@ -139,7 +142,7 @@ def glauber_samples(target, key, num_samples: int, num_sweeps: int, **run_option
 
 
 def training_data(
-    target, settings: BernoulliDenoisingSettings, key, run_options: dict
+    target, settings: BernoulliDenoisingExperimentSettings, key, run_options: dict
 ) -> tuple[jax.Array, np.ndarray | None]:
     """``(train, held_out)``: the target's training data (module docstring) and its held-out split (data sets only)."""
     n = settings.denoiser.num_train_samples
@@ -183,7 +186,7 @@ def magnetization_tv(target, x) -> float | None:
     return 0.5 * float(np.abs(p_hat - p).sum())
 
 
-def sample_metrics(target, x, settings: BernoulliDenoisingSettings, train, held_out, law=None) -> dict:
+def sample_metrics(target, x, settings: BernoulliDenoisingExperimentSettings, train, held_out, law=None) -> dict:
     """The figures of samples ``x`` ``(n, *event_shape)``: TV (enumerable), MMD to held-out data, Ising ``<|m|>``."""
     out = {}
     if law is not None:
@@ -240,7 +243,7 @@ def sample_grid(
 # --------------------------------------------------------------------------
 
 
-def check(cfg, target) -> BernoulliDenoisingSettings:
+def check(cfg, target) -> BernoulliDenoisingExperimentSettings:
     """The settings against the target (a data set, exact samples or a spin lattice), before any work."""
     if cfg.sampler.name != "bernoulli_denoising":
         raise ConfigError(
@@ -263,23 +266,22 @@ def check(cfg, target) -> BernoulliDenoisingSettings:
     return settings
 
 
-def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, run_dir: Path) -> dict:
-    """Train the denoiser for ``run.num_steps`` Adam steps, sample ``run.num_eval_samples`` chains, evaluate."""
-    k_data, k_init, k_train, k_sample, k_exact = jax.random.split(jax.random.key(cfg.seed), 5)
-    options = cfg.driver_options(run_dir)
+def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingExperimentSettings, run_dir: Path) -> dict:
+    """Fit the denoiser for ``run.num_steps`` steps, sample ``run.num_eval_samples`` chains, evaluate."""
+    k_data, k_fit, k_sample, k_exact = jax.random.split(jax.random.key(cfg.seed), 4)
     train, held_out = training_data(target, settings, k_data, cfg.driver_options(run_dir, "data_checkpoints"))
-    denoiser = BernoulliDenoiser(train, settings.denoiser, cfg.run.num_chains)
-    trainer = cfg.trainer(denoiser)
-    start = time.perf_counter()
-    state, trace = run(
-        trainer.step, jax.jit(trainer.init)(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
-    )
-    train_seconds = time.perf_counter() - start
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RunHealthWarning)  # fit's findings go to metrics["warnings"]
+        fitted = fit("bernoulli_denoising", train, num_steps=cfg.run.num_steps, key=k_fit, settings=settings.denoiser,
+                     batch_size=cfg.run.num_chains, checkpoint=run_dir / "checkpoints",
+                     checkpoint_every=cfg.run.checkpoint_every, progress=cfg.run.progress,
+                     mesh=batch_mesh() if cfg.run.shard else None)
+    trace = fitted.history
 
     sampler = settings.denoiser.sampler
     start = time.perf_counter()
     sample_options = {"progress": cfg.run.progress, "chunk": cfg.run.chunk, "desc": f"{cfg.name} sampling"}
-    x, final, sample_trace = denoiser.draw(state, k_sample, cfg.run.num_eval_samples, **sample_options)
+    x, final, sample_trace = draw(k_sample, fitted.settings, fitted.state, cfg.run.num_eval_samples, **sample_options)
     sample_seconds = time.perf_counter() - start
     x = np.asarray(x)
 
@@ -288,7 +290,7 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
         scores = sample_metrics(target, x, settings, train, held_out, law)
     metrics = {
         "train_steps": cfg.run.num_steps,
-        "train_seconds_incl_compile": train_seconds,
+        "train_seconds_incl_compile": fitted.seconds,
         "final_loss": float(np.mean(np.asarray(trace["loss"])[-max(1, cfg.run.num_steps // 20) :])),
         "final_bit_error": float(np.mean(np.asarray(trace["bit_error"])[-max(1, cfg.run.num_steps // 20) :])),
         "num_train": int(train.shape[0]),
@@ -299,7 +301,6 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
         "flip_probability": float(samplers.flip_probability(settings.denoiser.alpha)),
         **scores,
     }
-    warnings = []
     if law is not None:
         metrics["tv_floor"], metrics["tv_floor_sd"] = expected_tv_of_exact_samples(law, x.shape[0])
         if hasattr(target, "log_partition"):
@@ -320,10 +321,7 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingSettings, r
         )
     if is_spin_lattice(target) and "abs_m_exact" in metrics:
         metrics["train_abs_m_err"] = abs(float(obs.mean_abs_magnetization(train)) - metrics["abs_m_exact"])
-    # the denoiser's cross-entropy on a fixed training set is a fixed objective: judged for progress
-    # (the samples are unweighted chains: no ESS)
-    warnings += health.training_warnings(trace["loss"], judge_progress=True)
-    metrics["warnings"] = warnings
+    metrics["warnings"] = list(fitted.warnings)  # the samples are unweighted chains: no ESS to judge
 
     np.savez(
         run_dir / "samples.npz",

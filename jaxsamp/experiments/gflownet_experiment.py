@@ -7,40 +7,37 @@ validated into :class:`GFlowNetExperimentSettings`, the
 list of backward policies to train side by side (each overriding
 ``backward_policy``; empty: just ``backward_policy``). ``run.num_chains`` is the
 number of trajectories per iteration (16 in the TLM paper) and ``run.num_steps``
-the number of iterations; each policy's run goes through the driver with its own
+the number of iterations; each policy is trained by :func:`jaxsamp.fit` with its own
 checkpoint folder (``checkpoints_<policy>``), so ``jaxsamp resume`` continues
-whichever was interrupted.
+whichever was interrupted, then evaluated on ``run.num_eval_samples`` weighted draws.
 
 Outputs (Gritsaev et al. 2025, ICLR; metrics as in their code, research/methods.md
-§9): per policy ``<policy>_l1``, ``_kl``, ``_logz_abs_err``, ``_modes_found`` at the
-last evaluation (over the last ``history_size`` terminal states of training),
-``_policy_l1`` and ``_policy_kl`` of the trained forward policy's exact terminal
-distribution (no sampling noise; :meth:`~jaxsamp.learned.gflownet.sampling.TrainedGFlowNet.policy_metrics`),
-``_train_trajectories_per_s`` (compilation included), and ``learning_curves.png``
-(L1 and KL against trajectories, every policy in one plot), ``learning_curves.npz``
-(the curves, the exact ``pi`` and each policy's empirical ``pi_hat``).
+§9): per policy the figures of the trained sampler's ``evaluate``
+(:meth:`~jaxsamp.learned.gflownet.GFlowNet.evaluate`: ``_log_Z_hat``, ``_ess``,
+``_elbo`` and their errors, ``_log_Z_learned`` and its error, and ``_policy_l1``,
+``_policy_kl`` of the trained forward policy's exact terminal distribution, with no
+sampling noise), the paper's ``_policy_l1_empirical`` and ``_policy_kl_empirical`` of
+the last ``history_size`` terminal states of training at the last evaluation,
+``_modes_found``, ``_train_trajectories_per_s`` (compilation included), and
+``learning_curves.png`` (L1 and KL against trajectories, every policy in one plot),
+``learning_curves.npz`` (the curves, the exact ``pi`` and each policy's empirical ``pi_hat``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
+import warnings
 from pathlib import Path
 
 import jax
 import numpy as np
 
-from jaxsamp.diagnostics import health
-from jaxsamp.core import run
-from jaxsamp.core.errors import InputError
+from jaxsamp.core.data_parallel import batch_mesh
+from jaxsamp.core.errors import InputError, RunHealthWarning
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
-from jaxsamp.learned.gflownet.training import (
-    BACKWARD_POLICIES,
-    GFlowNet,
-    GFlowNetSettings,
-    learning_curve,
-)
+from jaxsamp.learned.fit import fit
+from jaxsamp.learned.gflownet.training import BACKWARD_POLICIES, GFlowNetSettings, build, learning_curve
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,13 +65,15 @@ class GFlowNetExperimentSettings(GFlowNetSettings):
         return GFlowNetSettings(**{**fields, "backward_policy": policy})
 
 
-def check(cfg, target) -> dict:
-    """One :class:`GFlowNet` per backward policy, built (and so checked against the target) before any work."""
+def check(cfg, target) -> GFlowNetExperimentSettings:
+    """The settings, each backward policy's GFlowNet built once (and so checked against the target) before any work."""
 
-    def build(settings: GFlowNetExperimentSettings):
-        return {p: GFlowNet(target, settings.for_policy(p), cfg.run.num_chains) for p in settings.policies}
+    def checked(settings: GFlowNetExperimentSettings) -> GFlowNetExperimentSettings:
+        for policy in settings.policies:
+            build(target, settings.for_policy(policy), batch_size=cfg.run.num_chains)
+        return settings
 
-    return build_learned_sampler(cfg, "gflownet", {"gflownet": (build, GFlowNetExperimentSettings)})
+    return build_learned_sampler(cfg, "gflownet", {"gflownet": (checked, GFlowNetExperimentSettings)})
 
 
 def curves_plot(path: Path, curves: dict, title: str) -> Path:
@@ -82,7 +81,7 @@ def curves_plot(path: Path, curves: dict, title: str) -> Path:
     plt = plots.pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for policy, curve in curves.items():
-        for ax, name in zip(axes, ("l1", "kl")):
+        for ax, name in zip(axes, ("policy_l1", "policy_kl")):
             ax.plot(curve["trajectories"], curve[name], label=policy)
     for ax, name in zip(axes, ("L1 = mean |pi_hat - pi|", "KL(pi || pi_hat)")):
         ax.set_yscale("log")
@@ -95,56 +94,43 @@ def curves_plot(path: Path, curves: dict, title: str) -> Path:
     return path
 
 
-def run_gflownet(cfg, target, samplers: dict, run_dir: Path) -> dict:
-    """Train every backward policy's GFlowNet for ``run.num_steps`` iterations; exact metrics, curves, plot."""
-    k_init, k_train = jax.random.split(jax.random.key(cfg.seed))
-    metrics, curves, arrays, warnings = {"log_Z": float(target.log_Z)}, {}, {"pi": target.exact_probabilities}, []
-    several = len(samplers) > 1
-    for policy, sampler in samplers.items():
-        folder = f"checkpoints_{policy}" if several else "checkpoints"
-        options = {**cfg.driver_options(run_dir, folder), "desc": f"{cfg.name} [{policy}]"}
-        start = time.perf_counter()
-        trainer = cfg.trainer(sampler)
-        state, trace = run(
-            trainer.step, trainer.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **options
-        )
-        seconds = time.perf_counter() - start
-        trace = {name: np.asarray(values) for name, values in trace.items()}
-        curve = learning_curve(trace)
-        curves[policy] = curve
-        trajectories = cfg.run.num_steps * cfg.run.num_chains
-        last = {
-            name: float(curve[name][-1]) if len(curve[name]) else float("nan") for name in ("l1", "kl", "logz_abs_err")
-        }
+def run_gflownet(cfg, target, settings: GFlowNetExperimentSettings, run_dir: Path) -> dict:
+    """Fit every backward policy's GFlowNet for ``run.num_steps`` iterations; its figures, curves, one plot."""
+    key = jax.random.key(cfg.seed)
+    metrics, curves, arrays, found = {"log_Z_exact": float(target.log_Z)}, {}, {"pi": target.exact_probabilities}, []
+    trajectories = cfg.run.num_steps * cfg.run.num_chains
+    for policy in settings.policies:
+        folder = f"checkpoints_{policy}" if len(settings.policies) > 1 else "checkpoints"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RunHealthWarning)  # fit's findings go to metrics["warnings"], by policy
+            fitted = fit("gflownet", target, num_steps=cfg.run.num_steps, key=key, settings=settings.for_policy(policy),
+                         batch_size=cfg.run.num_chains, checkpoint=run_dir / folder,
+                         checkpoint_every=cfg.run.checkpoint_every, progress=cfg.run.progress,
+                         mesh=batch_mesh() if cfg.run.shard else None)
+        figures = fitted.evaluate(jax.random.fold_in(key, 1), cfg.run.num_eval_samples)
+        curve = curves[policy] = learning_curve(fitted.history)
+        last = {name: float(curve[name][-1]) if len(curve[name]) else float("nan")
+                for name in ("policy_l1", "policy_kl")}
         metrics.update(
             {
-                f"{policy}_l1": last["l1"],
-                f"{policy}_kl": last["kl"],
-                f"{policy}_logz_abs_err": last["logz_abs_err"],
-                **{f"{policy}_{k}": v for k, v in sampler.policy_metrics(state).items()},
-                f"{policy}_log_z": float(trace["log_z"][-1]),
-                f"{policy}_modes_found": int(trace["modes_found"][-1]),
-                f"{policy}_final_loss": float(trace["loss"][-1]),
-                f"{policy}_train_trajectories_per_s": trajectories / seconds,
-                f"{policy}_train_seconds_incl_compile": seconds,
+                **{f"{policy}_{name}": value for name, value in figures.items() if name != "log_Z_exact"},
+                f"{policy}_policy_l1_empirical": last["policy_l1"],
+                f"{policy}_policy_kl_empirical": last["policy_kl"],
+                f"{policy}_modes_found": int(fitted.history["modes_found"][-1]),
+                f"{policy}_final_loss": float(fitted.history["loss"][-1]),
+                f"{policy}_train_trajectories_per_s": trajectories / fitted.seconds,
+                f"{policy}_train_seconds_incl_compile": fitted.seconds,
             }
         )
-        history = state.history
+        history = fitted.state.history
         arrays[f"pi_hat_{policy}"] = np.asarray(history.counts) / max(int(history.size), 1)
         for name, values in curve.items():
             arrays[f"{policy}_{name}"] = values
-        updating = np.arange(len(trace["loss"])) >= (sampler.settings.learning_starts + 1 if sampler.dqn else 0)
-        warnings += health.training_warnings(trace["loss"], judge_progress=sampler.settings.judge_progress,
-                                         steps=updating, label=policy)
-        if not len(curve["l1"]):
-            warnings.append(
-                f"{policy}: no exact evaluation (run.num_steps < eval_every = {sampler.settings.eval_every})"
-            )
-    metrics.update(
-        {"num_modes": target.num_modes, "trajectories": cfg.run.num_steps * cfg.run.num_chains, "warnings": warnings}
-    )
+        found += [f"{policy}: {w}" for w in fitted.warnings]
+        if not len(curve["policy_l1"]):
+            found.append(f"{policy}: no exact evaluation (run.num_steps < eval_every = {settings.eval_every})")
+    metrics.update({"num_modes": target.num_modes, "trajectories": trajectories, "warnings": found})
     np.savez(run_dir / "learning_curves.npz", **arrays)
-    settings = next(iter(samplers.values())).settings
     curves_plot(run_dir / "learning_curves.png", curves, f"{cfg.name}: {settings.loss} on {target.name}")
     return metrics
 

@@ -330,7 +330,7 @@ def fit(
         A plain callable is a log density of one flat state: give ``init`` (one
         state) for its shape, as in :func:`jaxsamp.sample`. A method that does not
         take a log density says what it takes: ``gflownet`` a DAG environment
-        (``jaxsamp.targets.get("hypergrid", ...)``), ``bernoulli`` a +-1 target with
+        (``jaxsamp.targets.get("hypergrid", ...)``), ``bernoulli_denoising`` a +-1 target with
         exact samples, a data set or an array of +-1 samples.
     num_steps : int
         Training steps (the method's unit: an update, or an epoch for the

@@ -9,7 +9,7 @@ returns (its :class:`~jaxsamp.core.TrainingHealth`).
 Every family is registered: diffusion (PIS, DDS, Adjoint Sampling, ASBS,
 TPS-DPS), LEAPS, the variational family (SoftCVI, ELBO, SNIS forward KL, AISIVI,
 BSIVI; its batch is the draws of ``q`` per step), GFlowNets (``gflownet``),
-Bernoulli denoising (``bernoulli``) and the Boltzmann curves (``curves``; the
+Bernoulli denoising (``bernoulli_denoising``) and the Boltzmann curves (``curves``; the
 interpolation is a setting). A method that does not take a log density declares
 the form it takes with ``as_target`` (a function that returns the target as the
 method takes it, or raises an InputError saying what is needed), or its class
@@ -22,13 +22,13 @@ from __future__ import annotations
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
 from jaxsamp.core.registry import LEARNED
-from jaxsamp.learned.binary.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings, training_source
+from jaxsamp.learned.binary import bernoulli_denoising
 from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
-from jaxsamp.learned.gflownet.training import GFlowNet, GFlowNetSettings, as_environment
+from jaxsamp.learned.gflownet import training as gflownet_training
 from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, as_lattice_path
 from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
 from jaxsamp.vi.elbo import ELBO, ELBOSettings
@@ -113,17 +113,18 @@ def bsivi(target, settings: AISIVISettings, *, batch_size: int, optimizer=None) 
     return _legacy(BSIVI(target, settings, batch_size), False, optimizer)
 
 
-@LEARNED.register("gflownet", settings=GFlowNetSettings, batch_size=16, as_target=as_environment)
-def gflownet(target, settings: GFlowNetSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """GFlowNet on a DAG environment (TB/DB/SubTB/soft DQN; P_B by TLM, Gritsaev et al. 2025); exact pi and log Z."""
-    return _legacy(GFlowNet(target, settings, batch_size), settings.judge_progress, optimizer)
+LEARNED.register(
+    "gflownet", "GFlowNet on a DAG environment (TB/DB/SubTB/soft DQN; P_B by TLM, Gritsaev et al. 2025); exact pi and "
+    "log Z", settings=gflownet_training.GFlowNetSettings, batch_size=gflownet_training.BATCH_SIZE,
+    as_target=gflownet_training.as_environment,
+)(gflownet_training.build)
 
 
-# the denoiser's cross-entropy on a fixed training set is a fixed objective: judged for progress
-@LEARNED.register("bernoulli", settings=DenoiserSettings, batch_size=256, as_target=training_source)
-def bernoulli(target, settings: DenoiserSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """Bernoulli-noise denoising (Bach & Saremi 2025): a denoiser learned from +-1 samples, then noisy chains."""
-    return _legacy(BernoulliDenoiser(target, settings, batch_size), True, optimizer)
+LEARNED.register(
+    "bernoulli_denoising", "Bernoulli-noise denoising (Bach & Saremi 2025): a denoiser learned from +-1 samples, then "
+    "noisy chains", settings=bernoulli_denoising.BernoulliDenoisingSettings, batch_size=bernoulli_denoising.BATCH_SIZE,
+    as_target=bernoulli_denoising.training_source,
+)(bernoulli_denoising.build)
 
 
 # box collocation's loss is a fixed objective; trajectory collocation's points move with the flow

@@ -54,7 +54,8 @@ CASES = {
     # soft DQN: the prioritised buffer, the one batch storage the flow losses do not use
     "gflownet_dqn": (Hypergrid(2, 4), {"hidden": (8,), "history_size": 64, "loss": "soft_dqn", "buffer_size": 256,
                                        "batch_size": 16, "learning_starts": 0}, 16, 3),
-    "bernoulli": (bernoulli_mixture(dim=8, num_components=2, logit_scale=2.0, seed=3), {"hidden": (8,)}, 16, 3),
+    "bernoulli_denoising": (bernoulli_mixture(dim=8, num_components=2, logit_scale=2.0, seed=3), {"hidden": (8,)},
+                            16, 3),
     "curves": (GaussianMixture([[1.5, 0.5], [-1.5, -0.5]], 0.6, [0.3, 0.7]),
                {"hidden": (8,), "rate_hidden": (8,), "num_frequencies": 2, "ode_steps": 4}, 16, 3),
     "elbo": (GAUSSIAN, GAUSSIAN_Q, 16, 3),
@@ -72,7 +73,7 @@ def build(method, target, options, batch):
     """The registered method as :func:`jaxsamp.fit` builds it (target conversion, settings dataclass)."""
     entry = LEARNED.entry(method)
     convert = entry.meta.get("as_target") or (lambda t: t)
-    return entry.factory(convert(target), entry.meta["settings"](**options), batch)
+    return entry.factory(convert(target), entry.meta["settings"](**options), batch_size=batch)
 
 
 def compare(name, one, many):

@@ -14,12 +14,11 @@ import numpy as np
 import pytest
 
 from jaxsamp.diagnostics import health
+import jaxsamp.learned.fit as learned_fit  # the kinds that train through jaxsamp.fit: its driver's trace
 from jaxsamp.experiments import (
     adjoint_experiment,
-    bernoulli_denoising_experiment,
     boltzmann_curves_experiment,
     diffusion_experiment,
-    gflownet_experiment,
     leaps_experiment,
     tps_dps_experiment,
     vi_experiment,
@@ -61,7 +60,7 @@ sampler:
            curriculum_steps: 4, rollout_every: 2, buffer_rollouts: 2, states_per_walker: 2, mcmc_updates: 1,
            compare_weight_points: false, eval_batch: 64}
 """ + RUN % (8, 4, 64)),
-    "gflownet": (gflownet_experiment, "loss", """
+    "gflownet": (learned_fit, "loss", """
 kind: gflownet
 target: {name: hypergrid, params: {dim: 2, side: 4}}
 sampler: {name: gflownet, params: {hidden: [16], eval_every: 2, history_size: 32}}
@@ -74,7 +73,7 @@ sampler:
   params: {time_step: 0.02, num_time_steps: 50, buffer_size: 32, batch_size: 8, updates_per_rollout: 2,
            annealing_rollouts: 2}
 """ + RUN % (8, 2, 16)),
-    "bernoulli_denoising": (bernoulli_denoising_experiment, "loss", """
+    "bernoulli_denoising": (learned_fit, "loss", """
 kind: bernoulli_denoising
 target: {name: ising, params: {L: 3, beta: 0.4407}}
 sampler:

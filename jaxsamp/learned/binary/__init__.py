@@ -5,7 +5,8 @@ Paper: Bach & Saremi (2025), "Sampling binary data by denoising through score fu
 Files
 -----
 bernoulli_denoising
-    The bit-flip noise model, its exact identities (``E[x | y] = alpha^-1 grad log q_alpha(y)``), the learned denoiser.
+    The bit-flip noise model, its exact identities (``E[x | y] = alpha^-1 grad log q_alpha(y)``), the learned denoiser,
+    and ``build``, the method's constructor (``jaxsamp.fit("bernoulli_denoising", ...)``).
 bernoulli_samplers
     Samplers of the noisy variable (one-stage, two-stage, multi-measurement) and the final denoising.
 """

@@ -7,7 +7,9 @@ research/anchors2.md); what follows is our derivation from the identity the
 paper states, ``E[x | y] = alpha^-1 grad log q_alpha(y)``, and every step of it
 is checked by an exact test (tests/learned/binary/test_bernoulli_denoising.py and
 test_bernoulli_samplers.py). The samplers built on it are in
-:mod:`jaxsamp.learned.binary.bernoulli_samplers`.
+:mod:`jaxsamp.learned.binary.bernoulli_samplers`. :func:`build` is the method's
+constructor (``jaxsamp.fit("bernoulli_denoising", data, ...)``): a
+:class:`~jaxsamp.core.LearnedSampler` over :class:`BernoulliDenoising`, the numerics.
 
 Derivation
 ----------
@@ -64,8 +66,8 @@ the log-odds of bit ``i`` is ``2 h_i`` plus a function of the other
 coordinates of ``h``; the network is therefore a correction to the
 uniform-prior answer, ``l(h) = 2 h + f_theta(h)`` (:class:`BitDenoiser`, with
 ``f_theta = 0`` at initialisation). Training draws the number of measurements
-``k`` uniformly in ``1..max_measurements`` per example, so one network serves
-single- and multi-measurement sampling.
+``k`` uniformly in ``1..max_measurements`` per example (:func:`noisy_batch`), so one
+network serves single- and multi-measurement sampling.
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ from flax import nnx
 
 from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import Trainer, WeightedSamples
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
 from jaxsamp.core.target import Target
 from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_array, check_fields, check_widths
 from jaxsamp.diagnostics.binary_discrepancies import expected_tv_of_exact_samples, hamming_mmd, total_variation
@@ -95,6 +97,8 @@ from jaxsamp.targets.binary import MAX_ENUMERATION_DIM, enumerated_probabilities
 
 NETWORKS = ("mlp", "conv")
 PADDINGS = ("circular", "zeros")
+#: Examples per Adam step by default: ``jaxsamp.fit``'s ``batch_size``
+BATCH_SIZE = 256
 
 # --------------------------------------------------------------------------
 # the noise model and its exact identities
@@ -129,6 +133,21 @@ def exact_posterior_mean(log_partition: Callable) -> Callable:
 def natural_parameter(measurements: jax.Array, alpha) -> jax.Array:
     """``h = alpha sum_j y_j`` over the leading axis of ``measurements`` (m, ...): what the posterior depends on."""
     return alpha * jnp.sum(measurements, axis=0)
+
+
+def noisy_batch(key, x: jax.Array, alpha: float, max_measurements: int) -> jax.Array:
+    """``h = alpha sum_{j <= k} y_j`` for clean ``x`` (B, ...), ``k ~ U{1..max_measurements}`` per example.
+
+    The denoiser's training input: ``k`` independent measurements of each example by eq. (1),
+    summed into the natural parameter (eq. 4's ``h``).
+    """
+    k_count, k_noise = jax.random.split(key)
+    count = jax.random.randint(k_count, (x.shape[0],), 1, max_measurements + 1)
+    flips = jax.random.uniform(k_noise, (max_measurements, *x.shape)) < flip_probability(alpha)
+    used = jnp.arange(max_measurements)[:, None] < count[None, :]
+    used = used.reshape(*used.shape, *([1] * (x.ndim - 1)))
+    z = jnp.where(flips, -1.0, 1.0) * used
+    return alpha * x * jnp.sum(z, axis=0)
 
 
 # --------------------------------------------------------------------------
@@ -241,8 +260,8 @@ class BitDenoiser(nnx.Module):
 
 
 @dataclasses.dataclass(frozen=True)
-class DenoiserSettings:
-    """Hyper-parameters of the learned denoiser, its training and its sampler.
+class BernoulliDenoisingSettings:
+    """Hyper-parameters of Bernoulli denoising: the learned denoiser, its training and its sampler.
 
     Attributes
     ----------
@@ -267,7 +286,7 @@ class DenoiserSettings:
     num_train_samples : int
         Training set size drawn from a target with exact samples (20 000; unused for data).
     sampler : SamplerSettings
-        How :meth:`BernoulliDenoiser.sample` draws (a mapping of its fields is accepted):
+        How the trained sampler draws (:func:`draw`; a mapping of its fields is accepted):
         ``correction`` ``none`` or ``trapezoid`` (``exact`` needs the target's ``A(h)``,
         which a learned denoiser does not have) and ``num_measurements <= max_measurements``.
     """
@@ -303,7 +322,7 @@ class DenoiserSettings:
             )
 
 
-class DenoiserTrainState(NamedTuple):
+class BernoulliDenoisingTrainState(NamedTuple):
     """A plain PyTree the driver checkpoints: network (``nnx.split`` state), Adam state, step count, training data."""
 
     params: nnx.State
@@ -344,54 +363,66 @@ def training_source(target) -> Target | np.ndarray:
     return target
 
 
-class BernoulliDenoiser:
-    """Bernoulli-noise denoising as a learned sampler: a :class:`~jaxsamp.core.Trainer` of the denoiser
-    ``g_theta(h) = tanh(l_theta(h) / 2)``, with ``sample`` and ``evaluate`` (Bach & Saremi 2025).
+def denoiser_network(settings: BernoulliDenoisingSettings, event_shape, key) -> BitDenoiser:
+    """A fresh :class:`BitDenoiser` of ``settings`` for states of ``event_shape`` (``f_theta = 0``: the uniform prior's)."""
+    s = settings
+    return BitDenoiser(event_shape, s.network, s.hidden, s.channels, s.conv_layers, s.kernel_size, s.padding,
+                       rngs=nnx.Rngs(key))
 
-    Registered as ``jaxsamp.fit("bernoulli", target_or_data, ...)``.
+
+def posterior_mean(settings: BernoulliDenoisingSettings, params: nnx.State, event_shape) -> Callable:
+    """``g_theta(h) = tanh(l_theta(h) / 2)``, the learned ``E[x | h]`` (eq. 3), a function of ONE ``h`` of ``event_shape``.
+
+    ``params`` is a train state's network (``fitted.state.params``; :func:`jaxsamp.fit` also
+    leaves the ``settings``), so that a trained denoiser is used as the exact ones are
+    (:func:`exact_posterior_mean`).
+    """
+    graphdef = nnx.graphdef(nnx.eval_shape(lambda: denoiser_network(settings, event_shape, jax.random.key(0))))
+    network = nnx.merge(graphdef, params)
+    return lambda h: jnp.tanh(0.5 * network(h))
+
+
+def draw(key, settings: BernoulliDenoisingSettings, state: BernoulliDenoisingTrainState, num_samples: int,
+         **run_options):
+    """``settings.sampler``'s chains with a train state's denoiser: ``(x, final NoisyState, trace)``.
+
+    :func:`~jaxsamp.learned.binary.bernoulli_samplers.sample` with :func:`posterior_mean`:
+    ``num_samples`` independent chains from uniform noise, run by the driver (``run_options``
+    go to :func:`jaxsamp.run`: ``progress``, ``chunk``, ``desc``), then denoised.
+    """
+    event_shape = state.data.shape[1:]
+    return bernoulli_samplers.sample(settings.sampler, posterior_mean(settings, state.params, event_shape),
+                                     settings.alpha, key, num_samples, event_shape, **run_options)
+
+
+class BernoulliDenoising:
+    """The numerics of Bernoulli-noise denoising (Bach & Saremi 2025): training of the denoiser
+    ``g_theta(h) = tanh(l_theta(h) / 2)`` on its data, and its samplers' draws (key first).
+
+    :func:`build` makes one and returns its :class:`~jaxsamp.core.LearnedSampler`; the step
+    metrics and how to set the settings are in its docstring.
 
     Parameters
     ----------
     target : Target or array ``(n, *event_shape)`` of +-1
-        What the denoiser learns from: a +-1 target with exact samples (``num_train_samples``
-        of them are drawn by ``init``, from its key), a data set (``binary_digits``: its
-        training split), or an array of clean samples.
-    settings : DenoiserSettings
+        What the denoiser learns from (:func:`training_source`).
+    settings : BernoulliDenoisingSettings
     batch_size : int
-        Examples per Adam step (256).
+        Examples per optimiser step.
+    optimizer : optax.GradientTransformation, optional
+        Instead of Adam with the settings' learning rate (cosine-decayed over ``decay_steps``)
+        after clipping the global gradient norm at ``max_grad_norm``.
 
     Attributes
     ----------
     target : Target or None
         The target (None for an array of data).
-    trainer : Trainer
+    settings : BernoulliDenoisingSettings
     event_shape : tuple
-
-    Notes
-    -----
-    **Step metrics**: ``loss``, the mean per-bit logistic loss of the batch (nats per bit;
-    ``log 2 = 0.693`` for a coin, its floor is the posterior's conditional entropy), and
-    ``bit_error``, the error rate of the Hamming-optimal readout ``sign(l_theta)`` on the batch
-    (fraction of bits). Each step draws ``batch_size`` examples with replacement, each with
-    ``k ~ U{1..max_measurements}`` fresh measurements.
-
-    **Sampling** (:meth:`sample`) runs ``sampler`` chains of the noisy variable from uniform noise
-    and denoises them (:mod:`~jaxsamp.learned.binary.bernoulli_samplers`); the draws are
-    unweighted and approximate (the chain and the denoiser are both approximate).
-
-    **Settings for a new target.** ``alpha`` sets the noise: the paper's experiments and ours
-    use ``alpha = 1`` (12 % of bits flipped), where ``q_alpha`` is smooth enough for short
-    chains and the posterior sharp enough to denoise; smaller ``alpha`` mixes faster and
-    denoises worse. Multi-measurement sampling (``max_measurements = sampler.num_measurements = 4``,
-    two-stage moves, ``sign`` readout) gave our best TV at equal network evaluations on the
-    16-bit mixture (BENCHMARKS.md). The network: an MLP (2 x 256) for unstructured bits, a
-    ``conv`` network on images (``padding="zeros"``) and periodic lattices (``"circular"``);
-    train until ``bit_error`` stops falling (a few thousand steps of 256 on 16 bits,
-    ``decay_steps`` = the number of steps).
     """
 
-    def __init__(self, target, settings: DenoiserSettings | None = None, batch_size: int = 256):
-        settings = DenoiserSettings() if settings is None else settings
+    def __init__(self, target, settings: BernoulliDenoisingSettings, batch_size: int,
+                 optimizer: optax.GradientTransformation | None = None):
         source = training_source(target)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InputError(f"batch_size must be a positive int, got {batch_size!r}")
@@ -406,72 +437,38 @@ class BernoulliDenoiser:
         self.settings, self.batch_size = settings, batch_size
         if settings.network == "conv" and len(self.event_shape) != 2:
             raise InputError(f"the conv denoiser needs 2-D states (H, W), got event shape {self.event_shape}")
-        schedule = (
-            optax.cosine_decay_schedule(settings.learning_rate, settings.decay_steps)
-            if settings.decay_steps
-            else settings.learning_rate
-        )
-        self.optimizer = optax.chain(optax.clip_by_global_norm(settings.max_grad_norm), optax.adam(schedule))
-        self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: self._network(jax.random.key(0))))
-        self.trainer = Trainer(self.init, self.step)
-
-    def _network(self, key) -> BitDenoiser:
-        s = self.settings
-        return BitDenoiser(
-            self.event_shape,
-            s.network,
-            s.hidden,
-            s.channels,
-            s.conv_layers,
-            s.kernel_size,
-            s.padding,
-            rngs=nnx.Rngs(key),
-        )
-
-    # ---- the denoiser -----------------------------------------------------------
+        if optimizer is None:
+            schedule = (
+                optax.cosine_decay_schedule(settings.learning_rate, settings.decay_steps)
+                if settings.decay_steps
+                else settings.learning_rate
+            )
+            optimizer = optax.chain(optax.clip_by_global_norm(settings.max_grad_norm), optax.adam(schedule))
+        self.optimizer = optimizer
+        self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: denoiser_network(settings, self.event_shape,
+                                                                             jax.random.key(0))))
 
     def logits(self, params: nnx.State, h: jax.Array) -> jax.Array:
         """Posterior log-odds ``l_theta(h)`` for ``h`` of shape ``(..., *event_shape)``."""
         return nnx.merge(self.graphdef, params)(h)
 
-    def posterior_mean(self, state: DenoiserTrainState) -> Callable:
-        """``g_theta(h) = tanh(l_theta(h) / 2)``, the learned ``E[x | h]`` of a train state, a function of ONE ``h``."""
-        network = nnx.merge(self.graphdef, state.params)
-        return lambda h: jnp.tanh(0.5 * network(h))
-
-    def loss(self, params: nnx.State, x: jax.Array, h: jax.Array) -> jax.Array:
-        """Mean per-bit logistic loss ``softplus(-x l_theta(h))`` of clean bits ``x`` given ``h`` (same shapes)."""
-        return jnp.mean(jax.nn.softplus(-x * self.logits(params, h)))
-
-    def noisy_batch(self, key, x: jax.Array) -> jax.Array:
-        """``h = alpha sum_{j <= k} y_j`` for clean ``x`` (B, ...), ``k ~ U{1..max_measurements}`` per example."""
-        s = self.settings
-        k_count, k_noise = jax.random.split(key)
-        count = jax.random.randint(k_count, (x.shape[0],), 1, s.max_measurements + 1)
-        flips = jax.random.uniform(k_noise, (s.max_measurements, *x.shape)) < flip_probability(s.alpha)
-        used = jnp.arange(s.max_measurements)[:, None] < count[None, :]
-        used = used.reshape(*used.shape, *([1] * len(self.event_shape)))
-        z = jnp.where(flips, -1.0, 1.0) * used
-        return s.alpha * x * jnp.sum(z, axis=0)
-
-    # ---- the trainer ----------------------------------------------------------
-
-    def init(self, key) -> DenoiserTrainState:
-        """A fresh network (``f_theta = 0``: the uniform-prior denoiser), Adam state, and the training data
+    def init(self, key) -> BernoulliDenoisingTrainState:
+        """A fresh network (``f_theta = 0``: the uniform-prior denoiser), optimiser state, and the training data
         (drawn from the target with ``fold_in(key, 1)`` when it has exact samples)."""
-        params = nnx.state(self._network(key))
+        params = nnx.state(denoiser_network(self.settings, self.event_shape, key))
         if self.data is None:
             data = jnp.asarray(self.target.sample(jax.random.fold_in(key, 1), self.settings.num_train_samples))
             data = data.astype(jnp.float32)
         else:
             data = self.data
-        return DenoiserTrainState(params, self.optimizer.init(params), jnp.zeros((), jnp.int32), data)
+        return BernoulliDenoisingTrainState(params, self.optimizer.init(params), jnp.zeros((), jnp.int32), data)
 
-    def step(self, key, state: DenoiserTrainState) -> tuple[DenoiserTrainState, dict]:
-        """One Adam step on a fresh noisy batch."""
+    def step(self, key, state: BernoulliDenoisingTrainState) -> tuple[BernoulliDenoisingTrainState, dict]:
+        """One optimiser step on the per-bit logistic loss ``softplus(-x l_theta(h))`` of a fresh noisy batch."""
+        s = self.settings
         k_batch, k_noise = jax.random.split(key)
         x = batch_constraint(state.data[jax.random.randint(k_batch, (self.batch_size,), 0, state.data.shape[0])])
-        h = batch_constraint(self.noisy_batch(k_noise, x))
+        h = batch_constraint(noisy_batch(k_noise, x, s.alpha, s.max_measurements))
 
         def loss_and_logits(params):
             logits = self.logits(params, h)
@@ -483,36 +480,30 @@ class BernoulliDenoiser:
         metrics = {"loss": loss, "bit_error": jnp.mean((x * logits) < 0)}
         return state._replace(params=params, opt_state=opt_state, step=state.step + 1), metrics
 
-    # ---- sampling ---------------------------------------------------------------
-
-    def draw(self, state: DenoiserTrainState, key, num: int, **run_options):
-        """``settings.sampler``'s chains with the learned denoiser: ``(x, final NoisyState, trace)``
-        (:func:`~jaxsamp.learned.binary.bernoulli_samplers.sample`; ``run_options`` go to the driver)."""
-        return bernoulli_samplers.sample(
-            self.settings.sampler, self.posterior_mean(state), self.settings.alpha, key, num, self.event_shape,
-            **run_options,
-        )
-
-    #: ``sample`` runs its chains through the driver (a host loop): :class:`jaxsamp.learned.fit.Fitted` does not jit it.
-    samples_through_the_driver = True
-
-    def sample(self, state: DenoiserTrainState, key, num: int) -> WeightedSamples:
-        """``num`` denoised samples ``(num, *event_shape)`` of +-1, each from its own chain (:meth:`draw`).
+    def sample(self, key, state: BernoulliDenoisingTrainState, num_samples: int) -> WeightedSamples:
+        """``num_samples`` denoised samples ``(num_samples, *event_shape)`` of +-1, each from its chain (:func:`draw`).
 
         Unweighted: ``log_w`` is 0 (``.ess`` is 1 by construction and says nothing about quality) and
         ``.log_Z`` is NaN: the method learns from samples and estimates no normalising constant.
         """
-        x, _, _ = self.draw(state, key, num)
-        return WeightedSamples(x, jnp.zeros(num, jnp.float32), jnp.nan)
+        x, _, _ = draw(key, self.settings, state, num_samples)
+        return WeightedSamples(x, jnp.zeros(num_samples, jnp.float32), jnp.nan)
 
-    def evaluate(self, state: DenoiserTrainState, key, num: int) -> dict:
-        """Figures of ``num`` samples (floats): ``acceptance_rate`` of the chains (mean over steps),
-        ``denoiser_evals_per_sample``; ``tv``, the total variation to the exact law by enumeration, and
-        ``tv_floor``, that of ``num`` exact samples (mean of 20 multinomial draws), for a target with a
-        density on ``d <= 20`` bits; otherwise ``mmd``, the Hamming-kernel MMD
+    def evaluate(self, key, state: BernoulliDenoisingTrainState, num_samples: int, **options) -> dict:
+        """Figures of ``num_samples`` samples (floats); it takes no option.
+
+        ``acceptance_rate`` of the chains (mean over steps), ``denoiser_evals_per_sample``;
+        ``tv``, the total variation to the exact law by enumeration, and ``tv_floor``, that of
+        ``num_samples`` exact samples (mean of 20 multinomial draws), for a target with a density
+        on ``d <= 20`` bits; otherwise ``mmd``, the Hamming-kernel MMD
         (:func:`~jaxsamp.diagnostics.binary_discrepancies.hamming_mmd`, length ``d / 4`` bits) to the
-        held-out split of a data set or to the training data."""
-        x, _, trace = self.draw(state, key, num)
+        held-out split of a data set or to the training data. The draws are unweighted, so the
+        importance-weight figures (:func:`~jaxsamp.diagnostics.weights.figures`) would say nothing
+        (``ess`` 1 by construction, no ``log Z``) and are not reported.
+        """
+        if options:
+            raise InputError(f"evaluate takes no option {', '.join(sorted(options))}", "its options: none")
+        x, _, trace = draw(key, self.settings, state, num_samples)
         out = {
             "acceptance_rate": float(np.mean(np.asarray(trace["acceptance_rate"]))),
             "denoiser_evals_per_sample": float(self.settings.sampler.denoiser_evals_per_sample),
@@ -521,13 +512,71 @@ class BernoulliDenoiser:
         if self.target is not None and not is_data_set(self.target) and d <= MAX_ENUMERATION_DIM:
             law = enumerated_probabilities(self.target)
             out["tv"] = total_variation(x, law)
-            out["tv_floor"] = expected_tv_of_exact_samples(law, num)[0]
+            out["tv_floor"] = expected_tv_of_exact_samples(law, num_samples)[0]
         else:
             held_out = self.target is not None and is_data_set(self.target)
             reference = jnp.asarray(self.target.test()) if held_out else state.data
-            m = min(num, reference.shape[0])
+            m = min(num_samples, reference.shape[0])
             out["mmd"] = float(hamming_mmd(x[:m], reference[:m], d / 4))
         return out
+
+
+def build(target, settings: BernoulliDenoisingSettings | None = None, *, batch_size: int | None = None,
+          optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
+    """Bernoulli-noise denoising (Bach & Saremi 2025, ICML) as a :class:`~jaxsamp.core.LearnedSampler`.
+
+    ``jaxsamp.fit("bernoulli_denoising", target_or_data, ...)`` calls it. Each step is one
+    optimiser step of the denoiser on ``batch_size`` examples; ``sample`` runs
+    ``settings.sampler``'s chains of the noisy variable from uniform noise and denoises them
+    (:mod:`~jaxsamp.learned.binary.bernoulli_samplers`), through the driver (the sampler's
+    ``jit_sample`` is False); ``evaluate`` scores the draws (:meth:`BernoulliDenoising.evaluate`;
+    no options).
+
+    Parameters
+    ----------
+    target : Target or array ``(n, *event_shape)`` of +-1
+        What the denoiser learns from: a +-1 target with exact samples (``num_train_samples``
+        of them are drawn by ``init``, from its key), a data set (``binary_digits``: its
+        training split), or an array of clean samples.
+    settings : BernoulliDenoisingSettings, optional
+        Default: the class's defaults.
+    batch_size : int, optional
+        Examples per step (default :data:`BATCH_SIZE`, 256).
+    optimizer : optax.GradientTransformation, optional
+        Instead of Adam at ``settings.learning_rate`` (cosine-decayed over ``decay_steps``) after
+        clipping the gradient norm at ``max_grad_norm``.
+
+    Returns
+    -------
+    LearnedSampler
+        Judged for progress: the cross-entropy on a fixed training set is a fixed objective.
+
+    Notes
+    -----
+    **Step metrics**: ``loss``, the mean per-bit logistic loss of the batch (nats per bit;
+    ``log 2 = 0.693`` for a coin, its floor is the posterior's conditional entropy), and
+    ``bit_error``, the error rate of the Hamming-optimal readout ``sign(l_theta)`` on the batch
+    (fraction of bits). Each step draws ``batch_size`` examples with replacement, each with
+    ``k ~ U{1..max_measurements}`` fresh measurements (:func:`noisy_batch`).
+
+    **Sampling** runs ``sampler`` chains of the noisy variable from uniform noise and denoises them
+    (:func:`draw`); the draws are unweighted and approximate (the chain and the denoiser are both
+    approximate).
+
+    **Settings for a new target.** ``alpha`` sets the noise: the paper's experiments and ours
+    use ``alpha = 1`` (12 % of bits flipped), where ``q_alpha`` is smooth enough for short
+    chains and the posterior sharp enough to denoise; smaller ``alpha`` mixes faster and
+    denoises worse. Multi-measurement sampling (``max_measurements = sampler.num_measurements = 4``,
+    two-stage moves, ``sign`` readout) gave our best TV at equal network evaluations on the
+    16-bit mixture (BENCHMARKS.md). The network: an MLP (2 x 256) for unstructured bits, a
+    ``conv`` network on images (``padding="zeros"``) and periodic lattices (``"circular"``);
+    train until ``bit_error`` stops falling (a few thousand steps of 256 on 16 bits,
+    ``decay_steps`` = the number of steps).
+    """
+    settings = BernoulliDenoisingSettings() if settings is None else settings
+    numerics = BernoulliDenoising(target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
+    return LearnedSampler(numerics.init, numerics.step, numerics.sample, numerics.evaluate,
+                          TrainingHealth(judge_progress=True), jit_sample=False)
 
 
 def mean_squared_error(denoiser: Callable, exact: Callable, h: jax.Array) -> jax.Array:

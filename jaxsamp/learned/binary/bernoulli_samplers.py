@@ -155,7 +155,7 @@ def measurement_kernel(
     ----------
     denoiser : callable
         ``g(h)``: the posterior mean ``E[x | h]`` for ONE ``h`` of the event shape
-        (learned: :meth:`~jaxsamp.learned.binary.bernoulli_denoising.BernoulliDenoiser.posterior_mean`; exact: :func:`~jaxsamp.learned.binary.bernoulli_denoising.exact_posterior_mean`).
+        (learned: :func:`~jaxsamp.learned.binary.bernoulli_denoising.posterior_mean`; exact: :func:`~jaxsamp.learned.binary.bernoulli_denoising.exact_posterior_mean`).
     alpha : float
         The noise parameter.
     move : {"one_stage", "two_stage"}

@@ -8,17 +8,19 @@ GFlowNets via trajectory likelihood maximization", ICLR (TLM); the losses of Mal
 Files
 -----
 training
-    The :class:`GFlowNet` trainer (one step: rollouts, backward-policy step, forward-loss step) and its learning curve.
+    :func:`build` (the method's constructor: a :class:`~jaxsamp.core.LearnedSampler`), its settings,
+    the :class:`GFlowNet` numerics (one step: rollouts, backward-policy step, forward-loss step) and
+    the learning curve, the trained policy's exact terminal distribution.
 sampling
-    What a trained GFlowNet gives: weighted draws ``sample(state, key, n)`` (trajectory importance weights,
-    a consistent ``log Z``), ``evaluate(state, key, n)`` and the forward policy's exact terminal distribution.
+    What a policy gives: weighted draws (trajectory importance weights, a consistent ``log Z``)
+    and the forward policy's exact terminal distribution.
 losses
     TB, DB, SubTB(lambda) and the soft / Munchausen DQN TD loss, as pure functions of per-transition log-probabilities.
 policy
     The shared-trunk P_F / P_B / log F network, vectorised rollouts and per-transition log-probabilities.
 
 ``jaxsamp.fit("gflownet", env, num_steps=...)`` builds and trains one (:mod:`jaxsamp.learned.methods`).
-The main names are re-exported here: ``from jaxsamp.learned.gflownet import GFlowNet, GFlowNetSettings, learning_curve``.
+The main names are re-exported here: ``from jaxsamp.learned.gflownet import build, GFlowNetSettings, learning_curve``.
 """
 
 from jaxsamp.learned.gflownet.training import (
@@ -26,7 +28,10 @@ from jaxsamp.learned.gflownet.training import (
     LOSSES,
     GFlowNet,
     GFlowNetSettings,
+    build,
     learning_curve,
+    policy_distribution,
 )
 
-__all__ = ["BACKWARD_POLICIES", "LOSSES", "GFlowNet", "GFlowNetSettings", "learning_curve"]
+__all__ = ["BACKWARD_POLICIES", "LOSSES", "GFlowNet", "GFlowNetSettings", "build", "learning_curve",
+           "policy_distribution"]

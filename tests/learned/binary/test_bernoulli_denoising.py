@@ -16,12 +16,13 @@ from flax import nnx
 from jaxsamp.core.errors import InputError
 from jaxsamp.diagnostics.binary_discrepancies import chi_square_p_value
 from jaxsamp.learned.binary.bernoulli_denoising import (
-    BernoulliDenoiser,
+    BernoulliDenoisingSettings,
     BitDenoiser,
-    DenoiserSettings,
     PatchConv,
+    build,
     exact_posterior_mean,
     natural_parameter,
+    noisy_batch,
     noisy_log_density,
 )
 from jaxsamp.learned.binary.bernoulli_samplers import flip_probability, measure
@@ -136,8 +137,7 @@ def test_patch_convolution_equals_lax_convolution(padding, flax_padding):
 def test_noisy_batch_has_k_measurements():
     """``h / alpha`` of an example with ``k`` measurements is ``x`` times a sum of ``k`` +-1 draws: parity and range of ``k``."""
     x = jnp.ones((4000, 5))
-    den = BernoulliDenoiser(x, DenoiserSettings(alpha=0.5, max_measurements=3, hidden=(8,)))
-    s = np.asarray(den.noisy_batch(jax.random.key(0), x)) / 0.5
+    s = np.asarray(noisy_batch(jax.random.key(0), x, 0.5, 3)) / 0.5
     k_parity = np.abs(np.round(s)) % 2  # k odd: odd sums; k even: even sums
     assert np.all(np.abs(s) <= 3) and np.allclose(s, np.round(s))
     assert set(np.unique(np.abs(s))) <= {0.0, 1.0, 2.0, 3.0}
@@ -147,13 +147,13 @@ def test_noisy_batch_has_k_measurements():
 
 def test_bad_inputs_are_clear_errors():
     with pytest.raises(InputError, match=r"\+-1 spins"):
-        BernoulliDenoiser(jnp.zeros((10, 4)), DenoiserSettings())
+        build(jnp.zeros((10, 4)))
     with pytest.raises(InputError, match="2-D states"):
-        BernoulliDenoiser(jnp.ones((10, 4)), DenoiserSettings(network="conv"))
+        build(jnp.ones((10, 4)), BernoulliDenoisingSettings(network="conv"))
     with pytest.raises(InputError, match="alpha"):
-        DenoiserSettings(alpha=-1.0)
+        BernoulliDenoisingSettings(alpha=-1.0)
     with pytest.raises(InputError, match="hidden"):
-        DenoiserSettings(hidden=(8, 0))
+        BernoulliDenoisingSettings(hidden=(8, 0))
     with pytest.raises(InputError, match="strictly inside"):
         ProductBernoulli([0.5, 1.0])
 
@@ -166,6 +166,6 @@ def test_stopped_training_run_resumes_bit_identically(tmp_path):
     round-trip through the checkpoint.
     """
     data = bernoulli_mixture(dim=6, num_components=3, seed=2).sample(jax.random.key(0), 500)
-    settings = DenoiserSettings(alpha=0.8, max_measurements=3, hidden=(32, 32), decay_steps=40)
-    denoiser = BernoulliDenoiser(data, settings, batch_size=64)
+    settings = BernoulliDenoisingSettings(alpha=0.8, max_measurements=3, hidden=(32, 32), decay_steps=40)
+    denoiser = build(data, settings, batch_size=64)
     assert_resumes_bit_identical(denoiser.step, denoiser.init(jax.random.key(1)), 40, 10, tmp_path, min_arrays=5)

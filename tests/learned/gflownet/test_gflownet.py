@@ -18,7 +18,7 @@ from scipy import stats
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.learned.gflownet import losses
-from jaxsamp.learned.gflownet import GFlowNet, GFlowNetSettings
+from jaxsamp.learned.gflownet import GFlowNet, GFlowNetSettings, build
 from jaxsamp.learned.gflownet.policy import (
     backward_log_probs,
     forward_log_probs,
@@ -179,8 +179,8 @@ def test_bad_settings_and_environments():
     from jaxsamp.targets.gaussian import Gaussian
 
     with pytest.raises(InputError, match="DAG environment"):
-        GFlowNet(Gaussian([0.0], [[1.0]]))
+        build(Gaussian([0.0], [[1.0]]))
     with pytest.raises(InputError, match="history_size"):
-        GFlowNet(GRID, GFlowNetSettings(history_size=8), 16)
+        build(GRID, GFlowNetSettings(history_size=8))
     with pytest.raises(InputError, match="buffer_size"):
-        GFlowNet(GRID, GFlowNetSettings(loss="soft_dqn", buffer_size=100), 16)
+        build(GRID, GFlowNetSettings(loss="soft_dqn", buffer_size=100))
