@@ -166,8 +166,8 @@ def no_options(options: dict) -> None:
     InputError
         Naming the first option given.
     """
-    for name in options:
-        raise InputError(f"evaluate takes no option {name}", "its options: none")
+    if options:
+        raise InputError(f"evaluate takes no option {next(iter(options))}", "its options: none")
 
 
 def evaluation(target, sample: Callable, log_q: Callable) -> Callable[..., dict]:
