@@ -70,18 +70,22 @@ from jaxsamp.core.registry import validate_dataclass
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.vi_experiment import box_around
+from jaxsamp.learned.vi import aisivi, bsivi, elbo, snis_forward_kl, softcvi
+from jaxsamp.learned.vi.density import log_q as fitted_log_q
+from jaxsamp.learned.vi.families import family_from_spec
+from jaxsamp.learned.vi.semi_implicit import LATENT_PRIORS, SemiImplicitFamily
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression, load_breast_cancer
-from jaxsamp.vi.aisivi import AISIVI, BSIVI, LATENT_PRIORS, AISIVISettings
-from jaxsamp.vi.elbo import ELBO, ELBOSettings
-from jaxsamp.vi.snis_forward_kl import SNISForwardKL, SNISForwardKLSettings
-from jaxsamp.vi.softcvi import SoftCVI, SoftCVISettings
 
-OBJECTIVES = {  # name: (method class, settings at learning rate lr on a family spec)
-    "softcvi": (SoftCVI, lambda lr, family: SoftCVISettings(alpha=0.75, learning_rate=lr, family=family)),
-    "elbo": (ELBO, lambda lr, family: ELBOSettings(learning_rate=lr, family=family)),
-    "snis_fkl": (SNISForwardKL, lambda lr, family: SNISForwardKLSettings(learning_rate=lr, family=family)),
+OBJECTIVES = {  # name: (method module, settings at learning rate lr on a family spec)
+    "softcvi": (softcvi, lambda lr, family: softcvi.SoftCVISettings(alpha=0.75, learning_rate=lr, family=family)),
+    "elbo": (elbo, lambda lr, family: elbo.ELBOSettings(learning_rate=lr, family=family)),
+    "snis_fkl": (snis_forward_kl, lambda lr, family: snis_forward_kl.SNISForwardKLSettings(learning_rate=lr,
+                                                                                           family=family)),
 }
-SEMI_IMPLICIT = {"aisivi": AISIVI, "bsivi": BSIVI}
+SEMI_IMPLICIT = {"aisivi": aisivi, "bsivi": bsivi}
+SETTINGS = {"aisivi": aisivi.AISIVISettings, "bsivi": bsivi.BSIVISettings}
+REVERSE_MODEL = ("tau_layers", "tau_hidden_width", "tau_hidden_layers", "tau_max_log_scale", "pretrain_steps",
+                 "tau_learning_rate")
 K = 8  # draws per step of the objectives (the SoftCVI paper's)
 TOYS = ("banana", "x_shaped", "multimodal")
 GROUPS = ("linreg", "eight_schools", "toys", "logreg", "speed")
@@ -105,19 +109,24 @@ def toy_batch(quick: bool) -> int:
     return 16 if quick else 128
 
 
-def toy_settings(quick: bool) -> AISIVISettings:
-    return AISIVISettings(latent_dim=2, hidden_width=16 if quick else 128, hidden_layers=2,
-                          num_inner=8 if quick else 256, tau_layers=2 if quick else 6,
-                          tau_hidden_width=8 if quick else 64, pretrain_steps=2 if quick else 100, learning_rate=1e-2,
-                          tau_learning_rate=1e-2, decay_step=None if quick else 1000, decay_factor=0.1,
-                          marginal_draws=64 if quick else 50_000)
+def semi_implicit_settings(method: str, **values):
+    """``method``'s settings from ``values``, the reverse model's left out for BSIVI (it has none)."""
+    return SETTINGS[method](**{k: v for k, v in values.items() if method == "aisivi" or k not in REVERSE_MODEL})
 
 
-def logreg_settings(quick: bool) -> AISIVISettings:
-    return AISIVISettings(latent_dim=10, hidden_width=16 if quick else 100, hidden_layers=2,
-                          num_inner=8 if quick else 256, tau_layers=2 if quick else 6,
-                          tau_hidden_width=8 if quick else 64, pretrain_steps=2 if quick else 500, learning_rate=1e-3,
-                          tau_learning_rate=1e-3)
+def toy_settings(method: str, quick: bool):
+    return semi_implicit_settings(method, latent_dim=2, hidden_width=16 if quick else 128, hidden_layers=2,
+                                  num_inner=8 if quick else 256, tau_layers=2 if quick else 6,
+                                  tau_hidden_width=8 if quick else 64, pretrain_steps=2 if quick else 100,
+                                  learning_rate=1e-2, tau_learning_rate=1e-2, decay_step=None if quick else 1000,
+                                  decay_factor=0.1, marginal_draws=64 if quick else 50_000)
+
+
+def logreg_settings(method: str, quick: bool):
+    return semi_implicit_settings(method, latent_dim=10, hidden_width=16 if quick else 100, hidden_layers=2,
+                                  num_inner=8 if quick else 256, tau_layers=2 if quick else 6,
+                                  tau_hidden_width=8 if quick else 64, pretrain_steps=2 if quick else 500,
+                                  learning_rate=1e-3, tau_learning_rate=1e-3)
 
 
 def train(trainer, seed: int, steps: int):
@@ -132,11 +141,12 @@ def linreg(seed: int, quick: bool) -> dict:
     steps = 20 if quick else 5000
     schedule = optax.cosine_decay_schedule(5e-3, steps, alpha=1e-4 / 5e-3)
     out = {}
+    family = family_from_spec(target.event_shape[0], "full_rank_gaussian")
     for name in methods("linreg", quick):
-        cls, settings = OBJECTIVES[name]
-        method = cls(target, settings(5e-3, "full_rank_gaussian"), K, optax.adam(schedule))
+        module, settings = OBJECTIVES[name]
+        method = module.build(target, settings(5e-3, "full_rank_gaussian"), batch_size=K, optimizer=optax.adam(schedule))
         state = train(method, seed, steps)
-        out[f"{name}_linreg_kl"] = float(method.family.distribution(state.params).kl_divergence(target.posterior()))
+        out[f"{name}_linreg_kl"] = float(family.distribution(state.params).kl_divergence(target.posterior()))
     return out
 
 
@@ -170,13 +180,12 @@ def eight_schools(seed: int, quick: bool, reference: np.ndarray) -> dict:
     flow = {"name": "coupling_flow", "num_layers": 2 if quick else 4, "hidden": (8,) if quick else (32, 32)}
     steps, n = (20, 256) if quick else (5000, 20_000)
     out = {}
+    family = family_from_spec(target.event_shape[0], flow)
     for name in methods("eight_schools", quick):
-        cls, settings = OBJECTIVES[name]
-        method = cls(target, settings(3e-3, flow), K)
-        family = method.family
-        state = train(method, seed, steps)
+        module, settings = OBJECTIVES[name]
+        state = train(module.build(target, settings(3e-3, flow), batch_size=K), seed, steps)
         log_q_ref = np.asarray(family.log_prob(state.params, jnp.asarray(reference, jnp.float32)))
-        _, log_q_own = family.sample_and_log_prob(state.params, jax.random.key(2000 + seed), n)
+        _, log_q_own = family.sample_and_log_prob(jax.random.key(2000 + seed), state.params, n)
         out[f"{name}_eight_schools_mean_log_q_ref"] = float(np.mean(log_q_ref))
         for level in (50, 90):
             out[f"{name}_eight_schools_coverage{level}"] = hpd_coverage(log_q_ref, np.asarray(log_q_own), level / 100)
@@ -191,31 +200,32 @@ def toys(seed: int, quick: bool) -> dict:
         box = box_around(np.asarray(target.sample(jax.random.key(3000), 1000 if quick else 100_000)), 0.01, 0.25)
         log_p = jax.jit(jax.vmap(target.log_prob))
         for method in methods("toys", quick):
-            model = SEMI_IMPLICIT[method](target, toy_settings(quick), toy_batch(quick))
-            out.update(grid_figures(f"{method}_{target_name}", model, train(model, seed, steps), seed, log_p, box, quick))
+            settings = toy_settings(method, quick)
+            state = train(SEMI_IMPLICIT[method].build(target, settings, batch_size=toy_batch(quick)), seed, steps)
+            out.update(grid_figures(f"{method}_{target_name}", method, settings, state, seed, log_p, box, quick))
     return out
 
 
-def grid_figures(name: str, model, state, seed: int, log_p, box, quick: bool) -> dict:
+def grid_figures(name: str, method: str, settings, state, seed: int, log_p, box, quick: bool) -> dict:
     """``{name}_forward_kl`` and ``{name}_q_mass`` of a trained semi-implicit model on the grid over ``box``."""
-    log_q = jax.jit(lambda z: model.log_q(state, z, jax.random.key(4000 + seed)))
+    log_q = jax.jit(lambda z: fitted_log_q(method, settings, state, z, jax.random.key(4000 + seed)))
     figures = forward_kl_on_grid(log_p, log_q, box, 20 if quick else 250)
     return {f"{name}_forward_kl": figures["forward_kl"], f"{name}_q_mass": figures["q_mass"]}
 
 
-def reference_banana_run(method: str, quick: bool, inner_draws: int) -> tuple[AISIVISettings, int, int]:
+def reference_banana_run(method: str, quick: bool, inner_draws: int) -> tuple[object, int, int]:
     """Settings, batch and steps of ``configs/{method}_banana.yaml`` with ``inner_draws`` inner draws and the toys'
     50 000 marginal draws (quick: the toys' tiny sizes with the config's scale parameterisation, 10 steps)."""
     cfg = load_config(CONFIGS / f"{method}_banana.yaml")
-    settings = validate_dataclass("sampler", cfg.sampler.params, AISIVISettings)
+    settings = validate_dataclass("sampler", cfg.sampler.params, SETTINGS[method])
     if quick:
         scale = {"init_scale": settings.init_scale, "scale_factor": settings.scale_factor}
-        return dataclasses.replace(toy_settings(True), **scale), toy_batch(True), 10
+        return dataclasses.replace(toy_settings(method, True), **scale), toy_batch(True), 10
     settings = dataclasses.replace(settings, num_inner=inner_draws, marginal_draws=50_000)
     return settings, cfg.run.num_chains, cfg.run.num_steps
 
 
-def banana_reference_name(method: str, settings: AISIVISettings, inner_draws: int) -> str:
+def banana_reference_name(method: str, settings, inner_draws: int) -> str:
     """``{method}_banana_ref{K}``, for AISIVI ``_tau{width}x{layers}`` (its reverse model's conditioners), and
     ``_uniform`` under the uniform latent prior.
 
@@ -223,7 +233,7 @@ def banana_reference_name(method: str, settings: AISIVISettings, inner_draws: in
     the tag keeps it apart from the reference code's 1 x 8 (``_tau8x1``) and the later runs.
     """
     name = f"{method}_banana_ref{inner_draws}"
-    if SEMI_IMPLICIT[method].uses_reverse_model:
+    if method == "aisivi":  # the one with a reverse model
         name += f"_tau{settings.tau_hidden_width}x{settings.tau_hidden_layers}"
     return name + ("" if settings.latent_prior == "normal" else f"_{settings.latent_prior}")
 
@@ -237,9 +247,9 @@ def banana_reference(seed: int, quick: bool, inner_draws: int, chosen: tuple[str
     for method in (m for m in methods("banana_reference", quick) if m in chosen):
         settings, batch, steps = reference_banana_run(method, quick, inner_draws)
         settings = dataclasses.replace(settings, latent_prior=latent_prior)
-        model = SEMI_IMPLICIT[method](target, settings, batch)
+        state = train(SEMI_IMPLICIT[method].build(target, settings, batch_size=batch), seed, steps)
         name = banana_reference_name(method, settings, inner_draws)
-        out.update(grid_figures(name, model, train(model, seed, steps), seed, log_p, box, quick))
+        out.update(grid_figures(name, method, settings, state, seed, log_p, box, quick))
     return out
 
 
@@ -268,9 +278,9 @@ def logreg(seed: int, quick: bool) -> dict:
     steps, n = (10, 64) if quick else (3000, 4000)
     out = {}
     for method in methods("logreg", quick):
-        model = SEMI_IMPLICIT[method](target, logreg_settings(quick), 16 if quick else 100)
-        state = train(model, seed, steps)
-        _, z = model.draw(state.phi, jax.random.key(5000 + seed), n)
+        settings = logreg_settings(method, quick)
+        state = train(SEMI_IMPLICIT[method].build(target, settings, batch_size=16 if quick else 100), seed, steps)
+        _, z = SemiImplicitFamily(target.event_shape[0], settings).draw(jax.random.key(5000 + seed), state.phi, n)
         out[f"{method}_bayes_logreg_test_lpd"] = test_lpd(np.asarray(z), design, labels)
     warmup, draws = (20, 16) if quick else (1000, 1000)
     posterior = jaxsamp.sample(target, key=6000 + seed, num_chains=4, num_warmup=warmup, num_samples=draws,
@@ -288,10 +298,10 @@ def speed(quick: bool) -> dict:
     trainers = {}
     for name in methods("speed", quick):
         if name in OBJECTIVES:
-            cls, settings = OBJECTIVES[name]
-            trainers[name] = cls(schools, settings(3e-3, flow), K)
+            module, settings = OBJECTIVES[name]
+            trainers[name] = module.build(schools, settings(3e-3, flow), batch_size=K)
         else:
-            trainers[name] = SEMI_IMPLICIT[name](banana, toy_settings(quick), toy_batch(quick))
+            trainers[name] = SEMI_IMPLICIT[name].build(banana, toy_settings(name, quick), batch_size=toy_batch(quick))
     out = {}
     for name, trainer in trainers.items():
         state = jax.jit(trainer.init)(jax.random.key(0))

@@ -21,6 +21,7 @@ sys.meta_path.insert(0, BlockExperiments())
 import jaxsamp, jaxsamp.targets, jaxsamp.mcmc, jaxsamp.smc, jaxsamp.diagnostics
 import jaxsamp.learned.diffusion.adjoint, jaxsamp.learned.leaps.training, jaxsamp.nets.egnn
 import jaxsamp.learned.gflownet, jaxsamp.learned.curves, jaxsamp.learned.binary.bernoulli_samplers, jaxsamp.selection.vmf_exploration
+import jaxsamp.learned.vi.aisivi, jaxsamp.learned.vi.softcvi, jaxsamp.learned.vi.density
 from jaxsamp.core.registry import SAMPLERS, TARGETS
 assert "ising" in TARGETS.names() and "hmc" in SAMPLERS.names()
 SAMPLERS.get("mala", TARGETS.get("gaussian", dim=2), step_size=0.1)

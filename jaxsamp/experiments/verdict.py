@@ -143,7 +143,7 @@ def _vmf(cfg, metrics, target) -> str:
 _JUDGES = {
     "mcmc": _mcmc,
     "smc": _smc,
-    "vi": _weighted("log_Z", "log Z (importance sampling)"),
+    "vi": _weighted("log_Z_hat", "log Z (importance sampling)"),
     "diffusion": _weighted("log_Z_reverse", "log Z (importance sampling)"),
     "adjoint": _weighted("log_Z_reverse", "log Z (importance sampling)"),
     "boltzmann_curves": _weighted("log_Z", "log Z (ODE importance sampling)"),

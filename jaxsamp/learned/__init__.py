@@ -12,6 +12,9 @@ curves
     Boltzmann curves: interpolations, PINN training, ODE sampling.
 binary
     Bernoulli-noise denoising of binary data (the denoiser learned from samples) and its samplers.
+vi
+    Variational inference on distrax: the families, the objectives (SoftCVI, ELBO, SNIS forward KL) and the
+    semi-implicit AISIVI and BSIVI.
 
 Shared modules
 --------------

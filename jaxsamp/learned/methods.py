@@ -30,10 +30,7 @@ from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSetting
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
 from jaxsamp.learned.gflownet import training as gflownet_training
 from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, as_lattice_path
-from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
-from jaxsamp.vi.elbo import ELBO, ELBOSettings
-from jaxsamp.vi.snis_forward_kl import SNISForwardKL, SNISForwardKLSettings
-from jaxsamp.vi.softcvi import SoftCVI, SoftCVISettings
+from jaxsamp.learned.vi import aisivi, bsivi, elbo, snis_forward_kl, softcvi
 
 
 
@@ -82,35 +79,13 @@ def asbs(target, settings: AsbsSettings, *, batch_size: int, optimizer=None) -> 
     return _legacy(Asbs(target, settings, batch_size), False, optimizer)
 
 
-# the variational objectives: only the ELBO's loss is a fixed objective of q (vi_experiment.training_warnings says why)
-@LEARNED.register("softcvi", settings=SoftCVISettings, batch_size=8)
-def softcvi(target, settings: SoftCVISettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """SoftCVI (Ward, Beaumont & Fasiolo 2025): a variational family fitted as a soft-label classifier, K = batch."""
-    return _legacy(SoftCVI(target, settings, batch_size), False, optimizer)
-
-
-@LEARNED.register("elbo", settings=ELBOSettings, batch_size=8)
-def elbo(target, settings: ELBOSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """The reparameterised ELBO (reverse KL) on a variational family, optionally sticking the landing."""
-    return _legacy(ELBO(target, settings, batch_size), True, optimizer)
-
-
-@LEARNED.register("snis_fkl", settings=SNISForwardKLSettings, batch_size=8)
-def snis_fkl(target, settings: SNISForwardKLSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """Forward KL by self-normalised importance sampling from the variational family itself."""
-    return _legacy(SNISForwardKL(target, settings, batch_size), False, optimizer)
-
-
-@LEARNED.register("aisivi", settings=AISIVISettings, batch_size=128)
-def aisivi(target, settings: AISIVISettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """AISIVI (Pielok, Bischl & Ruegamer 2025): semi-implicit VI with a reverse model's importance-sampled score."""
-    return _legacy(AISIVI(target, settings, batch_size), False, optimizer)
-
-
-@LEARNED.register("bsivi", settings=AISIVISettings, batch_size=128)
-def bsivi(target, settings: AISIVISettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """BSIVI, AISIVI's baseline: semi-implicit VI with SIVI's prior-draw score estimate, no reverse model."""
-    return _legacy(BSIVI(target, settings, batch_size), False, optimizer)
+# the variational family: each method's build declares its health (only the ELBO's loss is a fixed objective of q)
+LEARNED.register("softcvi", settings=softcvi.SoftCVISettings, batch_size=softcvi.BATCH_SIZE)(softcvi.build)
+LEARNED.register("elbo", settings=elbo.ELBOSettings, batch_size=elbo.BATCH_SIZE)(elbo.build)
+LEARNED.register("snis_fkl", settings=snis_forward_kl.SNISForwardKLSettings,
+                 batch_size=snis_forward_kl.BATCH_SIZE)(snis_forward_kl.build)
+LEARNED.register("aisivi", settings=aisivi.AISIVISettings, batch_size=aisivi.BATCH_SIZE)(aisivi.build)
+LEARNED.register("bsivi", settings=bsivi.BSIVISettings, batch_size=bsivi.BATCH_SIZE)(bsivi.build)
 
 
 LEARNED.register(

@@ -1,7 +1,7 @@
 """The learned-run health check of every learned experiment kind: a NaN loss in its trace becomes a warning.
 
-Each kind's training goes through ``jaxsamp.run``; here the driver's trace gets one
-NaN planted in the loss the kind checks (its last step), and the run's
+Each kind's training goes through ``jaxsamp.run`` (the kinds on :func:`jaxsamp.fit` through fit's); here the
+driver's trace gets one NaN planted in the loss the kind checks (its last step), and the run's
 ``metrics["warnings"]`` must name it. So each kind is covered by a test that fails
 when its metrics -> warnings plumbing is missing. One diverged run end to end (VI
 with an absurd learning rate) checks ``metrics.json``, stderr and ``--strict``.
@@ -21,10 +21,10 @@ from jaxsamp.experiments import (
     diffusion_experiment,
     leaps_experiment,
     tps_dps_experiment,
-    vi_experiment,
 )
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.runner import run_experiment
+from jaxsamp.learned import fit as fit_module
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 RUN = "run: {num_chains: %d, num_steps: %d, chunk: 1, progress: false, num_eval_samples: %d}"
@@ -35,12 +35,12 @@ kind: diffusion
 target: {name: funnel, params: {dim: 4}}
 sampler: {name: pis, params: {num_steps: 4, hidden: 8, num_layers: 1}}
 """ + RUN % (8, 2, 32)),
-    "vi_elbo": (vi_experiment, "loss", """
+    "vi_elbo": (fit_module, "loss", """
 kind: vi
 target: {name: gaussian, params: {dim: 3}}
 sampler: {name: elbo, params: {learning_rate: 1.0e-2}}
 """ + RUN % (8, 3, 64)),
-    "vi_aisivi": (vi_experiment, "elbo", """
+    "vi_aisivi": (fit_module, "loss", """
 kind: vi
 target: {name: gaussian, params: {dim: 3}}
 sampler: {name: aisivi, params: {latent_dim: 2, hidden_width: 8, num_inner: 8, tau_layers: 2,

@@ -44,8 +44,8 @@ DIFFUSION = dict(num_steps=8, hidden=8, num_layers=1, learning_rate=1e-3)
 ADJOINT = dict(network="mlp", hidden=8, num_layers=1, sigma_min=1e-2, sigma_max=3.0, nfe=8, steps_per_epoch=2,
                learning_rate=2e-3, buffer_epochs=2)
 GAUSSIAN_Q = dict(family="full_rank_gaussian", learning_rate=3e-2)
-SEMI_IMPLICIT = dict(latent_dim=2, hidden_width=8, num_inner=8, tau_layers=1, tau_hidden_width=8, pretrain_steps=2,
-                     marginal_draws=32)
+BSIVI = dict(latent_dim=2, hidden_width=8, num_inner=8, marginal_draws=32)
+AISIVI = dict(BSIVI, tau_layers=1, tau_hidden_width=8, pretrain_steps=2)  # BSIVI has no reverse model to set
 
 #: method -> (target name, settings as keywords, batch size, training steps, evaluate options)
 CASES = {
@@ -69,8 +69,8 @@ CASES = {
     "softcvi": ("gaussian", GAUSSIAN_Q, 8, 3, {}),
     "elbo": ("gaussian", GAUSSIAN_Q, 8, 3, {}),
     "snis_fkl": ("gaussian", GAUSSIAN_Q, 8, 3, {}),
-    "aisivi": ("gaussian", SEMI_IMPLICIT, 8, 4, {}),
-    "bsivi": ("gaussian", SEMI_IMPLICIT, 8, 4, {}),
+    "aisivi": ("gaussian", AISIVI, 8, 4, {}),
+    "bsivi": ("gaussian", BSIVI, 8, 4, {}),
 }
 
 

@@ -17,8 +17,8 @@ from jaxsamp.learned.diffusion.asbs import AsbsSettings
 from jaxsamp.core.protocols import TrainingHealth
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSettings
 from jaxsamp.learned.methods import pis as build_pis
+from jaxsamp.learned.vi import aisivi, bsivi
 from jaxsamp.targets.gaussian import Gaussian
-from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
 
 HERE = Path(__file__).resolve().parent
 TARGET = Gaussian(np.array([1.0, -0.5]), np.diag([0.25, 0.64]))
@@ -36,7 +36,7 @@ N = 2000
 
 
 #: registered methods whose fit test lives beside their family's tests (targets other than this Gaussian)
-TESTED_IN_FAMILY: set[str] = {"softcvi", "elbo", "snis_fkl", "aisivi", "bsivi",  # tests/vi/test_fit_vi.py
+TESTED_IN_FAMILY: set[str] = {"softcvi", "elbo", "snis_fkl", "aisivi", "bsivi",  # tests/learned/vi/test_fit_vi.py
                               "gflownet", "bernoulli_denoising",  # tests/learned/gflownet, tests/learned/binary
                               "curves",  # tests/learned/curves/test_fit_curves.py
                               "leaps", "tps_dps"}  # tests/learned/leaps, tests/learned/diffusion/test_fit_tps_dps.py
@@ -166,12 +166,12 @@ def test_a_samplers_own_health_check_joins_fits():
     assert fitted.warnings == ["the reverse model collapsed (a test)"]
     with pytest.raises(RunHealthError, match="collapsed"):
         jaxsamp.fit(sampler, num_steps=3, progress=False, strict=True)
-    settings = AISIVISettings(latent_dim=2, hidden_width=8, num_inner=16, tau_layers=2, tau_hidden_width=8)
-    aisivi = AISIVI(Gaussian(jnp.zeros(2), jnp.eye(2)), settings)
-    assert aisivi.health_warnings({"inner_ess": np.full(50, 1 / 16)}) and not aisivi.health_warnings(
-        {"inner_ess": np.full(50, 0.5)})
-    bsivi = BSIVI(Gaussian(jnp.zeros(2), jnp.eye(2)), settings)
-    assert bsivi.health_warnings({"inner_ess": np.full(50, 1 / 16)}) == []  # its own eps dominates by design
+    gaussian = Gaussian(jnp.zeros(2), jnp.eye(2))
+    checks = aisivi.build(gaussian, aisivi.AISIVISettings(latent_dim=2, hidden_width=8, num_inner=16, tau_layers=2,
+                                                          tau_hidden_width=8)).health.checks
+    assert checks({"inner_ess": np.full(50, 1 / 16)}) and not checks({"inner_ess": np.full(50, 0.5)})
+    baseline = bsivi.build(gaussian, bsivi.BSIVISettings(latent_dim=2, hidden_width=8, num_inner=16))
+    assert baseline.health.checks is None  # its own eps dominates its inner weights by design
 
 
 def test_killed_fit_resumes_bit_identically(tmp_path):

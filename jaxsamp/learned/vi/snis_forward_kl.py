@@ -14,7 +14,7 @@ draws' values enter: no gradient flows through the sampler, so any family with a
 ``log_prob`` works. The estimator is biased for finite ``K`` (consistent as
 ``K -> inf``).
 
-:class:`SNISForwardKL` is the method (``jaxsamp.fit("snis_fkl", ...)``); ``K`` is its ``batch_size``.
+:func:`build` makes the method (``jaxsamp.fit("snis_fkl", ...)``); ``K`` is its ``batch_size``.
 """
 
 from __future__ import annotations
@@ -23,10 +23,15 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+import optax
 
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
 from jaxsamp.core.validation import PositiveFloat, check_fields
-from jaxsamp.vi.families import FamilySpec
-from jaxsamp.vi.training import VariationalObjective
+from jaxsamp.learned.vi import training
+from jaxsamp.learned.vi.families import FamilySpec
+
+#: Proposal draws ``K`` per step when ``build`` is given no ``batch_size`` (the SoftCVI paper's baseline's).
+BATCH_SIZE = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,7 +44,7 @@ class SNISForwardKLSettings:
         Adam's learning rate (when no optimiser is given).
     family : str or dict
         The variational family: a name or ``{"name": ..., constructor arguments}``
-        (:func:`~jaxsamp.vi.families.family_from_spec`); default a RealNVP affine coupling flow.
+        (:func:`~jaxsamp.learned.vi.families.family_from_spec`); default a RealNVP affine coupling flow.
     """
 
     learning_rate: PositiveFloat = 1e-2
@@ -49,25 +54,47 @@ class SNISForwardKLSettings:
         check_fields(self)
 
 
-class SNISForwardKL(VariationalObjective):
-    """Minimise the forward KL ``KL(p || q)`` by self-normalised importance sampling from ``stopgrad(q)``.
+def loss(problem: training.Problem, settings: SNISForwardKLSettings, params,
+         key: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The SNIS estimate of ``KL(p || q_params)`` (up to ``log Z``) on ``K = problem.batch_size`` proposal draws.
+
+    Returns
+    -------
+    loss : scalar
+        ``sum_k w_k (log p~(x_k) - log q(x_k))``.
+    log_w : array, shape (K,)
+        ``log p~(x) - log pi(x)`` of the draws, without gradient.
+    """
+    family = problem.family
+    x, log_proposal = family.sample_and_log_prob(key, jax.lax.stop_gradient(params), problem.batch_size)
+    log_p = problem.log_density(x)
+    log_w = log_p - log_proposal
+    return jnp.sum(jax.nn.softmax(log_w) * (log_p - family.log_prob(params, x))), log_w
+
+
+def build(target, settings: SNISForwardKLSettings | None = None, *, batch_size: int | None = None,
+          optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
+    """Forward KL by self-normalised importance sampling from the variational family itself (Bornschein & Bengio 2015).
 
     The wake-phase ``q`` update of reweighted wake-sleep (Bornschein & Bengio 2015)
-    and the SNIS-fKL baseline of SoftCVI (Ward et al. 2025). ``SNISForwardKL(target,
-    settings, batch_size)`` is a :class:`~jaxsamp.core.Trainer` on the family
-    ``settings.family`` (on ``R^d``, ``d`` the target's), with ``sample(state, key, n)``,
-    ``log_q(state, z)`` and ``evaluate(state, key, n)``
-    (:class:`~jaxsamp.vi.training.VariationalEvaluation` lists its figures).
+    and the SNIS-fKL baseline of SoftCVI (Ward et al. 2025).
 
     Parameters
     ----------
     target : Target
-        Real-valued with flat states ``(d,)``.
-    settings : SNISForwardKLSettings
-    batch_size : int
-        Draws ``K`` of the proposal per step (the weights are normalised over them).
+        Real-valued with flat states ``(d,)``; the family ``settings.family`` lives on ``R^d``.
+    settings : SNISForwardKLSettings, optional
+        Default ``SNISForwardKLSettings()``.
+    batch_size : int, optional
+        Draws ``K`` of the proposal per step, over which the weights are normalised
+        (default :data:`BATCH_SIZE`).
     optimizer : optax.GradientTransformation, optional
         Default Adam at ``settings.learning_rate``.
+
+    Returns
+    -------
+    LearnedSampler
+        :func:`~jaxsamp.learned.vi.training.objective`'s (its docstring lists what each function does).
 
     Notes
     -----
@@ -83,21 +110,7 @@ class SNISForwardKL(VariationalObjective):
     target, or widen the family's ``init_scale``) and use more draws (``K`` 16-64) than
     for the ELBO; the paper's baseline used ``K = 8``.
     """
-
-    name = "snis_fkl"
-
-    def loss(self, params, key: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """The SNIS estimate of ``KL(p || q_params)`` (up to ``log Z``) on ``K`` proposal draws.
-
-        Returns
-        -------
-        loss : scalar
-            ``sum_k w_k (log p~(x_k) - log q(x_k))``.
-        log_w : array, shape (K,)
-            ``log p~(x) - log pi(x)`` of the draws, without gradient.
-        """
-        x, log_proposal = self.family.sample_and_log_prob(jax.lax.stop_gradient(params), key, self.batch_size)
-        log_p = self.log_density(x)
-        log_w = log_p - log_proposal
-        loss = jnp.sum(jax.nn.softmax(log_w) * (log_p - self.family.log_prob(params, x)))
-        return loss, log_w
+    settings = training.settings_or_default(settings, SNISForwardKLSettings)
+    problem = training.problem("snis_fkl", target, settings.family, BATCH_SIZE if batch_size is None else batch_size)
+    return training.objective(target, problem, settings, loss, optimizer or optax.adam(settings.learning_rate),
+                              TrainingHealth(judge_progress=False))

@@ -11,7 +11,7 @@ Sticking the landing (Roeder, Wu & Duvenaud 2017, NeurIPS, the path-derivative e
 value is the same, the score-function term (zero in expectation) leaves the
 gradient, which is then exactly zero when ``q_phi = p``.
 
-:class:`ELBO` is the method (``jaxsamp.fit("elbo", ...)``); ``n`` is its ``batch_size``.
+:func:`build` makes the method (``jaxsamp.fit("elbo", ...)``); ``n`` is its ``batch_size``.
 """
 
 from __future__ import annotations
@@ -20,10 +20,15 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+import optax
 
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
 from jaxsamp.core.validation import PositiveFloat, check_fields
-from jaxsamp.vi.families import FamilySpec
-from jaxsamp.vi.training import VariationalObjective
+from jaxsamp.learned.vi import training
+from jaxsamp.learned.vi.families import FamilySpec
+
+#: Reparameterised draws of ``q`` per step when ``build`` is given no ``batch_size``.
+BATCH_SIZE = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +43,7 @@ class ELBOSettings:
         Adam's learning rate (when no optimiser is given).
     family : str or dict
         The variational family: a name or ``{"name": ..., constructor arguments}``
-        (:func:`~jaxsamp.vi.families.family_from_spec`); default a RealNVP affine coupling flow.
+        (:func:`~jaxsamp.learned.vi.families.family_from_spec`); default a RealNVP affine coupling flow.
     """
 
     stick_the_landing: bool = False
@@ -49,23 +54,45 @@ class ELBOSettings:
         check_fields(self)
 
 
-class ELBO(VariationalObjective):
-    """Maximise the reparameterised ELBO (Kingma & Welling 2014, the SGVB estimator): reverse KL ``KL(q || p)``.
+def loss(problem: training.Problem, settings: ELBOSettings, params, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The negative ELBO on ``problem.batch_size`` reparameterised draws (with ``settings.stick_the_landing``, STL's).
 
-    ``ELBO(target, settings, batch_size)`` is a :class:`~jaxsamp.core.Trainer` on
-    the family ``settings.family`` (on ``R^d``, ``d`` the target's), with
-    ``sample(state, key, n)``, ``log_q(state, z)`` and ``evaluate(state, key, n)``
-    (:class:`~jaxsamp.vi.training.VariationalEvaluation` lists its figures).
+    Returns
+    -------
+    loss : scalar
+        ``mean(log q(x) - log p~(x))``.
+    log_w : array, shape (batch_size,)
+        ``log p~(x) - log q(x)`` of the draws, without gradient.
+    """
+    family = problem.family
+    x, log_q = family.sample_and_log_prob(key, params, problem.batch_size)
+    if settings.stick_the_landing:
+        log_q = family.log_prob(jax.lax.stop_gradient(params), x)
+    log_w = problem.log_density(x) - log_q
+    return -jnp.mean(log_w), jax.lax.stop_gradient(log_w)
+
+
+def build(target, settings: ELBOSettings | None = None, *, batch_size: int | None = None,
+          optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
+    """The reparameterised ELBO (Kingma & Welling 2014, reverse KL) on a variational family, optionally sticking the landing.
 
     Parameters
     ----------
     target : Target
-        Real-valued with flat states ``(d,)``.
-    settings : ELBOSettings
-    batch_size : int
-        Reparameterised draws ``n`` of ``q`` per step.
+        Real-valued with flat states ``(d,)``; the family ``settings.family`` lives on ``R^d``.
+    settings : ELBOSettings, optional
+        Default ``ELBOSettings()``.
+    batch_size : int, optional
+        Reparameterised draws ``n`` of ``q`` per step (default :data:`BATCH_SIZE`).
     optimizer : optax.GradientTransformation, optional
         Default Adam at ``settings.learning_rate``.
+
+    Returns
+    -------
+    LearnedSampler
+        :func:`~jaxsamp.learned.vi.training.objective`'s: ``sample(key, state, n)`` gives
+        draws of ``q`` weighted by ``log p~ - log q``; ``evaluate`` the figures of
+        :func:`~jaxsamp.learned.vi.training.evaluation_figures`.
 
     Notes
     -----
@@ -82,21 +109,7 @@ class ELBO(VariationalObjective):
     pushed through ``log p~`` and its gradient, so it must be finite and smooth where
     ``q`` puts mass (a flow starts at ``N(0, I)``).
     """
-
-    name = "elbo"
-
-    def loss(self, params, key: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """The negative ELBO on ``batch_size`` reparameterised draws.
-
-        Returns
-        -------
-        loss : scalar
-            ``mean(log q(x) - log p~(x))``.
-        log_w : array, shape (batch_size,)
-            ``log p~(x) - log q(x)`` of the draws, without gradient.
-        """
-        x, log_q = self.family.sample_and_log_prob(params, key, self.batch_size)
-        if self.settings.stick_the_landing:
-            log_q = self.family.log_prob(jax.lax.stop_gradient(params), x)
-        log_w = self.log_density(x) - log_q
-        return -jnp.mean(log_w), jax.lax.stop_gradient(log_w)
+    settings = training.settings_or_default(settings, ELBOSettings)
+    problem = training.problem("elbo", target, settings.family, BATCH_SIZE if batch_size is None else batch_size)
+    return training.objective(target, problem, settings, loss, optimizer or optax.adam(settings.learning_rate),
+                              TrainingHealth(judge_progress=True))

@@ -8,7 +8,8 @@ from _vi_linear_regression import INITIAL_KL, trained_kl
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.targets.linear_regression import ConjugateLinearRegression
-from jaxsamp.vi.softcvi import SoftCVI, SoftCVISettings
+from jaxsamp.learned.vi import softcvi, training
+from jaxsamp.learned.vi.softcvi import SoftCVISettings
 
 
 def test_softcvi_fits_the_conjugate_linear_regression_posterior():
@@ -19,7 +20,7 @@ def test_softcvi_fits_the_conjugate_linear_regression_posterior():
     property), so the KL keeps falling to float32 round-off (4e-6 at this seed); 1e-3
     leaves 250x margin while a method with a noise floor (the ELBO here: 0.016) fails it.
     """
-    before, after = trained_kl(SoftCVI, SoftCVISettings(alpha=0.75, family="full_rank_gaussian"), 16)
+    before, after = trained_kl(softcvi, SoftCVISettings(alpha=0.75, family="full_rank_gaussian"), 16)
     assert before == pytest.approx(INITIAL_KL, abs=0.1)
     assert after < 1e-3
 
@@ -35,13 +36,13 @@ def test_softcvi_gradient_is_zero_at_the_exact_posterior_for_every_sample_set(al
     with jax.enable_x64(True):
         target = ConjugateLinearRegression()
         settings = SoftCVISettings(alpha=alpha, negative_distribution=negative, family="full_rank_gaussian")
-        method = SoftCVI(target, settings, k)
-        family = method.family
+        problem = training.problem("softcvi", target, settings.family, k)
+        family = problem.family
 
         @jax.jit
         def largest_gradient(params):
             def grad_of(key):
-                return jax.grad(lambda p: method.loss(p, key)[0])(params)
+                return jax.grad(lambda p: softcvi.loss(problem, settings, p, key)[0])(params)
             grads = jax.vmap(grad_of)(jax.random.split(jax.random.key(0), 16))
             return jnp.max(jnp.stack([jnp.abs(g).max() for g in jax.tree.leaves(grads)]))
 
@@ -53,7 +54,7 @@ def test_softcvi_gradient_is_zero_at_the_exact_posterior_for_every_sample_set(al
 
 def test_softcvi_needs_two_draws_per_step():
     with pytest.raises(InputError, match="batch_size must be >= 2"):
-        SoftCVI(ConjugateLinearRegression(), SoftCVISettings(), 1)
+        softcvi.build(ConjugateLinearRegression(), SoftCVISettings(), batch_size=1)
 
 
 @pytest.mark.parametrize(("settings", "message"), [

@@ -1,7 +1,7 @@
 """SoftCVI: variational inference as soft-label contrastive classification (Ward, Beaumont & Fasiolo 2025, ICLR).
 
 Draw ``theta_1..theta_K ~ pi = stopgrad(q_phi)``, ``K >= 2``. With a negative
-distribution ``p^-`` (research/methods.md section 6, from the reference code
+distribution ``p^-`` (as in the reference code,
 ``softcvi/losses.py::SoftContrastiveEstimationLoss``):
 
 * ``"proposal"``: ``log p^-(theta) = alpha log pi(theta)``;
@@ -22,7 +22,7 @@ which is **zero for every sample set** when ``q_phi`` is proportional to ``p~``
 labels self-normalised importance weights; ``alpha = 0`` makes ``p^-`` flat.
 The paper's experiments use ``K = 8`` and ``alpha`` 0.75 or 1 with ``"proposal"``.
 
-:class:`SoftCVI` is the method (``jaxsamp.fit("softcvi", ...)``); ``K`` is its ``batch_size``.
+:func:`build` makes the method (``jaxsamp.fit("softcvi", ...)``); ``K`` is its ``batch_size``.
 """
 
 from __future__ import annotations
@@ -32,12 +32,16 @@ from typing import Annotated
 
 import jax
 import jax.numpy as jnp
+import optax
 
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
 from jaxsamp.core.validation import OneOf, PositiveFloat, Probability, check_fields
-from jaxsamp.vi.families import FamilySpec
-from jaxsamp.vi.training import VariationalObjective
+from jaxsamp.learned.vi import training
+from jaxsamp.learned.vi.families import FamilySpec
 
 NEGATIVE_DISTRIBUTIONS = ("proposal", "posterior")
+#: Draws ``K`` per step when ``build`` is given no ``batch_size`` (the paper's experiments').
+BATCH_SIZE = 8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +58,7 @@ class SoftCVISettings:
         Adam's learning rate (when no optimiser is given).
     family : str or dict
         The variational family: a name or ``{"name": ..., constructor arguments}``
-        (:func:`~jaxsamp.vi.families.family_from_spec`); default a RealNVP affine coupling flow.
+        (:func:`~jaxsamp.learned.vi.families.family_from_spec`); default a RealNVP affine coupling flow.
     """
 
     alpha: Probability = 0.75
@@ -66,23 +70,48 @@ class SoftCVISettings:
         check_fields(self)
 
 
-class SoftCVI(VariationalObjective):
-    """SoftCVI (Ward, Beaumont & Fasiolo 2025, ICLR; the loss of their section 3): ``q`` as a soft-label classifier.
+def loss(problem: training.Problem, settings: SoftCVISettings, params, key: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The SoftCVI loss ``-sum_k y_k yhat_k`` on ``K = problem.batch_size`` draws of ``stopgrad(q_params)``.
 
-    ``SoftCVI(target, settings, batch_size)`` is a :class:`~jaxsamp.core.Trainer`
-    on the family ``settings.family`` (on ``R^d``, ``d`` the target's), with
-    ``sample(state, key, n)``, ``log_q(state, z)`` and ``evaluate(state, key, n)``
-    (:class:`~jaxsamp.vi.training.VariationalEvaluation` lists its figures).
+    Returns
+    -------
+    loss : scalar
+        The cross-entropy of the soft labels and the predictions.
+    log_w : array, shape (K,)
+        ``log p~(theta) - log pi(theta)`` of the draws, without gradient.
+    """
+    family = problem.family
+    theta, log_proposal = family.sample_and_log_prob(key, jax.lax.stop_gradient(params), problem.batch_size)
+    log_p = problem.log_density(theta)
+    unscaled_negative = log_proposal if settings.negative_distribution == "proposal" else log_p
+    log_negative = settings.alpha * unscaled_negative
+    labels = jax.nn.softmax(log_p - log_negative)
+    log_predictions = jax.nn.log_softmax(family.log_prob(params, theta) - log_negative)
+    return -jnp.sum(labels * log_predictions), log_p - log_proposal
+
+
+def build(target, settings: SoftCVISettings | None = None, *, batch_size: int | None = None,
+          optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
+    """SoftCVI (Ward, Beaumont & Fasiolo 2025, ICLR): a variational family fitted as a soft-label classifier, K = batch.
+
+    The loss of their section 3 (the module docstring gives it).
 
     Parameters
     ----------
     target : Target
-        Real-valued with flat states ``(d,)``.
-    settings : SoftCVISettings
-    batch_size : int
-        ``K >= 2``: draws of the proposal per step, the candidates of one classification.
+        Real-valued with flat states ``(d,)``; the family ``settings.family`` lives on ``R^d``.
+    settings : SoftCVISettings, optional
+        Default ``SoftCVISettings()``.
+    batch_size : int, optional
+        ``K >= 2``: draws of the proposal per step, the candidates of one classification
+        (default :data:`BATCH_SIZE`).
     optimizer : optax.GradientTransformation, optional
         Default Adam at ``settings.learning_rate``.
+
+    Returns
+    -------
+    LearnedSampler
+        :func:`~jaxsamp.learned.vi.training.objective`'s (its docstring lists what each function does).
 
     Notes
     -----
@@ -101,25 +130,8 @@ class SoftCVI(VariationalObjective):
     is the cheap choice for a near-Gaussian posterior, and with it the zero-variance
     property makes SoftCVI converge to round-off at the exact posterior.
     """
-
-    name = "softcvi"
-    min_batch = 2
-
-    def loss(self, params, key: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """The SoftCVI loss ``-sum_k y_k yhat_k`` on ``K`` draws of ``stopgrad(q_params)``.
-
-        Returns
-        -------
-        loss : scalar
-            The cross-entropy of the soft labels and the predictions.
-        log_w : array, shape (K,)
-            ``log p~(theta) - log pi(theta)`` of the draws, without gradient.
-        """
-        family, settings = self.family, self.settings
-        theta, log_proposal = family.sample_and_log_prob(jax.lax.stop_gradient(params), key, self.batch_size)
-        log_p = self.log_density(theta)
-        unscaled_negative = log_proposal if settings.negative_distribution == "proposal" else log_p
-        log_negative = settings.alpha * unscaled_negative
-        labels = jax.nn.softmax(log_p - log_negative)
-        log_predictions = jax.nn.log_softmax(family.log_prob(params, theta) - log_negative)
-        return -jnp.sum(labels * log_predictions), log_p - log_proposal
+    settings = training.settings_or_default(settings, SoftCVISettings)
+    problem = training.problem("softcvi", target, settings.family, BATCH_SIZE if batch_size is None else batch_size,
+                               min_batch=2)
+    return training.objective(target, problem, settings, loss, optimizer or optax.adam(settings.learning_rate),
+                              TrainingHealth(judge_progress=False))

@@ -5,8 +5,9 @@ import pytest
 from _vi_linear_regression import INITIAL_KL, trained_kl
 
 from jaxsamp.core.errors import InputError
+from jaxsamp.learned.vi import elbo, training
+from jaxsamp.learned.vi.elbo import ELBOSettings
 from jaxsamp.targets.linear_regression import ConjugateLinearRegression
-from jaxsamp.vi.elbo import ELBO, ELBOSettings
 
 
 def test_elbo_fits_the_conjugate_linear_regression_posterior():
@@ -16,7 +17,7 @@ def test_elbo_fits_the_conjugate_linear_regression_posterior():
     reparameterised gradient keeps its variance at q = p, so Adam leaves a noise floor
     set by the final learning rate (0.016 nats at this seed); 0.1 is 6x that.
     """
-    before, after = trained_kl(ELBO, ELBOSettings(family="full_rank_gaussian"), 16)
+    before, after = trained_kl(elbo, ELBOSettings(family="full_rank_gaussian"), 16)
     assert before == pytest.approx(INITIAL_KL, abs=0.1)
     assert after < 0.1
 
@@ -31,9 +32,10 @@ def test_sticking_the_landing_gradient_is_zero_at_the_exact_posterior():
         target = ConjugateLinearRegression()
 
         def largest_gradient(stick_the_landing):
-            method = ELBO(target, ELBOSettings(stick_the_landing=stick_the_landing, family="full_rank_gaussian"), 16)
-            exact = method.family.params_at(*target.posterior_cholesky())
-            loss = lambda p: method.loss(p, jax.random.key(0))[0]
+            settings = ELBOSettings(stick_the_landing=stick_the_landing, family="full_rank_gaussian")
+            problem = training.problem("elbo", target, settings.family, 16)
+            exact = problem.family.params_at(*target.posterior_cholesky())
+            loss = lambda p: elbo.loss(problem, settings, p, jax.random.key(0))[0]
             return max(float(abs(g).max()) for g in jax.tree.leaves(jax.jit(jax.grad(loss))(exact)))
 
         assert largest_gradient(True) < 1e-8
@@ -42,6 +44,6 @@ def test_sticking_the_landing_gradient_is_zero_at_the_exact_posterior():
 
 def test_bad_elbo_settings_are_clear_input_errors():
     with pytest.raises(InputError, match="batch_size must be >= 1"):
-        ELBO(ConjugateLinearRegression(), ELBOSettings(), 0)
+        elbo.build(ConjugateLinearRegression(), ELBOSettings(), batch_size=0)
     with pytest.raises(InputError, match="stick_the_landing must be bool"):
         ELBOSettings(stick_the_landing="yes")

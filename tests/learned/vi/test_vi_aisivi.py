@@ -11,24 +11,40 @@ import jaxsamp
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import from_function
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
-from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
+from jaxsamp.learned.vi import aisivi, bsivi
+from jaxsamp.learned.vi.aisivi import AISIVISettings
+from jaxsamp.learned.vi.bsivi import BSIVISettings
+from jaxsamp.learned.vi.families import inverse_softplus
+from jaxsamp.learned.vi.semi_implicit import SemiImplicit, SemiImplicitFamily
 
-METHODS = {"aisivi": AISIVI, "bsivi": BSIVI}
-from jaxsamp.vi.families import inverse_softplus
+METHODS = {"aisivi": aisivi, "bsivi": bsivi}
+SETTINGS = {"aisivi": AISIVISettings, "bsivi": BSIVISettings}
+REVERSE_MODEL = ("tau_layers", "tau_hidden_width", "tau_hidden_layers", "tau_max_log_scale", "pretrain_steps",
+                 "tau_learning_rate")
 
 
-def _linear_phi(sampler, key, weight, bias, scale):
+def settings_of(method: str, **values):
+    """``method``'s settings from ``values``, leaving out the reverse model's for BSIVI (it has none)."""
+    return SETTINGS[method](**{k: v for k, v in values.items() if method == "aisivi" or k not in REVERSE_MODEL})
+
+
+def numerics(method: str, target, settings, batch_size: int = 128) -> SemiImplicit:
+    """The numerics of ``method`` (what its ``build`` makes a LearnedSampler of)."""
+    return SemiImplicit(method, target, settings, batch_size, reverse_model=method == "aisivi")
+
+
+def _linear_phi(family, key, weight, bias, scale):
     """Parameters of an affine mean network ``mu(eps) = weight @ eps + bias`` with ``s = scale``."""
-    module = sampler.conditional(sampler.init(key).phi)
+    module = family.conditional(family.init(key))
     layer = module.mean.layers[0]
     layer.kernel.value, layer.bias.value = jnp.asarray(weight.T), jnp.asarray(bias)
     module.raw_scale.value = inverse_softplus(jnp.asarray(scale))
     return nnx.split(module)[1]
 
 
-def _gaussian_q(sampler, phi):
+def _gaussian_q(family, phi):
     """``q(z) = N(b, A A^T + diag(s^2))`` of an affine mean network and ``eps ~ N(0, I)``."""
-    module = sampler.conditional(phi)
+    module = family.conditional(phi)
     a, b = module.mean.layers[0].kernel[...].T, module.mean.layers[0].bias[...]
     return distrax.MultivariateNormalFullCovariance(b, a @ a.T + jnp.diag(jax.nn.softplus(module.raw_scale[...]) ** 2))
 
@@ -44,8 +60,8 @@ def test_gaussian_oracle_weights_equal_q_and_the_score_estimate_is_unbiased():
     with jax.enable_x64(True):
         rng = np.random.default_rng(0)
         weight, bias, scale = rng.normal(size=(2, 3)), rng.normal(size=2), np.array([0.5, 0.8])
-        sampler = AISIVI(jaxsamp.targets.get("gaussian", dim=2), AISIVISettings(latent_dim=3, hidden_layers=0))
-        phi = _linear_phi(sampler, jax.random.key(0), weight, bias, scale)
+        sampler = numerics("aisivi", jaxsamp.targets.get("gaussian", dim=2), AISIVISettings(latent_dim=3, hidden_layers=0))
+        phi = _linear_phi(sampler.family, jax.random.key(0), weight, bias, scale)
         z = np.array([0.3, -1.2])
 
         inv_s2 = np.diag(scale**-2.0)
@@ -57,7 +73,7 @@ def test_gaussian_oracle_weights_equal_q_and_the_score_estimate_is_unbiased():
             exact_tau = distrax.MultivariateNormalFullCovariance(m, c)
             eps, log_tau = exact_tau.sample_and_log_prob(seed=jax.random.key(1), sample_shape=(4096,))
             log_w = sampler.log_weights(phi, z, eps, log_tau)
-            return eps, log_w, sampler.score_estimate(phi, z, eps, log_w), _gaussian_q(sampler, phi).log_prob(z)
+            return eps, log_w, sampler.score_estimate(phi, z, eps, log_w), _gaussian_q(sampler.family, phi).log_prob(z)
 
         eps, log_w, s_hat, log_q = estimates(phi, jnp.asarray(z), jnp.asarray(m), jnp.asarray(c))
         np.testing.assert_allclose(log_w, float(log_q), rtol=0, atol=1e-9)
@@ -82,35 +98,42 @@ def test_semi_implicit_gaussian_fits_a_correlated_gaussian(method, bound):
     the K-draw estimate) give log Z within 0.05 of the exact 1.327 (256 draws).
     """
     target = jaxsamp.targets.get("gaussian", dim=2, correlation=0.8, mean=[1.0, -1.0])
-    sampler = METHODS[method](target, AISIVISettings(latent_dim=2, hidden_layers=0, num_inner=32, tau_layers=2,
-                                                     tau_hidden_width=16, pretrain_steps=50), batch_size=64)
+    settings = settings_of(method, latent_dim=2, hidden_layers=0, num_inner=32, tau_layers=2, tau_hidden_width=16,
+                           pretrain_steps=50)
+    sampler = METHODS[method].build(target, settings, batch_size=64)
     state = sampler.init(jax.random.key(0))
     final, _ = jaxsamp.run(sampler.step, state, jax.random.key(1), 600, progress=False)
     p = distrax.MultivariateNormalFullCovariance(target.mean, target.cov)
-    assert float(_gaussian_q(sampler, state.phi).kl_divergence(p)) > 9.0
-    assert float(_gaussian_q(sampler, final.phi).kl_divergence(p)) < bound
+    family = SemiImplicitFamily(2, settings)
+    assert float(_gaussian_q(family, state.phi).kl_divergence(p)) > 9.0
+    assert float(_gaussian_q(family, final.phi).kl_divergence(p)) < bound
     if method == "aisivi":
-        samples = jax.jit(sampler.sample, static_argnums=2)(final, jax.random.key(2), 256)
+        samples = jax.jit(sampler.sample, static_argnums=2)(jax.random.key(2), final, 256)
         assert abs(float(samples.log_Z) - target.log_Z) < 0.05
 
 
 def test_bad_aisivi_settings_and_targets_are_clear_input_errors():
     with pytest.raises(InputError, match="batch_size must be >= 1"):
-        BSIVI(jaxsamp.targets.get("banana"), AISIVISettings(), batch_size=0)
+        bsivi.build(jaxsamp.targets.get("banana"), batch_size=0)
     with pytest.raises(InputError, match="latent_dim must be >= 2"):
         AISIVISettings(latent_dim=1)
+    with pytest.raises(InputError, match="latent_dim must be >= 2"):
+        BSIVISettings(latent_dim=1)
     with pytest.raises(InputError, match="real-valued"):
-        AISIVI(jaxsamp.targets.get("ising", L=2, beta=0.4))
+        aisivi.build(jaxsamp.targets.get("ising", L=2, beta=0.4))
+    with pytest.raises(TypeError, match="tau_layers"):  # BSIVI has no reverse model to set
+        BSIVISettings(tau_layers=2)
+    with pytest.raises(InputError, match="settings must be a BSIVISettings, got AISIVISettings"):
+        bsivi.build(jaxsamp.targets.get("banana"), AISIVISettings())
 
 
 def test_the_reference_scale_parameterisation_starts_at_a_tenth_of_softplus_one():
     """scale_factor 0.1 and init_scale 0.1 softplus(1) (configs/aisivi_banana.yaml): the raw parameter starts at the
     reference code's 1 and s = 0.1 softplus(v) there and after v moves, with ds/dv = 0.1 sigmoid(v); the default
     keeps s = softplus(v) from init_scale."""
-    target = jaxsamp.targets.get("banana")
-    sampler = AISIVI(target, AISIVISettings(latent_dim=2, hidden_width=8, tau_layers=2, tau_hidden_width=4,
-                                            init_scale=0.1 * float(jax.nn.softplus(1.0)), scale_factor=0.1))
-    module = sampler.conditional(sampler.init(jax.random.key(0)).phi)
+    family = SemiImplicitFamily(2, BSIVISettings(latent_dim=2, hidden_width=8, init_scale=0.1 * float(jax.nn.softplus(1.0)),
+                                                 scale_factor=0.1))
+    module = family.conditional(family.init(jax.random.key(0)))
     np.testing.assert_allclose(module.raw_scale[...], [1.0, 1.0], rtol=1e-5)
     np.testing.assert_allclose(module.scale(), 0.1 * jax.nn.softplus(module.raw_scale[...]), rtol=1e-6)
     np.testing.assert_allclose(module.scale(), [0.1313262, 0.1313262], rtol=1e-5)
@@ -119,10 +142,10 @@ def test_the_reference_scale_parameterisation_starts_at_a_tenth_of_softplus_one(
     np.testing.assert_allclose(module(eps).stddev(), jnp.broadcast_to(0.1 * jax.nn.softplus(jnp.asarray([-0.5, 2.0])), (3, 2)),
                                rtol=1e-6)
     phi = nnx.split(module)[1]
-    slope = sampler.conditional(jax.grad(lambda p: jnp.sum(sampler.conditional(p).scale()))(phi)).raw_scale[...]
+    slope = family.conditional(jax.grad(lambda p: jnp.sum(family.conditional(p).scale()))(phi)).raw_scale[...]
     np.testing.assert_allclose(slope, 0.1 * jax.nn.sigmoid(jnp.asarray([-0.5, 2.0])), rtol=1e-5)
-    default = AISIVI(target, AISIVISettings(latent_dim=2, hidden_width=8, tau_layers=2, tau_hidden_width=4, init_scale=0.7))
-    plain = default.conditional(default.init(jax.random.key(0)).phi)
+    default = SemiImplicitFamily(2, BSIVISettings(latent_dim=2, hidden_width=8, init_scale=0.7))
+    plain = default.conditional(default.init(jax.random.key(0)))
     np.testing.assert_allclose(plain.scale(), [0.7, 0.7], rtol=1e-5)
     np.testing.assert_allclose(plain.scale(), jax.nn.softplus(plain.raw_scale[...]), rtol=1e-6)
     with pytest.raises(InputError, match="scale_factor must be > 0"):
@@ -134,8 +157,8 @@ def test_tau_hidden_layers_sets_the_depth_of_the_reverse_models_conditioners():
     two. The parameters show the depth: one hidden layer is two dense layers per coupling."""
     target = jaxsamp.targets.get("banana")
     for layers in (1, 2):
-        sampler = AISIVI(target, AISIVISettings(latent_dim=2, hidden_width=8, tau_layers=3, tau_hidden_width=8,
-                                                tau_hidden_layers=layers))
+        sampler = numerics("aisivi", target, AISIVISettings(latent_dim=2, hidden_width=8, tau_layers=3,
+                                                            tau_hidden_width=8, tau_hidden_layers=layers))
         assert sampler.tau_family.hidden == (8,) * layers
         conditioner = sampler.tau_family.module(sampler.init(jax.random.key(0)).psi).conditioners[0]
         assert len(conditioner.layers) == layers + 1
@@ -153,13 +176,13 @@ def test_marginal_log_density_of_an_affine_family_is_its_gaussian():
     """
     rng = np.random.default_rng(1)
     weight, bias, scale = rng.normal(size=(2, 3)), rng.normal(size=2), np.array([0.7, 0.9])
-    sampler = AISIVI(jaxsamp.targets.get("gaussian", dim=2), AISIVISettings(latent_dim=3, hidden_layers=0))
-    phi = _linear_phi(sampler, jax.random.key(0), weight, bias, scale)
-    exact = _gaussian_q(sampler, phi)
+    family = SemiImplicitFamily(2, BSIVISettings(latent_dim=3, hidden_layers=0))
+    phi = _linear_phi(family, jax.random.key(0), weight, bias, scale)
+    exact = _gaussian_q(family, phi)
     z = np.asarray(exact.sample(seed=jax.random.key(2), sample_shape=(20,)), np.float64)
     key, m = jax.random.key(3), 50_000
-    estimate = jax.jit(sampler.marginal_log_density, static_argnums=(3, 4))(phi, jnp.asarray(z, jnp.float32), key, m, 16)
-    eps = np.asarray(sampler.epsilon_prior.sample(seed=key, sample_shape=(m,)), np.float64)
+    estimate = jax.jit(family.marginal_log_density, static_argnums=(3, 4))(key, phi, jnp.asarray(z, jnp.float32), m, 16)
+    eps = np.asarray(family.epsilon_prior.sample(seed=key, sample_shape=(m,)), np.float64)
     conditional = np.exp(-0.5 * np.sum(((z[:, None] - (eps @ weight.T + bias)[None]) / scale) ** 2, -1)) / (
         2 * np.pi * np.prod(scale))
     relative_se = conditional.std(1) / conditional.mean(1) / np.sqrt(m)
@@ -173,17 +196,17 @@ def test_bsivi_inner_draws_start_with_the_latent_that_generated_z():
     K = 1: s_hat = grad_z log N(z; mu(eps), s^2) = -(z - mu(eps)) / s^2 and log w = log N(z; mu(eps), s^2).
     """
     def sampler(k):
-        return BSIVI(jaxsamp.targets.get("banana"), AISIVISettings(latent_dim=2, hidden_width=8, num_inner=k))
+        return numerics("bsivi", jaxsamp.targets.get("banana"), BSIVISettings(latent_dim=2, hidden_width=8, num_inner=k))
 
     @jax.jit
     def inner(phi):
-        eps_z, z = sampler(1).draw(phi, jax.random.key(1), 1)
-        eps, log_w = sampler(1).inner_draws(phi, None, jax.random.key(2), z[0], eps_z[0])
-        conditional = sampler(1).conditional(phi)(eps_z[0])
+        eps_z, z = sampler(1).family.draw(jax.random.key(1), phi, 1)
+        eps, log_w = sampler(1).inner_draws(jax.random.key(2), phi, None, z[0], eps_z[0])
+        conditional = sampler(1).family.conditional(phi)(eps_z[0])
         exact_score = -(z[0] - conditional.mean()) / conditional.stddev() ** 2
         score = sampler(1).score_estimate(phi, z[0], eps, log_w)
         return eps_z[0], eps, log_w, conditional.log_prob(z[0]), score, exact_score, sampler(5).inner_draws(
-            phi, None, jax.random.key(2), z[0], eps_z[0])
+            jax.random.key(2), phi, None, z[0], eps_z[0])
 
     own, eps, log_w, log_q_own, score, exact_score, (eps5, log_w5) = inner(sampler(1).init(jax.random.key(0)).phi)
     np.testing.assert_array_equal(eps, own[None])
@@ -201,9 +224,9 @@ def test_reverse_flow_with_runaway_scales_still_gives_finite_draws_and_weights()
     score estimate and NaN parameters forever. Clamped (tau_max_log_scale = 3), the draws, their
     log weights, the score estimate and the next step's parameters are all finite.
     """
-    sampler = AISIVI(jaxsamp.targets.get("banana"), AISIVISettings(latent_dim=2, hidden_width=8, num_inner=16,
-                                                                  tau_layers=6, tau_hidden_width=4, pretrain_steps=0),
-                     batch_size=8)
+    sampler = numerics("aisivi", jaxsamp.targets.get("banana"),
+                       AISIVISettings(latent_dim=2, hidden_width=8, num_inner=16, tau_layers=6, tau_hidden_width=4,
+                                      pretrain_steps=0), batch_size=8)
     state = sampler.init(jax.random.key(0))
     module = sampler.tau_family.module(state.psi)
     for conditioner in module.conditioners:
@@ -214,8 +237,8 @@ def test_reverse_flow_with_runaway_scales_still_gives_finite_draws_and_weights()
 
     @jax.jit
     def inner(phi, psi):
-        eps_z, z = sampler.draw(phi, jax.random.key(1), 1)
-        eps, log_w = sampler.inner_draws(phi, psi, jax.random.key(2), z[0], eps_z[0])
+        eps_z, z = sampler.family.draw(jax.random.key(1), phi, 1)
+        eps, log_w = sampler.inner_draws(jax.random.key(2), phi, psi, z[0], eps_z[0])
         return eps, log_w, sampler.score_estimate(phi, z[0], eps, log_w)
 
     assert all(np.all(np.isfinite(np.asarray(a))) for a in inner(state.phi, psi))
@@ -231,8 +254,8 @@ def test_a_non_finite_gradient_skips_its_update_and_is_counted():
         return -0.5 * jnp.sum(x**2) + jnp.sqrt(x[0])
 
     target = from_function(log_prob, np.zeros(2, np.float32))
-    sampler = AISIVI(target, AISIVISettings(latent_dim=2, hidden_width=8, num_inner=8, tau_layers=2,
-                                            tau_hidden_width=4, pretrain_steps=0), batch_size=16)
+    sampler = aisivi.build(target, AISIVISettings(latent_dim=2, hidden_width=8, num_inner=8, tau_layers=2,
+                                                  tau_hidden_width=4, pretrain_steps=0), batch_size=16)
     state = sampler.init(jax.random.key(0))
     new, metrics = jax.jit(sampler.step)(jax.random.key(1), state)
     assert int(metrics["skipped_updates"]) == 1 and int(metrics["skipped_tau_updates"]) == 0
@@ -250,7 +273,7 @@ def test_step_decay_scales_both_updates_at_decay_step_past_pretraining():
     target = jaxsamp.targets.get("gaussian", dim=2)
     common = {"latent_dim": 2, "hidden_width": 8, "num_inner": 8, "tau_layers": 2, "tau_hidden_width": 4,
               "pretrain_steps": 3}
-    constant, decayed = (AISIVI(target, AISIVISettings(**common, **extra), batch_size=16)
+    constant, decayed = (aisivi.build(target, AISIVISettings(**common, **extra), batch_size=16)
                          for extra in ({}, {"decay_step": 2, "decay_factor": 0.25}))
     state, state_decayed = constant.init(jax.random.key(0)), decayed.init(jax.random.key(0))
     step_constant, step_decayed = jax.jit(constant.step), jax.jit(decayed.step)
@@ -284,11 +307,12 @@ def test_semi_implicit_fits_of_sivi_toys_keep_their_mass_on_the_target(method, t
     forward KL 22 / 3.4 / 43).
     """
     target = jaxsamp.targets.get(target_name)
-    sampler = METHODS[method](target, AISIVISettings(latent_dim=2, hidden_width=32, tau_hidden_width=16,
-                                                     pretrain_steps=20, **settings), batch_size=64)
+    settings = settings_of(method, latent_dim=2, hidden_width=32, tau_hidden_width=16, pretrain_steps=20, **settings)
+    sampler = METHODS[method].build(target, settings, batch_size=64)
     state, trace = jaxsamp.run(sampler.step, jax.jit(sampler.init)(jax.random.key(0)), jax.random.key(1), 1500,
                                progress=False, trace=lambda s, m: m["skipped_updates"])
-    log_q = jax.jit(lambda z: sampler.marginal_log_density(state.phi, z, jax.random.key(2), 4000))
+    family = SemiImplicitFamily(2, settings)
+    log_q = jax.jit(lambda z: family.marginal_log_density(jax.random.key(2), state.phi, z, 4000))
     figures = forward_kl_on_grid(jax.jit(jax.vmap(target.log_prob)), log_q, extent, 100)
     assert figures["p_mass"] > 0.997 and int(trace[-1]) == 0
     assert figures["q_mass"] > 0.99 and figures["forward_kl"] < 1.5, figures
@@ -300,13 +324,13 @@ def test_the_uniform_latent_prior_keeps_every_draw_and_proposal_in_the_unit_cube
     proposals (a sigmoid-terminated flow) and BSIVI's prior draws lie in the open unit cube, their log weights are
     finite and a training step stays finite; the reverse model's density is the flow's changed by the sigmoid."""
     target = jaxsamp.targets.get("banana")
-    settings = AISIVISettings(latent_dim=2, hidden_width=8, num_inner=32, tau_layers=2, tau_hidden_width=8,
-                              latent_prior="uniform", pretrain_steps=0)
-    sampler = METHODS[method](target, settings, batch_size=16)
+    settings = settings_of(method, latent_dim=2, hidden_width=8, num_inner=32, tau_layers=2, tau_hidden_width=8,
+                           latent_prior="uniform", pretrain_steps=0)
+    sampler = numerics(method, target, settings, batch_size=16)
     state = jax.jit(sampler.init)(jax.random.key(0))
-    eps_z, z = sampler.draw(state.phi, jax.random.key(1), 16)
+    eps_z, z = sampler.family.draw(jax.random.key(1), state.phi, 16)
     assert bool(jnp.all((eps_z >= 0) & (eps_z < 1)))
-    eps, log_w = sampler.inner_draws(state.phi, state.psi, jax.random.key(2), z[0], eps_z[0])
+    eps, log_w = sampler.inner_draws(jax.random.key(2), state.phi, state.psi, z[0], eps_z[0])
     assert eps.shape == (32, 2) and bool(jnp.all((eps > 0) & (eps < 1))) and bool(jnp.all(jnp.isfinite(log_w)))
     if method == "aisivi":
         u = jnp.asarray([0.2, 0.7])

@@ -7,7 +7,7 @@ function of them is pure:
 
 * ``family.init(key) -> params``;
 * ``family.distribution(params) -> distrax.Distribution`` (event shape ``(d,)``);
-* ``family.sample_and_log_prob(params, key, n) -> (x, log_q)``, shapes ``(n, d)``, ``(n,)``:
+* ``family.sample_and_log_prob(key, params, n) -> (x, log_q)``, shapes ``(n, d)``, ``(n,)``:
   reparameterised draws (differentiable in ``params``) with their log densities;
 * ``family.log_prob(params, x) -> log_q``, ``x`` of shape ``(n, d)``.
 
@@ -186,7 +186,7 @@ class Family:
         """The distrax distribution ``q_params``, event shape ``(dim,)``."""
         return self.module(params)()
 
-    def sample_and_log_prob(self, params: nnx.State, key: jax.Array, n: int) -> tuple[jax.Array, jax.Array]:
+    def sample_and_log_prob(self, key: jax.Array, params: nnx.State, n: int) -> tuple[jax.Array, jax.Array]:
         """``n`` reparameterised draws ``x ~ q_params`` and ``log q_params(x)``.
 
         Returns

@@ -8,7 +8,7 @@ from flax import nnx
 from scipy import stats
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.vi.families import CouplingFlow, DiagonalGaussian, FullRankGaussian
+from jaxsamp.learned.vi.families import CouplingFlow, DiagonalGaussian, FullRankGaussian
 
 
 def _perturbed(params, key, scale=0.3):
@@ -32,7 +32,7 @@ def test_one_affine_coupling_log_density_equals_the_change_of_variables_by_hand(
 
     @jax.jit
     def densities(params):
-        x, log_q = family.sample_and_log_prob(params, jax.random.key(2), 7)
+        x, log_q = family.sample_and_log_prob(jax.random.key(2), params, 7)
         module = family.module(params)
         y = (x - module.loc[...]) * jnp.exp(-module.log_scale[...])
         out = module.conditioners[0](jnp.where(kept, y, 0.0)).reshape(7, dim, 2)
@@ -60,7 +60,7 @@ def test_fresh_spline_flow_is_the_standard_normal_and_its_two_densities_agree():
 
     @jax.jit
     def densities(fresh, params):
-        draws, log_q = family.sample_and_log_prob(params, jax.random.key(3), 6)
+        draws, log_q = family.sample_and_log_prob(jax.random.key(3), params, 6)
         return family.log_prob(fresh, x), log_q, family.log_prob(params, draws)
 
     fresh_log_q, log_q, log_prob = densities(fresh, params)
@@ -89,7 +89,7 @@ def test_clamped_coupling_scales_keep_a_deep_flow_finite(max_log_scale, finite):
     """
     family = CouplingFlow(2, num_layers=6, hidden=(4,), max_log_scale=max_log_scale)
     params = _constant_couplings(family, family.init(jax.random.key(0)), 0.0, 40.0)
-    x, log_q = jax.jit(lambda p: family.sample_and_log_prob(p, jax.random.key(1), 5))(params)
+    x, log_q = jax.jit(lambda p: family.sample_and_log_prob(jax.random.key(1), p, 5))(params)
     assert bool(np.all(np.isfinite(np.asarray(x)))) is finite
     if finite:
         log_sigma = 9.0 * np.tanh(40.0 / 3.0)
@@ -112,7 +112,7 @@ def test_gaussian_families_match_scipy_and_draws_are_reparameterised():
     np.testing.assert_allclose(diagonal.log_prob(diagonal.init(jax.random.key(0)), x),
                                stats.norm.logpdf(x, scale=2.0).sum(-1), rtol=1e-5)
 
-    grad = jax.grad(lambda p: full.sample_and_log_prob(p, jax.random.key(1), 5)[0].sum())(params)
+    grad = jax.grad(lambda p: full.sample_and_log_prob(jax.random.key(1), p, 5)[0].sum())(params)
     np.testing.assert_allclose(grad["loc"][...], np.full(3, 5.0))
 
 

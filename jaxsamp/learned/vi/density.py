@@ -1,0 +1,51 @@
+"""The density ``log q`` of a fitted variational family at points of your own.
+
+A fitted family's ``sample`` gives its draws with ``log p~ - log q``; :func:`log_q` gives
+``log q`` anywhere (a grid, draws of the target), from the method's name, its settings and
+its train state (a :class:`~jaxsamp.learned.fit.Fitted`'s ``method``, ``settings`` and ``state``):
+exact for the explicit families of ``softcvi``, ``elbo`` and ``snis_fkl``
+(:mod:`~jaxsamp.learned.vi.families`), a Monte Carlo marginal with ``settings.marginal_draws``
+prior draws for the semi-implicit family of ``aisivi`` and ``bsivi``
+(:meth:`~jaxsamp.learned.vi.semi_implicit.SemiImplicitFamily.marginal_log_density`).
+"""
+
+from __future__ import annotations
+
+import jax
+
+from jaxsamp.core.errors import InputError
+from jaxsamp.learned.vi.families import family_from_spec
+from jaxsamp.learned.vi.semi_implicit import SemiImplicitFamily
+
+#: The methods on an explicit family (exact ``log q``) and on the semi-implicit one (estimated ``log q``).
+EXPLICIT, SEMI_IMPLICIT = ("softcvi", "elbo", "snis_fkl"), ("aisivi", "bsivi")
+
+
+def log_q(method: str, settings, state, z: jax.Array, key: jax.Array | None = None) -> jax.Array:
+    """``log q(z)`` of the family that variational ``method`` fitted, at points ``z`` ``(n, d)``; shape ``(n,)``.
+
+    Parameters
+    ----------
+    method : str
+        The registered name: ``"softcvi"``, ``"elbo"``, ``"snis_fkl"``, ``"aisivi"`` or ``"bsivi"``.
+    settings : dataclass
+        The method's settings (the family they name).
+    state : PyTree
+        Its train state.
+    z : array (n, d)
+    key : PRNG key, optional
+        The prior draws of the semi-implicit marginal (needed for ``aisivi``, ``bsivi``).
+
+    Raises
+    ------
+    InputError
+        Another method, or no ``key`` for a semi-implicit one.
+    """
+    if method in EXPLICIT:
+        return family_from_spec(z.shape[-1], settings.family).log_prob(state.params, z)
+    if method in SEMI_IMPLICIT:
+        if key is None:
+            raise InputError(f"{method}'s log q is a Monte Carlo marginal: give a key")
+        family = SemiImplicitFamily(z.shape[-1], settings)
+        return family.marginal_log_density(key, state.phi, z, settings.marginal_draws)
+    raise InputError(f"log_q knows the variational methods {', '.join(EXPLICIT + SEMI_IMPLICIT)}, got {method!r}")
