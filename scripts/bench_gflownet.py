@@ -23,10 +23,12 @@ Protocol (fixed before the first run):
   ``l1`` (mean over the 160 000 objects of ``|pi_hat - pi|``) and ``kl`` (``KL(pi || pi_hat + 1e-9)``)
   with ``pi_hat`` the empirical distribution of the last **16 000** terminal states of training (the
   paper's fraction of its budget, 200 000 of 10^6; at this size both are dominated by the sampling noise
-  of ``pi_hat``), and, free of that noise, ``policy_l1`` / ``policy_kl`` of the trained forward policy's
-  exact terminal distribution (pushed through the DAG, ``GFlowNet.policy_metrics``); ``logz_abs_err``
-  (``|log Z - log Z_hat|``, learned log Z for TB, log F(s_0) for DB and SubTB; not for DQN);
-  ``modes_found`` (of 16); ``train_trajectories_per_s`` over the timed run after a compiling warm-up chunk.
+  of ``pi_hat``; the training history's ``empirical_l1`` / ``empirical_kl``), and, free of that noise,
+  ``policy_l1`` / ``policy_kl`` of the trained forward policy's exact terminal distribution (pushed through
+  the DAG; ``fitted.evaluate``'s); ``logz_abs_err`` (``|log Z - log Z_hat|``, learned log Z for TB,
+  log F(s_0) for DB and SubTB; not for DQN; the history's ``log_Z_learned_abs_err``); ``modes_found``
+  (of 16); ``train_trajectories_per_s`` over the training run, its compilation left out
+  (``fitted.seconds - fitted.compile_seconds``).
   **Headline**: ``{loss}_{pb}_{reward}_policy_l1`` and ``_l1``; the issue's goal compares TLM's L1 with every
   other P_B's at the final budget for DB, SubTB and Munchausen-DQN, and reports TB (where a public review
   says TLM does not beat naive).
@@ -57,6 +59,11 @@ seed-major: 12 runs, figures ``{loss}_tlm_bdecay1_{reward}_1000k_...``. **Headli
 recorded naive and decaying-TLM runs of the same seeds, mean ± sd, whichever way it goes. A variant of the paper's
 method, not its settings: it can explain the comparison above, not replace it.
 
+Each run trains through ``jaxsamp.fit("gflownet", ...)`` with ``key=seed``, which splits the seed's key into the
+initialisation and training keys its own way: results recorded before this change (initialisation at
+``fold_in(key, 0)``, training at ``fold_in(key, 1)``, throughput timed after a separate compiling warm-up run) used
+another random-number stream; same protocol.
+
 Usage: python scripts/bench_gflownet.py [--quick] [--rewards standard hard] [--losses ...] [--policies ...]
        [--seeds 0 1 2] [--trajectories N] [--backward-lr-decay D] [--skip-rollout | --rollout-only | --plot-only]
 """
@@ -72,9 +79,10 @@ import benchmark_io
 import jax
 import numpy as np
 
-from jaxsamp.core import run
-from jaxsamp.learned.gflownet import GFlowNet, GFlowNetSettings, learning_curve
-from jaxsamp.learned.gflownet.policy import sample_objects
+import jaxsamp
+from jaxsamp.learned.gflownet import GFlowNetSettings, learning_curve
+from jaxsamp.learned.gflownet.policy import PolicyModel, sample_objects
+from jaxsamp.learned.gflownet.training import sampling_policy
 from jaxsamp.targets.hypergrid import Hypergrid
 
 SCRIPT = "bench_gflownet"
@@ -84,14 +92,11 @@ REWARDS = ("standard", "hard")
 FULL = {"dim": 4, "side": 20, "iterations": 5000, "history": 16_000, "hidden": (256, 256), "rollouts": 4096}
 QUICK = {"dim": 2, "side": 8, "iterations": 60, "history": 320, "hidden": (64, 64), "rollouts": 64}
 QUICK_RUNS = (("tb", "tlm"),)  # the rest of the code paths are exercised by tests/learned/gflownet/test_gflownet.py
-TRAJECTORIES_PER_ITERATION, EVAL_EVERY, WARMUP = 16, 100, 100
+TRAJECTORIES_PER_ITERATION, EVAL_EVERY = 16, 100
+#: Weighted draws of the final ``evaluate``; only its exact ``policy_l1`` / ``policy_kl`` (no draws in them) are kept
+EVALUATE_DRAWS = 16
 #: The default budget in trajectories (``FULL["iterations"]`` iterations); another budget's figures get a suffix.
 DEFAULT_TRAJECTORIES = FULL["iterations"] * TRAJECTORIES_PER_ITERATION
-
-
-def _metrics(state, metrics):
-    """The driver's trace: every step's metrics (one function object, so the warm-up's compiled chunk is reused)."""
-    return metrics
 
 
 def budget_size(trajectories: int) -> dict:
@@ -108,7 +113,8 @@ def budget_suffix(trajectories: int) -> str:
 
 def train(loss: str, policy: str, reward: str, seed: int, quick: bool,
           trajectories: int = DEFAULT_TRAJECTORIES, backward_lr_decay: float | None = None) -> tuple[dict, dict]:
-    """One run of ``trajectories`` trajectories (the quick size ignores it); its final figures and learning curve.
+    """One run of ``trajectories`` trajectories (the quick size ignores it) through :func:`jaxsamp.fit`; its final
+    figures and learning curve (the history's evaluated rows, :func:`~jaxsamp.learned.gflownet.learning_curve`).
 
     ``backward_lr_decay`` replaces TLM's per-step decay of its backward learning rate (the settings' 0.999).
     """
@@ -120,49 +126,33 @@ def train(loss: str, policy: str, reward: str, seed: int, quick: bool,
         loss=loss, backward_policy=policy, hidden=size["hidden"], history_size=size["history"], eval_every=eval_every,
         **decay,
     )
-    sampler = GFlowNet(env, settings, TRAJECTORIES_PER_ITERATION)
-    key = jax.random.key(seed)
-    state0 = sampler.init(jax.random.fold_in(key, 0))
-    chunk = eval_every if quick else WARMUP
-    warm, _ = run(
-        sampler.step, state0, jax.random.fold_in(key, 99), chunk, trace=_metrics, chunk=chunk, progress=False
-    )  # compiles the chunk the timed run reuses
-    jax.block_until_ready(warm)
-    start = time.perf_counter()
-    state, trace = run(
-        sampler.step,
-        state0,
-        jax.random.fold_in(key, 1),
-        size["iterations"],
-        trace=_metrics,
-        chunk=chunk,
-        progress=False,
-    )
-    jax.block_until_ready(state)
-    seconds = time.perf_counter() - start
-    trace = {name: np.asarray(values) for name, values in trace.items()}
-    curve = learning_curve(trace)
+    fitted = jaxsamp.fit("gflownet", env, num_steps=size["iterations"], key=seed, settings=settings,
+                         batch_size=TRAJECTORIES_PER_ITERATION, progress=False)
+    curve = learning_curve(fitted.history)
+    exact = fitted.evaluate(jax.random.fold_in(jax.random.key(seed), 2), EVALUATE_DRAWS)
     figures = {
-        "l1": float(curve["policy_l1"][-1]),
-        "kl": float(curve["policy_kl"][-1]),
-        **sampler.policy_metrics(state),
-        "modes_found": int(trace["modes_found"][-1]),
-        "train_trajectories_per_s": size["iterations"] * TRAJECTORIES_PER_ITERATION / seconds,
+        "l1": float(curve["empirical_l1"][-1]),
+        "kl": float(curve["empirical_kl"][-1]),
+        "policy_l1": exact["policy_l1"],
+        "policy_kl": exact["policy_kl"],
+        "modes_found": int(fitted.history["modes_found"][-1]),
+        "train_trajectories_per_s": size["iterations"] * TRAJECTORIES_PER_ITERATION
+        / (fitted.seconds - fitted.compile_seconds),
     }
     if loss != "munchausen_dqn":
         figures["logz_abs_err"] = float(curve["log_Z_learned_abs_err"][-1])
-    curve = {name: [float(v) for v in curve[history_name]]
-             for name, history_name in (("trajectories", "trajectories"), ("l1", "policy_l1"), ("kl", "policy_kl"))}
+    curve = {name: [float(v) for v in curve[history_name]] for name, history_name in
+             (("trajectories", "trajectories"), ("l1", "empirical_l1"), ("kl", "empirical_kl"))}
     return figures, curve
 
 
 def rollout_throughput(quick: bool) -> float:
     """Forward rollouts per second of a fresh 2 x 256 policy on the 20^4 grid (objects only), best of 3."""
-    env = Hypergrid(4, 20)
-    sampler = GFlowNet(env, GFlowNetSettings(), TRAJECTORIES_PER_ITERATION)
-    network = sampler.init(jax.random.key(0)).params.network
+    env, settings = Hypergrid(4, 20), GFlowNetSettings()
+    model = PolicyModel(env, settings.hidden)
+    network, logits_fn = model.init(jax.random.key(0)), sampling_policy(model, settings)
     n = QUICK["rollouts"] if quick else FULL["rollouts"]
-    draw = jax.jit(lambda net, k: sample_objects(env, sampler.logits_fn(net), k, n).objects)
+    draw = jax.jit(lambda net, k: sample_objects(env, logits_fn(net), k, n).objects)
     jax.block_until_ready(draw(network, jax.random.key(1)))
     best = np.inf
     for i in range(3):

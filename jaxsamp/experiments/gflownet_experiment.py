@@ -16,8 +16,8 @@ Outputs (Gritsaev et al. 2025, ICLR; metrics as in their code, research/methods.
 (:meth:`~jaxsamp.learned.gflownet.GFlowNet.evaluate`: ``_log_Z_hat``, ``_ess``,
 ``_elbo`` and their errors, ``_log_Z_learned`` and its error, and ``_policy_l1``,
 ``_policy_kl`` of the trained forward policy's exact terminal distribution, with no
-sampling noise), the paper's ``_policy_l1_empirical`` and ``_policy_kl_empirical`` of
-the last ``history_size`` terminal states of training at the last evaluation,
+sampling noise), the paper's ``_empirical_l1`` and ``_empirical_kl`` of the empirical
+distribution of the last ``history_size`` terminal states of training at the last evaluation,
 ``_modes_found``, ``_train_trajectories_per_s`` (compilation included), and
 ``learning_curves.png`` (L1 and KL against trajectories, every policy in one plot),
 ``learning_curves.npz`` (the curves, the exact ``pi`` and each policy's empirical ``pi_hat``).
@@ -81,7 +81,7 @@ def curves_plot(path: Path, curves: dict, title: str) -> Path:
     plt = plots.pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for policy, curve in curves.items():
-        for ax, name in zip(axes, ("policy_l1", "policy_kl")):
+        for ax, name in zip(axes, ("empirical_l1", "empirical_kl")):
             ax.plot(curve["trajectories"], curve[name], label=policy)
     for ax, name in zip(axes, ("L1 = mean |pi_hat - pi|", "KL(pi || pi_hat)")):
         ax.set_yscale("log")
@@ -110,12 +110,12 @@ def run_gflownet(cfg, target, settings: GFlowNetExperimentSettings, run_dir: Pat
         figures = fitted.evaluate(jax.random.fold_in(key, 1), cfg.run.num_eval_samples)
         curve = curves[policy] = learning_curve(fitted.history)
         last = {name: float(curve[name][-1]) if len(curve[name]) else float("nan")
-                for name in ("policy_l1", "policy_kl")}
+                for name in ("empirical_l1", "empirical_kl")}
         metrics.update(
             {
                 **{f"{policy}_{name}": value for name, value in figures.items() if name != "log_Z_exact"},
-                f"{policy}_policy_l1_empirical": last["policy_l1"],
-                f"{policy}_policy_kl_empirical": last["policy_kl"],
+                f"{policy}_empirical_l1": last["empirical_l1"],
+                f"{policy}_empirical_kl": last["empirical_kl"],
                 f"{policy}_modes_found": int(fitted.history["modes_found"][-1]),
                 f"{policy}_final_loss": float(fitted.history["loss"][-1]),
                 f"{policy}_train_trajectories_per_s": trajectories / fitted.seconds,
@@ -127,7 +127,7 @@ def run_gflownet(cfg, target, settings: GFlowNetExperimentSettings, run_dir: Pat
         for name, values in curve.items():
             arrays[f"{policy}_{name}"] = values
         found += [f"{policy}: {w}" for w in fitted.warnings]
-        if not len(curve["policy_l1"]):
+        if not len(curve["empirical_l1"]):
             found.append(f"{policy}: no exact evaluation (run.num_steps < eval_every = {settings.eval_every})")
     metrics.update({"num_modes": target.num_modes, "trajectories": trajectories, "warnings": found})
     np.savez(run_dir / "learning_curves.npz", **arrays)

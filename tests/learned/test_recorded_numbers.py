@@ -18,7 +18,8 @@ RENAMED: dict[str, str] = {"bernoulli": "bernoulli_denoising"}
 #: metric names changed to the one vocabulary (``jaxsamp.diagnostics.weights.figures``, the glossary), for every method
 VOCABULARY = {
     "history": {"log_z": "log_Z_learned", "log_z_learned": "log_Z_learned", "logz_abs_err": "log_Z_learned_abs_err",
-                "energy_evals": "target_evals", "nonfinite": "nonfinite_samples", "l1": "policy_l1", "kl": "policy_kl"},
+                "energy_evals": "target_evals", "nonfinite": "nonfinite_samples", "l1": "empirical_l1",
+                "kl": "empirical_kl"},
     "evaluate": {"log_Z_reverse": "log_Z_hat", "log_Z_reverse_abs_err": "log_Z_abs_err", "log_Z": "log_Z_hat",
                  "nonfinite_paths": "nonfinite_samples", "log_z_learned": "log_Z_learned",
                  "logz_abs_err": "log_Z_learned_abs_err", "energy_evals": "target_evals"},

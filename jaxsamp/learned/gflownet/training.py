@@ -43,13 +43,15 @@ initialised uniform; the backward step updates the trunk too, as the
 reference's backward optimiser holds the tied trunk. The forward optimiser
 (Adam, 1e-3) sees zero gradients for the backward head except under ``naive``.
 
-Every ``eval_every`` iterations the exact metrics are computed from the last
-``history_size`` terminal states visited in training (200 000 in the paper):
-``policy_l1 = mean_x |pi_hat(x) - pi(x)|`` (torchgfn's mean over objects),
-``policy_kl = KL(pi || pi_hat)`` with ``pi_hat + 1e-9``, ``log_Z_learned_abs_err =
+Every ``eval_every`` iterations the paper's metrics are computed from the empirical
+distribution ``pi_hat`` of the last ``history_size`` terminal states visited in training
+(200 000 in the paper): ``empirical_l1 = mean_x |pi_hat(x) - pi(x)|`` (torchgfn's mean over
+objects), ``empirical_kl = KL(pi || pi_hat)`` with ``pi_hat + 1e-9``, ``log_Z_learned_abs_err =
 |log Z - log Z_learned|`` (``log Z_learned``: the learned ``log Z`` for TB, ``log F(s_0)``
 for DB and SubTB, the soft value ``V(s_0)`` for soft DQN), and ``modes_found``, the
-modes hit by any terminal state since the start.
+modes hit by any terminal state since the start. (``evaluate``'s ``policy_l1`` and
+``policy_kl`` are the same figures of the forward policy's exact terminal distribution,
+free of the window's sampling noise.)
 
 :func:`build` is the method's constructor (``jaxsamp.fit("gflownet", env, ...)``): it returns
 a :class:`~jaxsamp.core.LearnedSampler` over :class:`GFlowNet`, the numerics; the trained
@@ -140,9 +142,9 @@ class GFlowNetSettings:
     huber_delta : float
         Soft DQN's Huber loss threshold (1).
     history_size : int
-        Terminal states behind ``pi_hat`` (200 000).
+        Terminal states behind ``pi_hat``, the empirical distribution of ``empirical_l1`` (200 000).
     eval_every : int
-        Iterations between exact evaluations (100).
+        Iterations between evaluations of ``empirical_l1`` and ``empirical_kl`` (100).
     """
 
     loss: Annotated[str, OneOf(LOSSES)] = "tb"
@@ -511,13 +513,13 @@ class GFlowNet:
             seen,
         )
 
-    def exact_metrics(self, history: TerminalHistory) -> dict:
-        """``policy_l1`` (mean over objects of ``|pi_hat - pi|``) and ``policy_kl`` (``KL(pi || pi_hat + 1e-9)``)
-        of the empirical terminal distribution ``pi_hat`` of the history."""
+    def empirical_metrics(self, history: TerminalHistory) -> dict:
+        """``empirical_l1`` (mean over objects of ``|pi_hat - pi|``) and ``empirical_kl`` (``KL(pi || pi_hat +
+        1e-9)``) of the empirical terminal distribution ``pi_hat`` of the history (the paper's L1 and KL)."""
         pi_hat = history.counts.astype(jnp.float32) / jnp.maximum(history.size, 1).astype(jnp.float32)
         l1 = jnp.mean(jnp.abs(pi_hat - self.pi))
         kl = jnp.sum(self.pi * (jnp.log(self.pi) - jnp.log(pi_hat + KL_SMOOTHING)))
-        return {"policy_l1": l1, "policy_kl": kl}
+        return {"empirical_l1": l1, "empirical_kl": kl}
 
     def log_Z_learned(self, params: GFlowNetParams, target) -> jax.Array:
         """The learned ``log Z``: TB's parameter, ``log F(s_0)`` (DB, SubTB) or the soft value ``V(s_0)`` (soft DQN)."""
@@ -626,14 +628,15 @@ class GFlowNet:
         iteration = state.iteration + 1
         evaluate = iteration % s.eval_every == 0
         nan = jnp.asarray(jnp.nan, jnp.float32)
-        exact = jax.lax.cond(evaluate, self.exact_metrics, lambda h: {"policy_l1": nan, "policy_kl": nan}, history)
+        empirical = jax.lax.cond(evaluate, self.empirical_metrics, lambda h: {"empirical_l1": nan, "empirical_kl": nan},
+                                 history)
         log_z = self.log_Z_learned(params, target)
         metrics = {
             "loss": loss,
             "backward_loss": backward_loss,
             "log_Z_learned": log_z,
             "log_Z_learned_abs_err": jnp.where(evaluate, jnp.abs(log_z - self.log_Z_exact), nan),
-            **exact,
+            **empirical,
             "modes_found": jnp.sum(history.modes_seen) if self.env.num_modes else jnp.zeros((), jnp.int32),
             "mean_length": jnp.mean(fresh.lengths.astype(jnp.float32)),
             "trajectories": iteration * self.num_trajectories,
@@ -644,9 +647,9 @@ class GFlowNet:
 
 def learning_curve(history: dict) -> dict:
     """The evaluated rows of a training history (every ``eval_every`` iterations) as NumPy arrays:
-    ``trajectories``, ``policy_l1``, ``policy_kl``, ``log_Z_learned_abs_err``, ``modes_found``."""
-    rows = np.isfinite(np.asarray(history["policy_l1"]))
-    names = ("trajectories", "policy_l1", "policy_kl", "log_Z_learned_abs_err", "modes_found")
+    ``trajectories``, ``empirical_l1``, ``empirical_kl``, ``log_Z_learned_abs_err``, ``modes_found``."""
+    rows = np.isfinite(np.asarray(history["empirical_l1"]))
+    names = ("trajectories", "empirical_l1", "empirical_kl", "log_Z_learned_abs_err", "modes_found")
     return {name: np.asarray(history[name])[rows] for name in names}
 
 
@@ -716,10 +719,11 @@ def build(target, settings: GFlowNetSettings | None = None, *, batch_size: int |
         The learned ``log Z`` (nats): TB's ``log Z``, ``log F(s_0)`` (DB, SubTB), ``V(s_0)`` (soft DQN).
     ``log_Z_learned_abs_err``
         ``|log_Z_learned - log Z|`` (nats), every ``eval_every`` iterations.
-    ``policy_l1``, ``policy_kl``
+    ``empirical_l1``, ``empirical_kl``
         Every ``eval_every`` iterations: ``mean_x |pi_hat(x) - pi(x)|`` (probability) and
         ``KL(pi || pi_hat + 1e-9)`` (nats) of the empirical ``pi_hat`` of the last
-        ``history_size`` terminal states of training (the paper's metrics).
+        ``history_size`` terminal states of training (the paper's metrics; ``evaluate``'s
+        ``policy_l1`` / ``policy_kl`` are those of the policy's exact terminal distribution).
     ``modes_found``
         Modes hit by any training rollout so far (count).
     ``mean_length``
@@ -737,9 +741,9 @@ def build(target, settings: GFlowNetSettings | None = None, *, batch_size: int |
     budget: the number of trajectories should be large against the number of
     objects with non-negligible reward (``pi`` must be visited to be learned). On a
     small grid (8 x 8) a 64-wide trunk and a few thousand trajectories reach
-    ``policy_l1 ~ 1e-3``; sparse rewards (the ``hard`` hypergrid, ``R0 = 1e-4``) need
+    ``empirical_l1 ~ 1e-3``; sparse rewards (the ``hard`` hypergrid, ``R0 = 1e-4``) need
     ``loss="subtb"`` or ``"munchausen_dqn"`` and the full budget to find every mode.
-    ``history_size`` only sizes the ``policy_l1``/``policy_kl`` window (keep it at about a fifth of
+    ``history_size`` only sizes the ``empirical_l1``/``empirical_kl`` window (keep it at about a fifth of
     the trajectories); ``eval_every`` only how often they are computed.
     """
     settings = GFlowNetSettings() if settings is None else settings
