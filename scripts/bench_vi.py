@@ -46,6 +46,17 @@ and standard deviation ``{figure}_sd``):
 
 ``--quick`` runs each group with one or two methods, for a few steps (numbers not meaningful).
 
+Every method trains through :func:`jaxsamp.fit`, by its registered name with its settings object (the
+learning-rate schedules are the settings' ``decay_step`` / ``decay_factor`` and, for the linear regression,
+an optax cosine schedule given as ``optimizer=``). SNIS forward KL is registered as ``snis_forward_kl``; its
+figures keep the prefix ``snis_fkl`` under which they were first recorded. ``fit(key=seed)`` splits the seed's
+key into the initialisation and the training key, where the results recorded before training moved onto
+``fit`` initialised at ``key(seed)`` and trained at ``key(1000 + seed)``: another random stream, the same
+protocol. The speed figure times its blocks of 200 steps by ``fit``'s learning curve (``evaluate_every=200``),
+which runs each block as one compiled chunk, where the driver ran the blocks recorded before in chunks of 4
+steps, a host round trip each: the steps per second of the objectives, a fraction of a millisecond a step,
+are higher than those recorded before and not comparable with them.
+
 Usage: python scripts/bench_vi.py [--quick] [--groups linreg eight_schools toys logreg speed banana_reference]
        [--seeds 0 1 2] [--inner-draws 256] [--methods aisivi bsivi] [--latent-prior normal]
 """
@@ -55,7 +66,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import time
 from pathlib import Path
 
 import benchmark_io
@@ -65,25 +75,24 @@ import numpy as np
 import optax
 
 import jaxsamp
-from jaxsamp.core import run
 from jaxsamp.core.registry import validate_dataclass
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.vi_experiment import box_around
+from jaxsamp.learned.fit import Fitted
 from jaxsamp.learned.vi import aisivi, bsivi, elbo, snis_forward_kl, softcvi
 from jaxsamp.learned.vi.density import log_q as fitted_log_q
 from jaxsamp.learned.vi.families import family_from_spec
 from jaxsamp.learned.vi.semi_implicit import LATENT_PRIORS, SemiImplicitFamily
 from jaxsamp.targets.bayes_logreg import BayesLogisticRegression, load_breast_cancer
 
-OBJECTIVES = {  # name: (method module, settings at learning rate lr on a family spec)
-    "softcvi": (softcvi, lambda lr, family: softcvi.SoftCVISettings(alpha=0.75, learning_rate=lr, family=family)),
-    "elbo": (elbo, lambda lr, family: elbo.ELBOSettings(learning_rate=lr, family=family)),
-    "snis_fkl": (snis_forward_kl, lambda lr, family: snis_forward_kl.SNISForwardKLSettings(learning_rate=lr,
-                                                                                           family=family)),
+OBJECTIVES = {  # figures' prefix: (registered name, settings at learning rate lr on a family spec)
+    "softcvi": ("softcvi", lambda lr, family: softcvi.SoftCVISettings(alpha=0.75, learning_rate=lr, family=family)),
+    "elbo": ("elbo", lambda lr, family: elbo.ELBOSettings(learning_rate=lr, family=family)),
+    "snis_fkl": ("snis_forward_kl", lambda lr, family: snis_forward_kl.SNISForwardKLSettings(learning_rate=lr,
+                                                                                             family=family)),
 }
-SEMI_IMPLICIT = {"aisivi": aisivi, "bsivi": bsivi}
-SETTINGS = {"aisivi": aisivi.AISIVISettings, "bsivi": bsivi.BSIVISettings}
+SEMI_IMPLICIT = {"aisivi": aisivi.AISIVISettings, "bsivi": bsivi.BSIVISettings}  # registered name: settings
 REVERSE_MODEL = ("tau_layers", "tau_hidden_width", "tau_hidden_layers", "tau_max_log_scale", "pretrain_steps",
                  "tau_learning_rate")
 K = 8  # draws per step of the objectives (the SoftCVI paper's)
@@ -111,7 +120,7 @@ def toy_batch(quick: bool) -> int:
 
 def semi_implicit_settings(method: str, **values):
     """``method``'s settings from ``values``, the reverse model's left out for BSIVI (it has none)."""
-    return SETTINGS[method](**{k: v for k, v in values.items() if method == "aisivi" or k not in REVERSE_MODEL})
+    return SEMI_IMPLICIT[method](**{k: v for k, v in values.items() if method == "aisivi" or k not in REVERSE_MODEL})
 
 
 def toy_settings(method: str, quick: bool):
@@ -129,10 +138,10 @@ def logreg_settings(method: str, quick: bool):
                                   learning_rate=1e-3, tau_learning_rate=1e-3)
 
 
-def train(trainer, seed: int, steps: int):
-    state = jax.jit(trainer.init)(jax.random.key(seed))
-    state, _ = run(trainer.step, state, jax.random.key(1000 + seed), steps, progress=False)
-    return state
+def fit(method: str, target, settings, *, batch_size: int, seed: int, num_steps: int, optimizer=None) -> Fitted:
+    """:func:`jaxsamp.fit` of registered ``method`` with ``settings``, at ``key=seed``, without a progress bar."""
+    return jaxsamp.fit(method, target, settings=settings, batch_size=batch_size, optimizer=optimizer, key=seed,
+                       num_steps=num_steps, progress=False)
 
 
 def linreg(seed: int, quick: bool) -> dict:
@@ -143,9 +152,9 @@ def linreg(seed: int, quick: bool) -> dict:
     out = {}
     family = family_from_spec(target.event_shape[0], "full_rank_gaussian")
     for name in methods("linreg", quick):
-        module, settings = OBJECTIVES[name]
-        method = module.build(target, settings(5e-3, "full_rank_gaussian"), batch_size=K, optimizer=optax.adam(schedule))
-        state = train(method, seed, steps)
+        method, settings = OBJECTIVES[name]
+        state = fit(method, target, settings(5e-3, "full_rank_gaussian"), batch_size=K, seed=seed, num_steps=steps,
+                    optimizer=optax.adam(schedule)).state
         out[f"{name}_linreg_kl"] = float(family.distribution(state.params).kl_divergence(target.posterior()))
     return out
 
@@ -182,8 +191,8 @@ def eight_schools(seed: int, quick: bool, reference: np.ndarray) -> dict:
     out = {}
     family = family_from_spec(target.event_shape[0], flow)
     for name in methods("eight_schools", quick):
-        module, settings = OBJECTIVES[name]
-        state = train(module.build(target, settings(3e-3, flow), batch_size=K), seed, steps)
+        method, settings = OBJECTIVES[name]
+        state = fit(method, target, settings(3e-3, flow), batch_size=K, seed=seed, num_steps=steps).state
         log_q_ref = np.asarray(family.log_prob(state.params, jnp.asarray(reference, jnp.float32)))
         _, log_q_own = family.sample_and_log_prob(jax.random.key(2000 + seed), state.params, n)
         out[f"{name}_eight_schools_mean_log_q_ref"] = float(np.mean(log_q_ref))
@@ -200,15 +209,16 @@ def toys(seed: int, quick: bool) -> dict:
         box = box_around(np.asarray(target.sample(jax.random.key(3000), 1000 if quick else 100_000)), 0.01, 0.25)
         log_p = jax.jit(jax.vmap(target.log_prob))
         for method in methods("toys", quick):
-            settings = toy_settings(method, quick)
-            state = train(SEMI_IMPLICIT[method].build(target, settings, batch_size=toy_batch(quick)), seed, steps)
-            out.update(grid_figures(f"{method}_{target_name}", method, settings, state, seed, log_p, box, quick))
+            fitted = fit(method, target, toy_settings(method, quick), batch_size=toy_batch(quick), seed=seed,
+                         num_steps=steps)
+            out.update(grid_figures(f"{method}_{target_name}", fitted, seed, log_p, box, quick))
     return out
 
 
-def grid_figures(name: str, method: str, settings, state, seed: int, log_p, box, quick: bool) -> dict:
-    """``{name}_forward_kl`` and ``{name}_q_mass`` of a trained semi-implicit model on the grid over ``box``."""
-    log_q = jax.jit(lambda z: fitted_log_q(method, settings, state, z, jax.random.key(4000 + seed)))
+def grid_figures(name: str, fitted: Fitted, seed: int, log_p, box, quick: bool) -> dict:
+    """``{name}_forward_kl`` and ``{name}_q_mass`` of a fitted semi-implicit model on the grid over ``box``."""
+    log_q = jax.jit(lambda z: fitted_log_q(fitted.method, fitted.settings, fitted.state, z,
+                                           jax.random.key(4000 + seed)))
     figures = forward_kl_on_grid(log_p, log_q, box, 20 if quick else 250)
     return {f"{name}_forward_kl": figures["forward_kl"], f"{name}_q_mass": figures["q_mass"]}
 
@@ -217,7 +227,7 @@ def reference_banana_run(method: str, quick: bool, inner_draws: int) -> tuple[ob
     """Settings, batch and steps of ``configs/{method}_banana.yaml`` with ``inner_draws`` inner draws and the toys'
     50 000 marginal draws (quick: the toys' tiny sizes with the config's scale parameterisation, 10 steps)."""
     cfg = load_config(CONFIGS / f"{method}_banana.yaml")
-    settings = validate_dataclass("sampler", cfg.sampler.params, SETTINGS[method])
+    settings = validate_dataclass("sampler", cfg.sampler.params, SEMI_IMPLICIT[method])
     if quick:
         scale = {"init_scale": settings.init_scale, "scale_factor": settings.scale_factor}
         return dataclasses.replace(toy_settings(method, True), **scale), toy_batch(True), 10
@@ -247,9 +257,8 @@ def banana_reference(seed: int, quick: bool, inner_draws: int, chosen: tuple[str
     for method in (m for m in methods("banana_reference", quick) if m in chosen):
         settings, batch, steps = reference_banana_run(method, quick, inner_draws)
         settings = dataclasses.replace(settings, latent_prior=latent_prior)
-        state = train(SEMI_IMPLICIT[method].build(target, settings, batch_size=batch), seed, steps)
-        name = banana_reference_name(method, settings, inner_draws)
-        out.update(grid_figures(name, method, settings, state, seed, log_p, box, quick))
+        fitted = fit(method, target, settings, batch_size=batch, seed=seed, num_steps=steps)
+        out.update(grid_figures(banana_reference_name(method, settings, inner_draws), fitted, seed, log_p, box, quick))
     return out
 
 
@@ -279,7 +288,7 @@ def logreg(seed: int, quick: bool) -> dict:
     out = {}
     for method in methods("logreg", quick):
         settings = logreg_settings(method, quick)
-        state = train(SEMI_IMPLICIT[method].build(target, settings, batch_size=16 if quick else 100), seed, steps)
+        state = fit(method, target, settings, batch_size=16 if quick else 100, seed=seed, num_steps=steps).state
         _, z = SemiImplicitFamily(target.event_shape[0], settings).draw(jax.random.key(5000 + seed), state.phi, n)
         out[f"{method}_bayes_logreg_test_lpd"] = test_lpd(np.asarray(z), design, labels)
     warmup, draws = (20, 16) if quick else (1000, 1000)
@@ -291,29 +300,25 @@ def logreg(seed: int, quick: bool) -> dict:
 
 
 def speed(quick: bool) -> dict:
-    """Training steps per second after compilation: best of 3 blocks of 200 steps (quick: 5)."""
+    """Training steps per second after compilation: best of 3 timed blocks of 200 steps (quick: 5).
+
+    One fit of 4 blocks per method, its learning curve evaluated after each block (on 2 draws; fit keeps
+    the evaluations' time out of the curve's ``train_seconds``): the first block compiles, the next 3 are timed
+    by the differences of ``train_seconds``.
+    """
     block = 5 if quick else 200
     schools, banana = jaxsamp.targets.get("eight_schools"), jaxsamp.targets.get("banana")
     flow = {"name": "coupling_flow", "num_layers": 4, "hidden": (32, 32)}
-    trainers = {}
+    out = {}
     for name in methods("speed", quick):
         if name in OBJECTIVES:
-            module, settings = OBJECTIVES[name]
-            trainers[name] = module.build(schools, settings(3e-3, flow), batch_size=K)
+            method, settings_at = OBJECTIVES[name]
+            target, settings, batch = schools, settings_at(3e-3, flow), K
         else:
-            trainers[name] = SEMI_IMPLICIT[name].build(banana, toy_settings(name, quick), batch_size=toy_batch(quick))
-    out = {}
-    for name, trainer in trainers.items():
-        state = jax.jit(trainer.init)(jax.random.key(0))
-        state, _ = run(trainer.step, state, jax.random.key(1), block, progress=False)  # compiles
-        jax.block_until_ready(state)
-        best = np.inf
-        for repeat in range(3):
-            start = time.perf_counter()
-            state, _ = run(trainer.step, state, jax.random.key(2 + repeat), block, progress=False)
-            jax.block_until_ready(state)
-            best = min(best, time.perf_counter() - start)
-        out[f"{name}_steps_per_s"] = block / best
+            method, target, settings, batch = name, banana, toy_settings(name, quick), toy_batch(quick)
+        fitted = jaxsamp.fit(method, target, settings=settings, batch_size=batch, key=0, num_steps=4 * block,
+                             progress=False, evaluate_every=block, evaluate_samples=2)
+        out[f"{name}_steps_per_s"] = block / float(np.min(np.diff(fitted.curve["train_seconds"])))
     return out
 
 

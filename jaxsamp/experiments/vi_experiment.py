@@ -1,7 +1,7 @@
 """The ``vi`` experiment kind: fit a variational family with :func:`jaxsamp.fit`, weight its draws, compare with the target.
 
 Config ``sampler`` block: ``name`` a registered variational method (``elbo``,
-``snis_fkl``, ``softcvi``: an objective on a distrax family; ``aisivi``,
+``snis_forward_kl``, ``softcvi``: an objective on a distrax family; ``aisivi``,
 ``bsivi``: the semi-implicit family of :mod:`jaxsamp.learned.vi.semi_implicit`), and ``params``
 validated into that method's settings (:class:`~jaxsamp.learned.vi.elbo.ELBOSettings`,
 :class:`~jaxsamp.learned.vi.snis_forward_kl.SNISForwardKLSettings`,

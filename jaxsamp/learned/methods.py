@@ -82,7 +82,7 @@ def asbs(target, settings: AsbsSettings, *, batch_size: int, optimizer=None) -> 
 # the variational family: each method's build declares its health (only the ELBO's loss is a fixed objective of q)
 LEARNED.register("softcvi", settings=softcvi.SoftCVISettings, batch_size=softcvi.BATCH_SIZE)(softcvi.build)
 LEARNED.register("elbo", settings=elbo.ELBOSettings, batch_size=elbo.BATCH_SIZE)(elbo.build)
-LEARNED.register("snis_fkl", settings=snis_forward_kl.SNISForwardKLSettings,
+LEARNED.register("snis_forward_kl", settings=snis_forward_kl.SNISForwardKLSettings,
                  batch_size=snis_forward_kl.BATCH_SIZE)(snis_forward_kl.build)
 LEARNED.register("aisivi", settings=aisivi.AISIVISettings, batch_size=aisivi.BATCH_SIZE)(aisivi.build)
 LEARNED.register("bsivi", settings=bsivi.BSIVISettings, batch_size=bsivi.BATCH_SIZE)(bsivi.build)

@@ -64,7 +64,7 @@ CASES = {
 #: methods whose batch is split at the same place, by the same code, as the named one's (the suite's time aim):
 #: DDS is PIS with another reference process (sde.simulate); SoftCVI and SNIS-fKL draw from the family as the ELBO
 #: does (learned/vi/training.py); BSIVI is AISIVI without its reverse model
-SAME_SPLIT = {"dds": "pis", "softcvi": "elbo", "snis_fkl": "elbo", "bsivi": "aisivi"}
+SAME_SPLIT = {"dds": "pis", "softcvi": "elbo", "snis_forward_kl": "elbo", "bsivi": "aisivi"}
 assert set(LEARNED.names()) - set(SAME_SPLIT) <= {name.removesuffix("_dqn") for name in CASES}
 assert set(SAME_SPLIT.values()) <= set(CASES)
 

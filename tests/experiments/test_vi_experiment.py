@@ -20,7 +20,7 @@ def test_every_method_is_shipped_and_every_config_builds():
         cfg = load_config(CONFIGS / name)
         prepare(cfg)  # the kind's check: settings, family and target, no training
         names.add(cfg.sampler.name)
-    assert names == {"elbo", "snis_fkl", "softcvi", "aisivi", "bsivi"}
+    assert names == {"elbo", "snis_forward_kl", "softcvi", "aisivi", "bsivi"}
 
 
 def test_semi_implicit_run_on_a_2d_target_scores_by_quadrature(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 from recorded_numbers import CASES, RECORD, compute
 
 #: method names changed by the refactor: recorded name -> registered name
-RENAMED: dict[str, str] = {"bernoulli": "bernoulli_denoising"}
+RENAMED: dict[str, str] = {"bernoulli": "bernoulli_denoising", "snis_fkl": "snis_forward_kl"}
 #: metric names changed to the one vocabulary (``jaxsamp.diagnostics.weights.figures``, the glossary), for every method
 VOCABULARY = {
     "history": {"log_z": "log_Z_learned", "log_z_learned": "log_Z_learned", "logz_abs_err": "log_Z_learned_abs_err",

@@ -4,7 +4,7 @@ Every method is built by its module's ``build(target, settings=None, *, batch_si
 optimizer=None)``, which returns a :class:`~jaxsamp.core.LearnedSampler` (``sample(key, state, n)``
 gives draws of ``q`` weighted by ``log p~ - log q``), and is registered for :func:`jaxsamp.fit`:
 :mod:`~jaxsamp.learned.vi.softcvi` (``"softcvi"``), :mod:`~jaxsamp.learned.vi.elbo` (``"elbo"``),
-:mod:`~jaxsamp.learned.vi.snis_forward_kl` (``"snis_fkl"``) on the explicit family their settings
+:mod:`~jaxsamp.learned.vi.snis_forward_kl` (``"snis_forward_kl"``) on the explicit family their settings
 name (:mod:`~jaxsamp.learned.vi.families`), and :mod:`~jaxsamp.learned.vi.aisivi` (``"aisivi"``) and
 :mod:`~jaxsamp.learned.vi.bsivi` (``"bsivi"``) on the semi-implicit Gaussian family
 (:mod:`~jaxsamp.learned.vi.semi_implicit`, their numerics). :mod:`~jaxsamp.learned.vi.training` holds

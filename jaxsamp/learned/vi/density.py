@@ -3,7 +3,7 @@
 A fitted family's ``sample`` gives its draws with ``log p~ - log q``; :func:`log_q` gives
 ``log q`` anywhere (a grid, draws of the target), from the method's name, its settings and
 its train state (a :class:`~jaxsamp.learned.fit.Fitted`'s ``method``, ``settings`` and ``state``):
-exact for the explicit families of ``softcvi``, ``elbo`` and ``snis_fkl``
+exact for the explicit families of ``softcvi``, ``elbo`` and ``snis_forward_kl``
 (:mod:`~jaxsamp.learned.vi.families`), a Monte Carlo marginal with ``settings.marginal_draws``
 prior draws for the semi-implicit family of ``aisivi`` and ``bsivi``
 (:meth:`~jaxsamp.learned.vi.semi_implicit.SemiImplicitFamily.marginal_log_density`).
@@ -18,7 +18,7 @@ from jaxsamp.learned.vi.families import family_from_spec
 from jaxsamp.learned.vi.semi_implicit import SemiImplicitFamily
 
 #: The methods on an explicit family (exact ``log q``) and on the semi-implicit one (estimated ``log q``).
-EXPLICIT, SEMI_IMPLICIT = ("softcvi", "elbo", "snis_fkl"), ("aisivi", "bsivi")
+EXPLICIT, SEMI_IMPLICIT = ("softcvi", "elbo", "snis_forward_kl"), ("aisivi", "bsivi")
 
 
 def log_q(method: str, settings, state, z: jax.Array, key: jax.Array | None = None) -> jax.Array:
@@ -27,7 +27,7 @@ def log_q(method: str, settings, state, z: jax.Array, key: jax.Array | None = No
     Parameters
     ----------
     method : str
-        The registered name: ``"softcvi"``, ``"elbo"``, ``"snis_fkl"``, ``"aisivi"`` or ``"bsivi"``.
+        The registered name: ``"softcvi"``, ``"elbo"``, ``"snis_forward_kl"``, ``"aisivi"`` or ``"bsivi"``.
     settings : dataclass
         The method's settings (the family they name).
     state : PyTree

@@ -14,7 +14,7 @@ draws' values enter: no gradient flows through the sampler, so any family with a
 ``log_prob`` works. The estimator is biased for finite ``K`` (consistent as
 ``K -> inf``).
 
-:func:`build` makes the method (``jaxsamp.fit("snis_fkl", ...)``); ``K`` is its ``batch_size``.
+:func:`build` makes the method (``jaxsamp.fit("snis_forward_kl", ...)``); ``K`` is its ``batch_size``.
 """
 
 from __future__ import annotations
@@ -111,6 +111,7 @@ def build(target, settings: SNISForwardKLSettings | None = None, *, batch_size: 
     for the ELBO; the paper's baseline used ``K = 8``.
     """
     settings = training.settings_or_default(settings, SNISForwardKLSettings)
-    problem = training.problem("snis_fkl", target, settings.family, BATCH_SIZE if batch_size is None else batch_size)
+    batch_size = BATCH_SIZE if batch_size is None else batch_size
+    problem = training.problem("snis_forward_kl", target, settings.family, batch_size)
     return training.objective(target, problem, settings, loss, optimizer or optax.adam(settings.learning_rate),
                               TrainingHealth(judge_progress=False))

@@ -27,7 +27,7 @@ AISIVI = {**BSIVI, "tau_layers": 2, "tau_hidden_width": 8, "pretrain_steps": 10}
 SMALL = {
     "softcvi": (softcvi, GAUSSIAN_Q, 8, 200),
     "elbo": (elbo, GAUSSIAN_Q, 8, 200),
-    "snis_fkl": (snis_forward_kl, GAUSSIAN_Q, 8, 200),
+    "snis_forward_kl": (snis_forward_kl, GAUSSIAN_Q, 8, 200),
     "aisivi": (aisivi, AISIVI, 16, 200),
     "bsivi": (bsivi, BSIVI, 16, 200),
 }
@@ -83,7 +83,7 @@ def test_bad_targets_and_settings_are_clear_errors():
     with pytest.raises(InputError, match="batch_size must be >= 2"):
         jaxsamp.fit("softcvi", TARGET, num_steps=2, batch_size=1)
     with pytest.raises(ConfigError, match="unknown parameter 'num_samples'"):
-        jaxsamp.fit("snis_fkl", TARGET, num_steps=2, num_samples=8)
+        jaxsamp.fit("snis_forward_kl", TARGET, num_steps=2, num_samples=8)
 
 
 @pytest.mark.parametrize("method", sorted(SMALL))
