@@ -7,6 +7,7 @@ when its metrics -> warnings plumbing is missing. One diverged run end to end (V
 with an absurd learning rate) checks ``metrics.json``, stderr and ``--strict``.
 """
 
+import importlib
 import json
 from pathlib import Path
 
@@ -15,10 +16,8 @@ import pytest
 
 from jaxsamp.diagnostics import health
 from jaxsamp.experiments import (
-    adjoint_experiment,
     bernoulli_denoising_experiment,
     boltzmann_curves_experiment,
-    diffusion_experiment,
     gflownet_experiment,
     leaps_experiment,
     tps_dps_experiment,
@@ -27,11 +26,13 @@ from jaxsamp.experiments import (
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.runner import run_experiment
 
+FIT = importlib.import_module("jaxsamp.learned.fit")  # the kinds that train through jaxsamp.fit: its driver
+
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 RUN = "run: {num_chains: %d, num_steps: %d, chunk: 1, progress: false, num_eval_samples: %d}"
 
 TINY = {
-    "diffusion": (diffusion_experiment, "loss", """
+    "diffusion": (FIT, "loss", """
 kind: diffusion
 target: {name: funnel, params: {dim: 4}}
 sampler: {name: pis, params: {num_steps: 4, hidden: 8, num_layers: 1}}
@@ -47,7 +48,7 @@ target: {name: gaussian, params: {dim: 3}}
 sampler: {name: aisivi, params: {latent_dim: 2, hidden_width: 8, num_inner: 8, tau_layers: 2,
                                  tau_hidden_width: 8, pretrain_steps: 1, marginal_draws: 64}}
 """ + RUN % (16, 3, 64)),
-    "adjoint": (adjoint_experiment, "loss", """
+    "adjoint": (FIT, "loss", """
 kind: adjoint
 target: {name: gaussian, params: {dim: 2, scale: 0.7}}
 sampler: {name: adjoint, params: {network: mlp, hidden: 16, num_layers: 1, sigma_max: 2.0, nfe: 10, steps_per_epoch: 2}}
