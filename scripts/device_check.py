@@ -30,7 +30,7 @@ Phases, in this order, each under its own time cap and all under ``--budget-seco
      200 of each stage's 220).
 3. **training, if time is left**: PIS (or ``--train-method dds``) on the funnel at the timing's settings, seed 0,
    for Sendera et al.'s 25 000 updates or as many as fit (``train_{method}_funnel_updates`` says how many),
-   scored as ``bench_paths`` scores it (``evaluate_path_sampler``, 2000 paths: ``logz_abs_err`` the
+   scored as ``bench_paths`` scores it (``PisDds.evaluate``, 2000 paths: ``logz_abs_err`` the
    importance-weighted log Z error, ``elbo``, ``eubo``, ``ess``, ``sinkhorn``).
 
 Each timing family runs in a worker process that reports every figure as it lands; a family that passes its
