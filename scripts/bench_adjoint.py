@@ -89,7 +89,7 @@ QUICK = dict(hidden=8, num_layers=1, nfe=10, steps_per_epoch=5, train_batch_size
 QUICK_ASBS = dict(adjoint_epochs=2, corrector_epochs=1)
 CURVE_SAMPLES = 500
 QUICK_RUNS = {("as", "dw4"), ("asbs", "lj13")}  # quick: each method and each system once, in two runs
-SAMPLERS = {"adjoint": (AdjointSampling, AdjointSettings), "asbs": (Asbs, AsbsSettings)}  # the numerics this loop trains
+SAMPLERS = {"adjoint": (AdjointSampling, AdjointSettings), "asbs": (Asbs, AsbsSettings)}  # what this loop trains
 
 
 def build(config: str, quick: bool, seed: int = 0, overrides: dict | None = None):

@@ -52,7 +52,7 @@ class SampleScorer:
         self._energy = jax.jit(jax.vmap(lambda z: -target.log_prob(z)))
 
     def draw(self, key, x, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` samples at ``x`` (a train state or parameters) with path log-weights, in batches of at most ``EVAL_BATCH``."""
+        """``n`` samples at ``x`` (a train state or parameters) with path log-weights, ``EVAL_BATCH`` at a time."""
         xs, log_ws = [], []
         for i, start in enumerate(range(0, n, EVAL_BATCH)):
             ws = self._sample(jax.random.fold_in(key, i), x, min(EVAL_BATCH, n - start))
@@ -120,7 +120,7 @@ def _histogram(path: Path, generated: np.ndarray, reference: np.ndarray | None, 
 
 def evaluate(sampler, target, state, key, num_samples: int, run_dir: Path | None = None, title: str = "",
              label: str = "sampler") -> dict:
-    """Sample ``num_samples`` states of ``sampler`` at train state ``state`` and compare them with the target's reference set.
+    """Sample ``num_samples`` states of ``sampler`` at train state ``state``; compare them with the target's references.
 
     ``sampler`` has ``sample(key, state, n)`` and ``evaluate(key, state, n, **options)`` (a
     :class:`~jaxsamp.core.LearnedSampler` of Adjoint Sampling or ASBS). Returns a flat metrics dict: the

@@ -72,7 +72,7 @@ _LOG_Z_PATHS = {
     "log_Z_exact": Entry("The target's exact log normalising constant.", EXACT),
     "log_Z_abs_err": Entry("|log_Z_hat - log_Z_exact|.",
                            "0; compare with tempered SMC at equal target evaluations (BENCHMARKS.md)"),
-    "<estimate>_abs_err": Entry("|estimate - log_Z_exact| for the bounds ``elbo`` and ``eubo`` and for ``log_Z_forward``.",
+    "<estimate>_abs_err": Entry("|estimate - log_Z_exact| for the bounds ``elbo``, ``eubo`` and for ``log_Z_forward``.",
                                 "0; the bounds' errors are the reverse and forward KL"),
     "ess": Entry("Normalised importance ESS of the sampler's draws, (sum w)^2 / (n sum w^2), in (0, 1].",
                  "1 is perfect; below 0.01 the weights rest on a handful of draws"),

@@ -459,6 +459,7 @@ def build(target, settings: AdjointSettings | None = None, *, batch_size: int | 
     settings = AdjointSettings() if settings is None else settings
     if type(settings) is not AdjointSettings:  # not ASBS's, whose own fields would be ignored here
         raise InputError(f"settings must be an AdjointSettings, got {type(settings).__name__}")
-    sampler = AdjointSampling(target, settings, check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size,
-                                                          ge=1), optimizer)
-    return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate, TrainingHealth(judge_progress=False))
+    batch_size = check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1)
+    sampler = AdjointSampling(target, settings, batch_size, optimizer)
+    return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,
+                          TrainingHealth(judge_progress=False))

@@ -274,7 +274,6 @@ def corrector_target(x0, x1, schedule: GeometricNoiseSchedule, space: StateSpace
     return -space.project(x1 - x0) / schedule.nu1
 
 
-
 def stages(history: dict) -> dict:
     """The training stages ASBS's health judges apart: ``{label: bool mask over the epochs}``.
 
@@ -315,7 +314,7 @@ def build(target, settings: AsbsSettings | None = None, *, batch_size: int | Non
     settings = AsbsSettings() if settings is None else settings
     if not isinstance(settings, AsbsSettings):
         raise InputError(f"settings must be an AsbsSettings, got {type(settings).__name__}")
-    sampler = Asbs(target, settings, check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1),
-                   optimizer)
+    batch_size = check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1)
+    sampler = Asbs(target, settings, batch_size, optimizer)
     return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,
                           TrainingHealth(judge_progress=False, stages=stages))

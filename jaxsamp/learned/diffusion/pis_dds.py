@@ -300,7 +300,7 @@ class PisDds:
         return WeightedSamples(path.x, self.log_weights(path.x, path.log_rn), 0.0)
 
     def sample(self, key, state: PisDdsTrainState, num_samples: int) -> WeightedSamples:
-        """``num_samples`` terminal states of the trained sampler with their path log-weights (``.log_Z`` estimates log Z)."""
+        """``num_samples`` terminal states of the trained sampler with their path log-weights (``.log_Z``: log Z)."""
         return self.sample_at(key, state.params, num_samples)  # PIS and DDS keep no parameter average
 
     def backward_log_weights(self, key, params, x_target) -> jax.Array:
@@ -323,10 +323,11 @@ def _build(settings_class, target, settings, batch_size: int | None, optimizer) 
     settings = settings_class() if settings is None else settings
     if not isinstance(settings, settings_class):
         raise InputError(f"settings must be a {settings_class.__name__}, got {type(settings).__name__}")
-    sampler = PisDds(target, settings, check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1),
-                     optimizer)
+    batch_size = check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1)
+    sampler = PisDds(target, settings, batch_size, optimizer)
     # the path losses (KL, log-variance, trajectory balance) are fixed objectives of the drift: judged for progress
-    return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate, TrainingHealth(judge_progress=True))
+    return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,
+                          TrainingHealth(judge_progress=True))
 
 
 def build_pis(target, settings: PisSettings | None = None, *, batch_size: int | None = None,
