@@ -55,6 +55,7 @@ def _legacy(obj, judge_progress: bool, optimizer) -> LearnedSampler:
                           TrainingHealth(judge_progress, checks=getattr(obj, "health_warnings", None)),
                           jit_sample=not getattr(obj, "samples_through_the_driver", False))
 
+
 LEARNED.register("pis", settings=pis_dds.PisSettings, batch_size=pis_dds.BATCH_SIZE)(pis_dds.build_pis)
 LEARNED.register("dds", settings=pis_dds.DdsSettings, batch_size=pis_dds.BATCH_SIZE)(pis_dds.build_dds)
 LEARNED.register("adjoint", settings=adjoint.AdjointSettings, batch_size=adjoint.BATCH_SIZE)(adjoint.build)
