@@ -73,9 +73,10 @@ from jaxsamp.core import checkpoint, run
 from jaxsamp.core.registry import validate_dataclass
 from jaxsamp.diagnostics import discrepancies
 from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
-from jaxsamp.experiments.adjoint_experiment import SAMPLERS, SampleScorer, evaluate, reference_samples
+from jaxsamp.experiments.adjoint_experiment import SampleScorer, evaluate, reference_samples
 from jaxsamp.experiments.config import load_config
-from jaxsamp.learned.diffusion.adjoint import adjoint_matching_loss, energy_gradients
+from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings, adjoint_matching_loss, energy_gradients
+from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 CONFIG = {"as": "adjoint_{}_cpu.yaml", "asbs": "asbs_{}_cpu.yaml", "as_reference": "adjoint_{}_cpu.yaml",
@@ -88,6 +89,7 @@ QUICK = dict(hidden=8, num_layers=1, nfe=10, steps_per_epoch=5, train_batch_size
 QUICK_ASBS = dict(adjoint_epochs=2, corrector_epochs=1)
 CURVE_SAMPLES = 500
 QUICK_RUNS = {("as", "dw4"), ("asbs", "lj13")}  # quick: each method and each system once, in two runs
+SAMPLERS = {"adjoint": (AdjointSampling, AdjointSettings), "asbs": (Asbs, AsbsSettings)}  # what this loop trains
 
 
 def build(config: str, quick: bool, seed: int = 0, overrides: dict | None = None):
@@ -114,7 +116,7 @@ def train(sampler, seed: int, epochs: int | None, minutes: float, block: int, na
     k_init, k_train = jax.random.split(jax.random.key(seed))
     state = sampler.init(k_init)
     curve, energy_mean, evaluating = [], [], 0.0
-    scorer = SampleScorer(sampler) if curve_every else None
+    scorer = SampleScorer(sampler.target, sampler.sample_at) if curve_every else None
     start, done = time.perf_counter(), 0
     while (epochs is None or done < epochs) and time.perf_counter() - start - evaluating < 60 * minutes:
         n = block if epochs is None else min(block, epochs - done)
@@ -145,7 +147,7 @@ def curve_point(scorer: SampleScorer, target, state, key, n: int = CURVE_SAMPLES
     ref_energies = scorer.energy(ref)
     point = {}
     for prefix, params in (("", state.params), ("ema_", state.ema_params)):
-        energies, finite, figures = scorer.score(*scorer.draw(params, key, n), ref, ref_energies)
+        energies, finite, figures = scorer.score(*scorer.draw(key, params, n), ref, ref_energies)
         point.update({f"{prefix}{k}": v for k, v in figures.items()})
         point[f"{prefix}energy_median"] = float(np.median(energies[finite]))
     return point
@@ -281,10 +283,11 @@ def main(argv=None):
                 if args.keep is not None:
                     run_dir = args.keep / f"{name}_seed{seed}"
                     checkpoint.save(run_dir / "checkpoint", done, state, None, [])
-                metrics = evaluate(sampler, state.ema_params, jax.random.key(run_seed + 1), n_eval, run_dir, name)
+                metrics = evaluate(sampler, sampler.target, state, jax.random.key(run_seed + 1), n_eval, run_dir, name,
+                                   sampler.method)
                 figures = {"w2": metrics["w2"], "energy_w2": metrics["energy_w2"], "ess": metrics["ess"],
                            "nonfinite": metrics["nonfinite_samples"], "energy_evals": int(state.energy_evals),
-                           "train_minutes": took, "epochs": done, "log_Z_reverse": metrics["log_Z_reverse"]}
+                           "train_minutes": took, "epochs": done, "log_Z_reverse": metrics["log_Z_hat"]}
                 for fig, value in figures.items():
                     record_seed(results, "bench_adjoint", f"{name}_{fig}", seed, value, args.quick)
                 if curve is not None:

@@ -17,7 +17,7 @@ Protocol (fixed before the first run; every variant gets the same budget):
   recorded as measured (it grows when other jobs share the machine).
 * **KL without the stochastic term** (issue 44; variants ``pis-kl_nostochastic`` and ``dds-kl_nostochastic``,
   run only when named in ``--variants``; fixed before their first run): the ``kl`` loss trained with
-  ``kl_stochastic_term=False`` (``DiffusionSettings``: the zero-mean stochastic Girsanov term left out of the
+  ``kl_stochastic_term=False`` (``PisSettings`` / ``DdsSettings``: the zero-mean stochastic Girsanov term left out of the
   training loss; evaluation weights exact as for every variant), at the same updates, batch, steps and
   learning rate as ``kl`` on the funnel, seeds 0, 1, 2, evaluated as above (10 000 paths). Headline
   ``{pis,dds}_kl_nostochastic_funnel_logz_abs_err`` beside ``{pis,dds}_kl_funnel_logz_abs_err`` (the issue's
@@ -33,7 +33,7 @@ Protocol (fixed before the first run; every variant gets the same budget):
   can share the machine; each run is recorded as it lands.
 * **Mode coverage plot**: samples of the four gmm runs of each seed next to exact samples,
   ``benchmarks/results/bench_paths_gmm_seed{k}.png``.
-* **Evaluation** (``jaxsamp.learned.diffusion.evaluation.evaluate_path_sampler``): 2000 forward paths, 2000
+* **Evaluation** (``jaxsamp.learned.diffusion.evaluation.path_figures``): 2000 forward paths, 2000
   exact samples and their backward paths. Headline: ``logz_abs_err``, the importance-weighted
   (reverse) log Z error; also ``elbo``, ``eubo``, ``ess``, ``sinkhorn``, ``emc`` (gmm),
   ``energy_evals`` (training) and ``train_minutes``.
@@ -82,8 +82,7 @@ import numpy as np
 
 import jaxsamp
 from jaxsamp.core import run
-from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
-from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
+from jaxsamp.learned.diffusion.pis_dds import DdsSettings, PisDds, PisSettings
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
 
 TARGETS = {  # name: (registry params, PIS max_diffusion, DDS init_std, training updates, SMC base scale, MALA step)
@@ -110,34 +109,38 @@ def train_diffusion(method, loss, target_name, seed, quick, n_eval: int, n_sets:
     steps, batch, updates = (16, 32, 20) if quick else (100, 256, updates)
     updates *= budget_scale
     keep_term = loss != KL_WITHOUT_STOCHASTIC_TERM
-    settings = DiffusionSettings(loss="kl" if not keep_term else loss, num_steps=steps, learning_rate=1e-3,
-                                 max_diffusion=max_diffusion, init_std=init_std, kl_stochastic_term=keep_term)
-    sampler = DiffusionSampler(method, target, settings, batch)
+    common = dict(loss="kl" if not keep_term else loss, num_steps=steps, learning_rate=1e-3,
+                  kl_stochastic_term=keep_term)
+    if method == "pis":
+        settings = PisSettings(**common, max_diffusion=max_diffusion)
+    else:
+        settings = DdsSettings(**common, init_std=init_std)
+    sampler = PisDds(target, settings, batch)
     key = jax.random.key(seed)
     state = jax.jit(sampler.init)(jax.random.fold_in(key, 0))
     start = time.perf_counter()
     state, _ = run(sampler.step, state, jax.random.fold_in(key, 1), updates, chunk=100, progress=False)
     train_minutes = (time.perf_counter() - start) / 60
-    figures = evaluate_path_sampler(sampler, state.params, jax.random.fold_in(key, 2), n_eval, num_sets=n_sets)
+    figures = sampler.evaluate(jax.random.fold_in(key, 2), state, n_eval, num_sets=n_sets)
     nan = float("nan")
     out = {  # a run whose every path is non-finite has no log Z: recorded as NaN, with the count
-        "logz_abs_err": figures.get("log_Z_reverse_abs_err", nan),
-        "logz_abs_err_sets_mean": figures.get("log_Z_reverse_abs_err_sets_mean", nan),
-        "logz_abs_err_sets_sd": figures.get("log_Z_reverse_abs_err_sets_sd", nan),
-        "logz_sets_sd": figures.get("log_Z_reverse_sets_sd", nan),
+        "logz_abs_err": figures.get("log_Z_abs_err", nan),
+        "logz_abs_err_sets_mean": figures.get("log_Z_abs_err_sets_mean", nan),
+        "logz_abs_err_sets_sd": figures.get("log_Z_abs_err_sets_sd", nan),
+        "logz_sets_sd": figures.get("log_Z_hat_sets_sd", nan),
         "eval_paths": n_eval,
         "elbo": figures.get("elbo", nan),
         "eubo": figures.get("eubo", nan),
         "ess": figures.get("ess", 0.0),
         "sinkhorn": figures.get("sinkhorn", nan),
-        "nonfinite_paths": figures["nonfinite_paths"],
+        "nonfinite_paths": figures["nonfinite_samples"],
         "energy_evals": int(state.energy_evals),
         "train_minutes": train_minutes,
         "skipped_updates": int(state.opt_state.total_notfinite),
     }
     if "emc" in figures:
         out["emc"] = figures["emc"]
-    samples = np.asarray(sampler.sample(state, jax.random.fold_in(key, 3), n_eval // n_sets).x)
+    samples = np.asarray(sampler.sample(jax.random.fold_in(key, 3), state, n_eval // n_sets).x)
     return out, samples
 
 

@@ -50,10 +50,10 @@ def trainer(family: str, quick: bool):
     if family == "pis":
         from bench_paths import build_target
 
-        from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+        from jaxsamp.learned.diffusion.pis_dds import PisDds, PisSettings
 
-        settings = DiffusionSettings(num_steps=4 if quick else 32, hidden=8 if quick else 64, num_layers=2)
-        return DiffusionSampler("pis", build_target("funnel"), settings, 8 if quick else 64)
+        settings = PisSettings(num_steps=4 if quick else 32, hidden=8 if quick else 64, num_layers=2)
+        return PisDds(build_target("funnel"), settings, 8 if quick else 64)
     from jaxsamp.learned.leaps.training import Leaps, LeapsSettings
 
     settings = LeapsSettings(

@@ -30,7 +30,7 @@ Phases, in this order, each under its own time cap and all under ``--budget-seco
      200 of each stage's 220).
 3. **training, if time is left**: PIS (or ``--train-method dds``) on the funnel at the timing's settings, seed 0,
    for Sendera et al.'s 25 000 updates or as many as fit (``train_{method}_funnel_updates`` says how many),
-   scored as ``bench_paths`` scores it (``evaluate_path_sampler``, 2000 paths: ``logz_abs_err`` the
+   scored as ``bench_paths`` scores it (``PisDds.evaluate``, 2000 paths: ``logz_abs_err`` the
    importance-weighted log Z error, ``elbo``, ``eubo``, ``ess``, ``sinkhorn``).
 
 Each timing family runs in a worker process that reports every figure as it lands; a family that passes its
@@ -124,15 +124,15 @@ def diffusion_sampler(method: str, quick: bool):
 
     from jaxsamp.core.registry import validate_dataclass
     from jaxsamp.experiments.config import load_config
-    from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+    from jaxsamp.learned.diffusion.pis_dds import DdsSettings, PisDds, PisSettings
 
     cfg = load_config(ROOT / "configs" / f"{method}_funnel.yaml")
-    settings = validate_dataclass("sampler", cfg.sampler.params, DiffusionSettings)
+    settings = validate_dataclass("sampler", cfg.sampler.params, {"pis": PisSettings, "dds": DdsSettings}[method])
     settings = dataclasses.replace(settings, num_steps=SENDERA_STEPS, learning_rate=SENDERA_LR, loss="kl")
     batch = SENDERA_BATCH
     if quick:
         settings, batch = dataclasses.replace(settings, num_steps=8, hidden=16), 16
-    return DiffusionSampler(method, build_target("funnel"), settings, batch)
+    return PisDds(build_target("funnel"), settings, batch)
 
 
 def family_diffusion(method: str, quick: bool, seconds: float) -> dict:
@@ -251,7 +251,6 @@ def family_train(method: str, quick: bool, deadline: float) -> dict:
     import jax
 
     from jaxsamp.core import run
-    from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
 
     name = f"train_{method}_funnel"
     sampler = diffusion_sampler(method, quick)
@@ -272,15 +271,15 @@ def family_train(method: str, quick: bool, deadline: float) -> dict:
                                            f"{name}_train_minutes": (time.perf_counter() - start) / 60})
     minutes = (time.perf_counter() - start) / 60
     # --quick leaves out the Sinkhorn divergence (its compilation is most of a CPU run's evaluation): NaN there
-    figures = evaluate_path_sampler(sampler, state.params, jax.random.fold_in(key, 2), n_eval, sinkhorn=not quick)
+    figures = sampler.evaluate(jax.random.fold_in(key, 2), state, n_eval, sinkhorn=not quick)
     nan = float("nan")
     out = {
         f"{name}_updates": done, f"{name}_train_minutes": minutes, f"{name}_paper_budget_updates": SENDERA_UPDATES,
         f"{name}_reached_paper_budget": float(done >= SENDERA_UPDATES),
-        f"{name}_logz_abs_err": figures.get("log_Z_reverse_abs_err", nan),
+        f"{name}_logz_abs_err": figures.get("log_Z_abs_err", nan),
         f"{name}_elbo": figures.get("elbo", nan), f"{name}_eubo": figures.get("eubo", nan),
         f"{name}_ess": figures.get("ess", 0.0), f"{name}_sinkhorn": figures.get("sinkhorn", nan),
-        f"{name}_nonfinite_paths": figures["nonfinite_paths"], f"{name}_energy_evals": int(state.energy_evals),
+        f"{name}_nonfinite_paths": figures["nonfinite_samples"], f"{name}_energy_evals": int(state.energy_evals),
         f"{name}_eval_paths": n_eval, f"{name}_seed": 0,
     }
     if "log_Z_exact" in figures and "elbo" in figures:  # Sendera's plain (ELBO-type) estimate's error

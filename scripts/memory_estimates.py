@@ -52,11 +52,11 @@ def build_diffusion(method: str, quick: bool, scale: float):
     """PIS / DDS on the funnel at ``scale`` times Sendera et al.'s 300 paths (device_check's settings)."""
     from device_check import diffusion_sampler
 
-    from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler
+    from jaxsamp.learned.diffusion.pis_dds import PisDds
 
     paper = diffusion_sampler(method, quick)
     batch = max(1, round(paper.batch_size * scale))
-    return DiffusionSampler(method, paper.target, paper.settings, batch), paper.batch_size, batch
+    return PisDds(paper.target, paper.settings, batch), paper.batch_size, batch
 
 
 def build_leaps(quick: bool, scale: float):

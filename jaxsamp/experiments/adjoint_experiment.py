@@ -1,4 +1,4 @@
-"""The ``adjoint`` experiment kind: train Adjoint Sampling or ASBS through the driver, then evaluate it.
+"""The ``adjoint`` experiment kind: Adjoint Sampling or ASBS trained by :func:`jaxsamp.fit`, then evaluated.
 
 Config ``sampler`` block: ``name: adjoint`` with ``params`` validated into
 :class:`~jaxsamp.learned.diffusion.adjoint.AdjointSettings`, or ``name: asbs`` with
@@ -6,7 +6,8 @@ Config ``sampler`` block: ``name: adjoint`` with ``params`` validated into
 number of trajectories simulated per epoch (one energy gradient each) and
 ``run.num_steps`` the number of epochs (each a rollout plus
 ``steps_per_epoch`` Adam steps; for ASBS, corrector epochs spend no energy
-calls). Samples are drawn from the averaged (EMA) network.
+calls; their loss is judged apart, as ASBS's training health declares). Samples are drawn
+from the averaged (EMA) network.
 
 Evaluation (the iDEM protocol reused by Havens et al. 2025): ``run.num_eval_samples``
 samples against as many reference samples (the test split for particle
@@ -17,24 +18,22 @@ histogram and, for particles, the interatomic-distance histogram.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsamp.diagnostics import health
-from jaxsamp.core import WeightedSamples, run
-from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
+from jaxsamp.core import WeightedSamples
+from jaxsamp.core.progress import phase
+from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind
 from jaxsamp.core.target import ReferenceUnavailableError
 from jaxsamp.diagnostics import discrepancies, health
 from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
 from jaxsamp.experiments import plots
-from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
-from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
-from jaxsamp.learned.diffusion.evaluation import evaluate_path_sampler
-from jaxsamp.core.progress import phase
+from jaxsamp.experiments.fitting import check_method, fit_method
+from jaxsamp.learned.diffusion.sde import state_space
 
 EVAL_BATCH = 1000
 
@@ -42,21 +41,21 @@ EVAL_BATCH = 1000
 class SampleScorer:
     """Draws of one sampler and their figures against a reference, compiled once for all of a run's draws.
 
-    ``sampler.sample_with`` (``num_samples`` static) and the batched energy ``-log_prob`` are jitted here, once:
-    a fresh ``jax.jit`` per draw would compile both again at every call, which a learning curve of many
-    points pays for each point.
+    ``sample(key, x, n) -> WeightedSamples`` (``n`` static; ``x`` a train state, or network parameters) and
+    the batched energy ``-log_prob`` of ``target`` are jitted here, once: a fresh ``jax.jit`` per draw would
+    compile both again at every call, which a learning curve of many points pays for each point.
     """
 
-    def __init__(self, sampler: AdjointSampling):
-        self.space = sampler.space
-        self._sample = jax.jit(sampler.sample_with, static_argnums=2)
-        self._energy = jax.jit(jax.vmap(lambda z: -sampler.target.log_prob(z)))
+    def __init__(self, target, sample: Callable):
+        self.space = state_space(target)
+        self._sample = jax.jit(sample, static_argnums=2)
+        self._energy = jax.jit(jax.vmap(lambda z: -target.log_prob(z)))
 
-    def draw(self, params, key, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` samples with path log-weights, simulated in batches of at most ``EVAL_BATCH``."""
+    def draw(self, key, x, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` samples at ``x`` (a train state or parameters) with path log-weights, ``EVAL_BATCH`` at a time."""
         xs, log_ws = [], []
         for i, start in enumerate(range(0, n, EVAL_BATCH)):
-            ws = self._sample(params, jax.random.fold_in(key, i), min(EVAL_BATCH, n - start))
+            ws = self._sample(jax.random.fold_in(key, i), x, min(EVAL_BATCH, n - start))
             xs.append(np.asarray(ws.x))
             log_ws.append(np.asarray(ws.log_w))
         return np.concatenate(xs), np.concatenate(log_ws)
@@ -119,25 +118,25 @@ def _histogram(path: Path, generated: np.ndarray, reference: np.ndarray | None, 
     plots.save_figure(fig, path)
 
 
-def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: Path | None = None, title: str = "") -> dict:
-    """Sample ``num_samples`` states and compare them with the target's reference set.
+def evaluate(sampler, target, state, key, num_samples: int, run_dir: Path | None = None, title: str = "",
+             label: str = "sampler") -> dict:
+    """Sample ``num_samples`` states of ``sampler`` at train state ``state``; compare them with the target's references.
 
-    Returns a flat metrics dict: the diffusion samplers' protocol
-    (:func:`~jaxsamp.learned.diffusion.evaluation.evaluate_path_sampler`: ``elbo``,
-    ``log_Z_reverse``, ``ess``, and with a reference ``eubo``, ``log_Z_forward``,
-    their errors against a known ``log Z``, and ``emc`` for mixtures), plus
-    ``energy_w2``, ``w2`` (geometric for particles; NaN with fewer than two finite samples) and ``nonfinite_samples``;
-    with ``run_dir`` also writes ``samples.npz`` and the histogram PNGs.
+    ``sampler`` has ``sample(key, state, n)`` and ``evaluate(key, state, n, **options)`` (a
+    :class:`~jaxsamp.core.LearnedSampler` of Adjoint Sampling or ASBS). Returns a flat metrics dict: the
+    diffusion samplers' protocol (:func:`~jaxsamp.learned.diffusion.evaluation.path_figures`: ``elbo``,
+    ``log_Z_hat``, ``ess``, and with a reference ``eubo``, ``log_Z_forward``, their errors against a
+    known ``log Z``, and ``emc`` for mixtures; the Sinkhorn divergence except for particle systems), plus
+    ``energy_w2``, ``w2`` (geometric for particles; NaN with fewer than two finite samples) and
+    ``nonfinite_samples`` (draws with a NaN/inf state, weight or energy); with ``run_dir`` also writes
+    ``samples.npz`` and the histogram PNGs, ``label`` naming the draws there.
     """
-    target = sampler.target
     k_sample, k_ref, k_eval = jax.random.split(key, 3)
-    scorer = SampleScorer(sampler)
-    x, log_w = scorer.draw(params, k_sample, num_samples)
+    scorer = SampleScorer(target, sampler.sample)
+    x, log_w = scorer.draw(k_sample, state, num_samples)
     ref = reference_samples(target, k_ref, num_samples)
-    particles = sampler.space.centred
-    metrics = evaluate_path_sampler(
-        sampler, params, k_eval, num_samples, reference=ref, forward=WeightedSamples(x, log_w), sinkhorn=not particles
-    )
+    particles = scorer.space.centred
+    metrics = sampler.evaluate(k_eval, state, num_samples, reference=ref, forward=WeightedSamples(x, log_w))
     ref_energies = None if ref is None else scorer.energy(ref)
     energies, finite, figures = scorer.score(x, log_w, ref, ref_energies)
     metrics.update(figures)
@@ -148,71 +147,42 @@ def evaluate(sampler: AdjointSampling, params, key, num_samples: int, run_dir: P
         if ref is not None:
             arrays.update(reference=ref, reference_energies=ref_energies)
         np.savez(run_dir / "samples.npz", **arrays)
-        _histogram(run_dir / "energy_histogram.png", energies[finite], ref_energies, "energy", title, sampler.method)
+        _histogram(run_dir / "energy_histogram.png", energies[finite], ref_energies, "energy", title, label)
         if particles:
             _histogram(
                 run_dir / "distance_histogram.png", interatomic_distances(target, x[finite]),
-                None if ref is None else interatomic_distances(target, ref), "interatomic distance", title, sampler.method,
+                None if ref is None else interatomic_distances(target, ref), "interatomic distance", title, label,
             )
         else:
             plots.samples_against_target(run_dir, target, x[finite], ref, title)
     return metrics
 
 
-SAMPLERS = {"adjoint": (AdjointSampling, AdjointSettings), "asbs": (Asbs, AsbsSettings)}
-
-
-def check(cfg, target) -> AdjointSampling:
+def check(cfg, target):
     """The Adjoint Sampling / ASBS settings against the target (a real-valued one), before any work."""
-    samplers = {name: (lambda settings, c=c: c(target, settings, batch_size=cfg.run.num_chains), settings_class)
-                for name, (c, settings_class) in SAMPLERS.items()}
-    return build_learned_sampler(cfg, "adjoint", samplers)
+    return check_method(cfg, target, "adjoint", ("adjoint", "asbs"))
 
 
-def training_warnings(loss: np.ndarray, corrector: np.ndarray, ess: float | None, num_samples: int) -> list[str]:
-    """The learned-run health check of Adjoint Sampling / ASBS: each stage's per-epoch loss and the path-weight ESS.
-
-    The adjoint-matching loss regresses the drift on targets computed from the current model's own
-    trajectories (the lean adjoint), and ASBS's corrector matching on the current drift's endpoints: both
-    targets move with training, so a loss that rises is no sign of failure and progress is not judged;
-    NaN/inf and explosion are, for each stage on its own epochs (their losses have different scales).
-    """
-    out = health.training_warnings(loss, judge_progress=False, steps=~corrector, ess=ess, num_samples=num_samples)
-    if corrector.any():
-        out += health.training_warnings(loss, judge_progress=False, steps=corrector, label="corrector matching")
-    return out
-
-
-def run_adjoint(cfg, target, sampler: AdjointSampling, run_dir: Path) -> dict:
+def run_adjoint(cfg, target, settings, run_dir: Path) -> dict:
     """Train Adjoint Sampling or ASBS on ``target`` for ``run.num_steps`` epochs; evaluate its averaged network."""
-    k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
-    start = time.perf_counter()
-    trainer = cfg.trainer(sampler)
-    state, trace = run(
-        trainer.step,
-        trainer.init(k_init),
-        k_train,
-        cfg.run.num_steps,
-        trace=lambda s, m: {"loss": m["loss"], "energy_mean": m["energy_mean"],
-                            "corrector_epoch": m.get("corrector_epoch", jnp.bool_(False))},
-        **cfg.driver_options(run_dir),
-    )
-    train_seconds = time.perf_counter() - start
-    corrector = np.asarray(trace["corrector_epoch"], bool)
-    loss, energy = np.asarray(trace["loss"]), np.asarray(trace["energy_mean"])
+    k_fit, k_eval = jax.random.split(jax.random.key(cfg.seed))
+    fitted = fit_method(cfg, target, settings, run_dir, k_fit)
+    history = fitted.history
+    corrector = np.asarray(history.get("corrector_epoch", np.zeros(cfg.run.num_steps, bool)), bool)
+    loss, energy = history["loss"], history["energy_mean"]
     metrics = {
         "epochs": cfg.run.num_steps,
-        "energy_evals": int(state.energy_evals),
-        "train_seconds_incl_compile": train_seconds,
+        "target_evals": int(history["target_evals"][-1]),
+        "train_seconds_incl_compile": fitted.seconds,
         "final_loss": float(np.mean(loss[~corrector][-10:])),
     }
     if corrector.any():
         metrics["final_corrector_loss"] = float(np.mean(loss[corrector][-10:]))
-    with phase(f"evaluating on {cfg.run.num_eval_samples} samples", cfg.run.progress):
-        metrics.update(evaluate(sampler, sampler.sampling_params(state), k_eval, cfg.run.num_eval_samples, run_dir, cfg.name))
-    metrics["warnings"] = metrics["warnings"] + training_warnings(
-        loss, corrector, metrics.get("ess"), cfg.run.num_eval_samples - metrics.get("nonfinite_paths", 0)
-    )
+    n = cfg.run.num_eval_samples
+    with phase(f"evaluating on {n} samples", cfg.run.progress):
+        metrics.update(evaluate(fitted.sampler, target, fitted.state, k_eval, n, run_dir, cfg.name, cfg.sampler.name))
+    metrics["warnings"] = fitted.warnings + metrics["warnings"] + health.training_warnings(
+        (), ess=metrics.get("ess"), num_samples=n - metrics["nonfinite_samples"])
     series = {"log10 adjoint-matching loss": np.log10(np.where(corrector, np.nan, loss)), "rollout energy": energy}
     if corrector.any():
         series["log10 corrector loss"] = np.log10(np.where(corrector, loss, np.nan))
@@ -220,6 +190,6 @@ def run_adjoint(cfg, target, sampler: AdjointSampling, run_dir: Path) -> dict:
     return metrics
 
 
-EXPERIMENTS.register("adjoint", "train Adjoint Sampling or ASBS through the driver; W2, energy W2, log Z and ESS vs references")(
+EXPERIMENTS.register("adjoint", "train Adjoint Sampling or ASBS; W2, energy W2, log Z and ESS vs references")(
     ExperimentKind(check, run_adjoint)
 )

@@ -13,7 +13,7 @@ apart, its own checks). :class:`Fitted` holds the trained state and calls ``samp
 
 >>> import jax.numpy as jnp, jaxsamp
 >>> fitted = jaxsamp.fit("pis", lambda x: -0.5 * jnp.sum(x**2), init=jnp.zeros(2), num_steps=50,
-...                      batch_size=64, settings=jaxsamp.learned.diffusion.pis_dds.DiffusionSettings(num_steps=20),
+...                      batch_size=64, settings=jaxsamp.learned.diffusion.pis_dds.PisSettings(num_steps=20),
 ...                      progress=False)  # doctest: +SKIP
 >>> fitted.sample(1, 1000).log_Z  # doctest: +SKIP
 
@@ -109,8 +109,9 @@ class Fitted:
         ``options`` go to the method's own ``evaluate`` (an option it does not take is an
         :class:`~jaxsamp.core.errors.InputError`): for the diffusion samplers (PIS, DDS,
         Adjoint Sampling, ASBS) ``sinkhorn=False`` skips the Sinkhorn divergence, the costliest
-        figure (ε = 1e-3 on ``num_samples`` points; about half a minute at 2000 on 2 CPU cores),
-        and ``reference=`` scores against samples of your own.
+        figure (ε = 1e-3 on ``num_samples`` points; about half a minute at 2000 on 2 CPU cores;
+        left out by default for particle systems, to which it is not invariant), and
+        ``reference=`` scores against samples of your own.
         """
         num_samples = check_int("num_samples", num_samples, ge=2)
         try:
@@ -338,7 +339,7 @@ def fit(
     key : PRNG key or int
         Split into the initialisation key and the driver's key.
     settings : dataclass, optional
-        The method's settings (e.g. :class:`~jaxsamp.learned.diffusion.pis_dds.DiffusionSettings`);
+        The method's settings (e.g. :class:`~jaxsamp.learned.diffusion.pis_dds.PisSettings`);
         keyword ``setting_values`` override its fields, each checked by name, type and range.
     batch_size : int, optional
         Paths / walkers / trajectories / draws per step (default: the method's).

@@ -24,9 +24,7 @@ from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
 from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.binary import bernoulli_denoising
 from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
-from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
-from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
-from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+from jaxsamp.learned.diffusion import adjoint, asbs, pis_dds
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
 from jaxsamp.learned.gflownet import training as gflownet_training
 from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, as_lattice_path
@@ -54,29 +52,11 @@ def _legacy(obj, judge_progress: bool, optimizer) -> LearnedSampler:
                           TrainingHealth(judge_progress, checks=getattr(obj, "health_warnings", None)),
                           jit_sample=not getattr(obj, "samples_through_the_driver", False))
 
-@LEARNED.register("pis", settings=DiffusionSettings, batch_size=256)
-def pis(target, settings: DiffusionSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """PIS, the Path Integral Sampler (Zhang & Chen 2022): a learned drift from a point, exact path weights."""
-    return _legacy(DiffusionSampler("pis", target, settings, batch_size, optimizer), True, None)
 
-
-@LEARNED.register("dds", settings=DiffusionSettings, batch_size=256)
-def dds(target, settings: DiffusionSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """DDS, the Denoising Diffusion Sampler (Vargas et al. 2023): a learned drift of an OU process, exact path weights."""
-    return _legacy(DiffusionSampler("dds", target, settings, batch_size, optimizer), True, None)
-
-
-# adjoint matching regresses on targets that move with the drift: a rising loss is no sign of failure
-@LEARNED.register("adjoint", settings=AdjointSettings, batch_size=256)
-def adjoint(target, settings: AdjointSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """Adjoint Sampling (Havens et al. 2025): reciprocal adjoint matching, one energy gradient per path."""
-    return _legacy(AdjointSampling(target, settings, batch_size), False, optimizer)
-
-
-@LEARNED.register("asbs", settings=AsbsSettings, batch_size=256)
-def asbs(target, settings: AsbsSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """ASBS, Adjoint Schrödinger Bridge Sampler (Liu et al. 2025): adjoint and corrector matching from a prior."""
-    return _legacy(Asbs(target, settings, batch_size), False, optimizer)
+LEARNED.register("pis", settings=pis_dds.PisSettings, batch_size=pis_dds.BATCH_SIZE)(pis_dds.build_pis)
+LEARNED.register("dds", settings=pis_dds.DdsSettings, batch_size=pis_dds.BATCH_SIZE)(pis_dds.build_dds)
+LEARNED.register("adjoint", settings=adjoint.AdjointSettings, batch_size=adjoint.BATCH_SIZE)(adjoint.build)
+LEARNED.register("asbs", settings=asbs.AsbsSettings, batch_size=adjoint.BATCH_SIZE)(asbs.build)
 
 
 # the variational family: each method's build declares its health (only the ELBO's loss is a fixed objective of q)

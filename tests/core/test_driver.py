@@ -211,11 +211,11 @@ def test_a_single_stuck_chain_warns_too():
 
 def test_a_trainer_state_is_never_checked():
     """A learned sampler's train state has no chain positions: nothing to compare, even when nothing changes."""
-    from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
+    from jaxsamp.learned.diffusion.pis_dds import DdsSettings, build_dds
     import jaxsamp.targets
 
-    settings = DiffusionSettings(loss="trajectory_balance", num_steps=4, hidden=8, num_layers=1, learning_rate=1e-3)
-    sampler = DiffusionSampler("dds", jaxsamp.targets.get("gaussian", dim=2), settings, batch_size=8)
+    settings = DdsSettings(loss="trajectory_balance", num_steps=4, hidden=8, num_layers=1, learning_rate=1e-3)
+    sampler = build_dds(jaxsamp.targets.get("gaussian", dim=2), settings, batch_size=8)
     state = sampler.init(jax.random.key(0))
     with warnings.catch_warnings():
         warnings.simplefilter("error", RunHealthWarning)

@@ -7,6 +7,7 @@ when its metrics -> warnings plumbing is missing. One diverged run end to end (V
 with an absurd learning rate) checks ``metrics.json``, stderr and ``--strict``.
 """
 
+import importlib
 import json
 from pathlib import Path
 
@@ -14,39 +15,37 @@ import numpy as np
 import pytest
 
 from jaxsamp.diagnostics import health
-import jaxsamp.learned.fit as learned_fit  # the kinds that train through jaxsamp.fit: its driver's trace
 from jaxsamp.experiments import (
-    adjoint_experiment,
     boltzmann_curves_experiment,
-    diffusion_experiment,
     leaps_experiment,
     tps_dps_experiment,
 )
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.runner import run_experiment
-from jaxsamp.learned import fit as fit_module
+
+FIT = importlib.import_module("jaxsamp.learned.fit")  # the kinds that train through jaxsamp.fit: its driver
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 RUN = "run: {num_chains: %d, num_steps: %d, chunk: 1, progress: false, num_eval_samples: %d}"
 
 TINY = {
-    "diffusion": (diffusion_experiment, "loss", """
+    "diffusion": (FIT, "loss", """
 kind: diffusion
 target: {name: funnel, params: {dim: 4}}
 sampler: {name: pis, params: {num_steps: 4, hidden: 8, num_layers: 1}}
 """ + RUN % (8, 2, 32)),
-    "vi_elbo": (fit_module, "loss", """
+    "vi_elbo": (FIT, "loss", """
 kind: vi
 target: {name: gaussian, params: {dim: 3}}
 sampler: {name: elbo, params: {learning_rate: 1.0e-2}}
 """ + RUN % (8, 3, 64)),
-    "vi_aisivi": (fit_module, "loss", """
+    "vi_aisivi": (FIT, "loss", """
 kind: vi
 target: {name: gaussian, params: {dim: 3}}
 sampler: {name: aisivi, params: {latent_dim: 2, hidden_width: 8, num_inner: 8, tau_layers: 2,
                                  tau_hidden_width: 8, pretrain_steps: 1, marginal_draws: 64}}
 """ + RUN % (16, 3, 64)),
-    "adjoint": (adjoint_experiment, "loss", """
+    "adjoint": (FIT, "loss", """
 kind: adjoint
 target: {name: gaussian, params: {dim: 2, scale: 0.7}}
 sampler: {name: adjoint, params: {network: mlp, hidden: 16, num_layers: 1, sigma_max: 2.0, nfe: 10, steps_per_epoch: 2}}
@@ -60,7 +59,7 @@ sampler:
            curriculum_steps: 4, rollout_every: 2, buffer_rollouts: 2, states_per_walker: 2, mcmc_updates: 1,
            compare_weight_points: false, eval_batch: 64}
 """ + RUN % (8, 4, 64)),
-    "gflownet": (learned_fit, "loss", """
+    "gflownet": (FIT, "loss", """
 kind: gflownet
 target: {name: hypergrid, params: {dim: 2, side: 4}}
 sampler: {name: gflownet, params: {hidden: [16], eval_every: 2, history_size: 32}}
@@ -73,7 +72,7 @@ sampler:
   params: {time_step: 0.02, num_time_steps: 50, buffer_size: 32, batch_size: 8, updates_per_rollout: 2,
            annealing_rollouts: 2}
 """ + RUN % (8, 2, 16)),
-    "bernoulli_denoising": (learned_fit, "loss", """
+    "bernoulli_denoising": (FIT, "loss", """
 kind: bernoulli_denoising
 target: {name: ising, params: {L: 3, beta: 0.4407}}
 sampler:

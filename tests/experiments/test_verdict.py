@@ -38,7 +38,7 @@ def test_the_log_z_standard_error_matches_repeated_importance_sampling():
     assert log_z_standard_error(ess, n) == pytest.approx(np.std(estimates), rel=0.15)
 
 
-@pytest.mark.parametrize("kind,key", [("vi", "log_Z_hat"), ("diffusion", "log_Z_reverse"), ("adjoint", "log_Z_reverse"),
+@pytest.mark.parametrize("kind,key", [("vi", "log_Z_hat"), ("diffusion", "log_Z_hat"), ("adjoint", "log_Z_hat"),
                                       ("boltzmann_curves", "log_Z")])
 def test_importance_sampling_log_z_is_within_or_beyond(kind, key):
     se = log_z_standard_error(0.5, 1000)  # 0.0316
@@ -50,12 +50,12 @@ def test_importance_sampling_log_z_is_within_or_beyond(kind, key):
 
 def test_failed_paths_do_not_count_as_samples():
     se_980 = log_z_standard_error(0.5, 980)
-    line = verdict(cfg("diffusion"), EXACT, {"log_Z_reverse": 0.01, "ess": 0.5, "nonfinite_paths": 20})
+    line = verdict(cfg("diffusion"), EXACT, {"log_Z_hat": 0.01, "ess": 0.5, "nonfinite_samples": 20})
     assert f"({se_980:.4f}; ESS 0.500 of 980)" in line
 
 
 def test_particle_systems_without_exact_log_z_report_w2():
-    line = verdict(cfg("adjoint"), NONE, {"log_Z_reverse": 3.1, "ess": 0.2, "w2": 1.08, "energy_w2": 1.4})
+    line = verdict(cfg("adjoint"), NONE, {"log_Z_hat": 3.1, "ess": 0.2, "w2": 1.08, "energy_w2": 1.4})
     assert "no exact log Z" in line and "W2 to the reference set 1.080" in line
 
 

@@ -15,20 +15,19 @@ from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.diffusion.adjoint import AdjointSettings
 from jaxsamp.learned.diffusion.asbs import AsbsSettings
 from jaxsamp.core.protocols import TrainingHealth
-from jaxsamp.learned.diffusion.pis_dds import DiffusionSettings
-from jaxsamp.learned.methods import pis as build_pis
+from jaxsamp.learned.diffusion.pis_dds import DdsSettings, PisSettings, build_pis
 from jaxsamp.learned.vi import aisivi, bsivi
 from jaxsamp.targets.gaussian import Gaussian
 
 HERE = Path(__file__).resolve().parent
 TARGET = Gaussian(np.array([1.0, -0.5]), np.diag([0.25, 0.64]))
-PATHS = DiffusionSettings(num_steps=16, hidden=16, num_layers=1, learning_rate=1e-3)
+PATHS = PisSettings(num_steps=16, hidden=16, num_layers=1, learning_rate=1e-3)
 ADJOINT = dict(network="mlp", hidden=16, num_layers=2, sigma_min=1e-2, sigma_max=3.0, nfe=16, steps_per_epoch=10,
                learning_rate=2e-3, buffer_epochs=2)
 #: method -> (settings, batch size, training steps): seconds each on 2 CPU cores
 SMALL = {
     "pis": (PATHS, 64, 40),
-    "dds": (DiffusionSettings(num_steps=16, hidden=16, num_layers=1, learning_rate=3e-3), 64, 80),
+    "dds": (DdsSettings(num_steps=16, hidden=16, num_layers=1, learning_rate=3e-3), 64, 80),
     "adjoint": (AdjointSettings(**ADJOINT), 64, 6),
     "asbs": (AsbsSettings(**ADJOINT, prior="gaussian", prior_scale=1.0, adjoint_epochs=3, corrector_epochs=1), 64, 8),
 }
@@ -82,7 +81,8 @@ def test_a_plain_function_and_a_target_give_the_same_numbers():
 
 
 def test_keyword_settings_override_and_are_checked():
-    fitted = jaxsamp.fit("dds", TARGET, num_steps=2, settings=PATHS, batch_size=8, learning_rate=1e-2, progress=False)
+    fitted = jaxsamp.fit("dds", TARGET, num_steps=2, settings=SMALL["dds"][0], batch_size=8, learning_rate=1e-2,
+                         progress=False)
     assert fitted.settings.learning_rate == 1e-2 and fitted.settings.hidden == 16
     with pytest.raises(ConfigError, match="unknown parameter 'hiden'"):
         jaxsamp.fit("dds", TARGET, num_steps=2, hiden=3)
@@ -90,6 +90,8 @@ def test_keyword_settings_override_and_are_checked():
         jaxsamp.fit("dds", TARGET, num_steps=2, learning_rate=-1.0)
     with pytest.raises(InputError, match="must be a AdjointSettings"):
         jaxsamp.fit("adjoint", TARGET, num_steps=2, settings=PATHS)
+    with pytest.raises(InputError, match="must be a DdsSettings, got PisSettings"):
+        jaxsamp.fit("dds", TARGET, num_steps=2, settings=PATHS)
     with pytest.raises(ConfigError, match=r"unknown learned method 'pisx'; known: adjoint, .*\bpis\b"):
         jaxsamp.fit("pisx", TARGET, num_steps=2)
     with pytest.raises(InputError, match="needs init="):
@@ -190,7 +192,7 @@ def test_evaluate_passes_the_methods_options_and_refuses_others():
 def test_a_budget_in_target_evaluations_or_seconds_stops_training_at_a_chunk_end():
     """PIS counts (16 paths x (8 scores + 1 density)) = 144 target evaluations an update; 50 updates run in chunks of
     1, so a budget of 1000 stops after the 7th (1008); the history and state are those of the first 7 updates."""
-    settings = DiffusionSettings(num_steps=8, hidden=8, num_layers=1)
+    settings = PisSettings(num_steps=8, hidden=8, num_layers=1)
     common = dict(settings=settings, batch_size=16, progress=False, key=4)
     stopped = jaxsamp.fit("pis", TARGET, num_steps=50, max_target_evals=1000, **common)
     assert len(stopped.history["loss"]) == 7 and stopped.history["target_evals"][-1] == 1008
@@ -203,7 +205,7 @@ def test_a_budget_in_target_evaluations_or_seconds_stops_training_at_a_chunk_end
 
 
 def test_the_learning_curve_evaluates_every_k_updates_apart_from_the_training_time():
-    settings = DiffusionSettings(num_steps=8, hidden=8, num_layers=1)
+    settings = PisSettings(num_steps=8, hidden=8, num_layers=1)
     fitted = jaxsamp.fit("pis", TARGET, num_steps=10, settings=settings, batch_size=16, progress=False, key=4,
                          evaluate_every=4, evaluate_samples=64, evaluate_options={"sinkhorn": False})
     np.testing.assert_array_equal(fitted.curve["step"], [4, 8, 10])

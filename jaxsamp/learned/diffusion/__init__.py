@@ -13,7 +13,7 @@ sde
 path_losses
     Losses from path log-weights: reverse KL, log-variance, trajectory balance.
 pis_dds
-    PIS and DDS, one :class:`~jaxsamp.learned.diffusion.pis_dds.DiffusionSampler` for both.
+    PIS and DDS: their settings and constructors (``build_pis``, ``build_dds``) on one numerics class, ``PisDds``.
 adjoint
     Adjoint Sampling: reciprocal adjoint matching from a point mass, replay buffer, EMA.
 asbs
@@ -21,5 +21,6 @@ asbs
 tps_dps
     TPS-DPS: transition paths by overdamped dynamics with a learned bias force.
 evaluation
-    The diffusion samplers' evaluation protocol (ELBO, EUBO, both log Z estimates, ESS, Sinkhorn, EMC).
+    The diffusion samplers' evaluation protocol: the canonical weight figures (ELBO, EUBO, both log Z
+    estimates, ESS) and the family's Sinkhorn divergence and EMC.
 """

@@ -25,7 +25,8 @@ projected onto the zero-centre-of-mass subspace (ASBS, Liu et al. 2025, App. C).
 The schedule, the state space, the simulation and the path weights are the
 shared controlled-SDE core, :mod:`jaxsamp.learned.diffusion.sde`; this module holds what
 is Adjoint Sampling's own: the lean adjoint, the base bridge, the matching loss
-and the training loop.
+and the training loop (:class:`AdjointSampling`), and its constructor :func:`build`,
+which returns a :class:`~jaxsamp.core.LearnedSampler` (:func:`jaxsamp.fit` trains it).
 """
 
 from __future__ import annotations
@@ -40,14 +41,17 @@ import optax
 from flax import nnx
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import Trainer, WeightedSamples
-from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt, check_fields
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
+from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt, check_fields, check_int
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.diffusion import sde
-from jaxsamp.learned.diffusion.evaluation import TrainedPathSampler
+from jaxsamp.learned.diffusion.evaluation import check_options, path_figures
 from jaxsamp.learned.diffusion.sde import GeometricNoiseSchedule, StateSpace, centred_normal, state_space
 from jaxsamp.nets.egnn import EGNN
 from jaxsamp.nets.mlp import MLP, fourier_time_features
+
+#: Trajectories simulated per epoch when none is given (:func:`build`, the registry's default).
+BATCH_SIZE = 256
 
 
 def clip_per_particle(v, space: StateSpace, max_norm: float):
@@ -301,8 +305,13 @@ def energy_gradients(target, x1, space: StateSpace, max_norm: float):
     return energy, space.project(clip_per_particle(grad, space, max_norm))
 
 
-class AdjointSampling(TrainedPathSampler):
-    """Adjoint Sampling for ``target``: a :class:`~jaxsamp.core.Trainer` plus a sampler.
+class AdjointSampling:
+    """The numerics of Adjoint Sampling for ``target``: training, sampling and evaluation, key first.
+
+    :func:`build` constructs it and returns its functions as a :class:`~jaxsamp.core.LearnedSampler`.
+    ``step`` is one epoch: a rollout of ``batch_size`` paths, one energy gradient each, into the
+    buffer, then ``steps_per_epoch`` optimiser steps on :func:`adjoint_matching_loss`, all in one
+    jittable function.
 
     Parameters
     ----------
@@ -311,13 +320,11 @@ class AdjointSampling(TrainedPathSampler):
     settings : AdjointSettings
     batch_size : int
         Trajectories simulated per epoch (= energy-gradient calls per epoch).
+    optimizer : optax.GradientTransformation, optional
+        The drift network's optimiser (default: Adam at ``learning_rate`` with ``adam_eps``).
 
     Attributes
     ----------
-    trainer : Trainer
-        ``step`` is one epoch: a rollout of ``batch_size`` paths, one energy
-        gradient each, into the buffer, then ``steps_per_epoch`` Adam steps on
-        :func:`adjoint_matching_loss`, all in one jittable function.
     chain : GaussianChain
         The discretised base process (:func:`adjoint_chain`).
 
@@ -328,8 +335,8 @@ class AdjointSampling(TrainedPathSampler):
     * ``loss``: the mean adjoint-matching loss of the epoch's Adam steps (squared drift units); its
       regression targets move with the drift, so it need not decrease while the sampler improves;
     * ``energy_mean``: the mean energy ``-log_prob`` of the epoch's rollout end points (nats);
-    * ``nonfinite``: rollout end points whose energy was not finite;
-    * ``energy_evals``: energy gradients so far (one per simulated path).
+    * ``nonfinite_samples``: rollout end points whose energy was not finite;
+    * ``target_evals``: energy gradients so far (one per simulated path).
 
     ``sample`` and ``evaluate`` use the exponential moving average of the parameters (``ema_params``).
     Scales for a new target: the base process starts at 0 (a point mass) and ends with standard deviation about
@@ -339,16 +346,15 @@ class AdjointSampling(TrainedPathSampler):
 
     method = "Adjoint Sampling"
 
-    def __init__(self, target, settings: AdjointSettings, batch_size: int):
+    def __init__(self, target, settings: AdjointSettings, batch_size: int, optimizer=None):
         check_target(target, settings, self.method)
         self.target, self.settings, self.batch_size = target, settings, batch_size
         self.space = state_space(target)
         self.schedule = GeometricNoiseSchedule(settings.sigma_min, settings.sigma_max)
         self.chain = adjoint_chain(self.schedule, settings.nfe, settings.exact_variance)
         self.train_batch_size = settings.train_batch_size or batch_size
-        self.optimizer = optax.adam(settings.learning_rate, eps=settings.adam_eps)
+        self.optimizer = optax.adam(settings.learning_rate, eps=settings.adam_eps) if optimizer is None else optimizer
         self.graphdef, _ = nnx.split(drift_network(settings, self.space, jax.random.key(0)))
-        self.trainer = Trainer(self.init, self.step)
 
     def drift(self, params: nnx.State) -> Callable:
         """The control ``u(t, x)`` of network parameters ``params``: ``(B,), (B, D) -> (B, D)``."""
@@ -392,20 +398,30 @@ class AdjointSampling(TrainedPathSampler):
         new = AdjointTrainState(params, ema, opt_state, buffer, state.epoch + 1, state.energy_evals + self.batch_size)
         return new, epoch_metrics(losses, energy, new.energy_evals)
 
-    def backward_log_weights(self, params, key, x_target) -> jax.Array:
+    def backward_log_weights(self, key, params, x_target) -> jax.Array:
         """Path log-weights of base-bridge paths drawn backward from target samples ``x_target`` (for the EUBO)."""
         states = sde.simulate_backward(self.chain, self.space, key, self.space.project(jnp.asarray(x_target)))
         log_rn = sde.log_rn_along(self.chain, self.drift(jax.lax.stop_gradient(params)), self.space, states)
         return sde.path_log_weights(self.chain, self.space, self.target.log_prob, states[-1], log_rn)
 
-    def sampling_params(self, state) -> nnx.State:
-        """The parameters the trained sampler draws with: the network's exponential moving average."""
-        return state.ema_params
-
-    def sample_with(self, params, key, num_samples: int) -> WeightedSamples:
+    def sample_at(self, key, params, num_samples: int) -> WeightedSamples:
         """``num_samples`` terminal states of the drift of ``params`` with their Girsanov path log-weights."""
         roll = self.rollout(params, key, num_samples)
         return WeightedSamples(roll.x1, path_log_weights(self.target.log_prob, roll, self.chain, self.space), 0.0)
+
+    def sample(self, key, state, num_samples: int) -> WeightedSamples:
+        """``num_samples`` terminal states of the trained sampler, drawn with the parameters' exponential moving
+        average (``ema_params``), with their path log-weights (``.log_Z`` estimates log Z)."""
+        return self.sample_at(key, state.ema_params, num_samples)
+
+    def evaluate(self, key, state, num_samples: int, **options) -> dict:
+        """The protocol's figures of the averaged network (:func:`~jaxsamp.learned.diffusion.evaluation.path_figures`).
+
+        ``options``: ``reference``, ``forward``, ``sinkhorn`` (default: not for particle systems),
+        ``num_sets`` (as that function takes them).
+        """
+        return path_figures(key, state.ema_params, num_samples, target=self.target, sample_at=self.sample_at,
+                            backward_log_weights=self.backward_log_weights, **check_options(options))
 
 
 def epoch_metrics(losses, energy, energy_evals) -> dict:
@@ -413,6 +429,37 @@ def epoch_metrics(losses, energy, energy_evals) -> dict:
     return {
         "loss": jnp.mean(losses),
         "energy_mean": jnp.mean(energy),
-        "nonfinite": jnp.sum(~jnp.isfinite(energy)),
-        "energy_evals": energy_evals,
+        "nonfinite_samples": jnp.sum(~jnp.isfinite(energy)),
+        "target_evals": energy_evals,
     }
+
+
+def build(target, settings: AdjointSettings | None = None, *, batch_size: int | None = None,
+          optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
+    """Adjoint Sampling (Havens et al. 2025, ICML): reciprocal adjoint matching, one energy gradient per path.
+
+    Parameters
+    ----------
+    target : Target
+        Real-valued; particle targets (with ``n_particles``) are centred, and need them for the EGNN drift.
+    settings : AdjointSettings, optional
+        Default ``AdjointSettings()`` (the paper's LJ-13 run).
+    batch_size : int, optional
+        Trajectories simulated per epoch (default :data:`BATCH_SIZE`).
+    optimizer : optax.GradientTransformation, optional
+        Replaces the drift network's Adam of ``settings``.
+
+    Returns
+    -------
+    LearnedSampler
+        Of :class:`AdjointSampling`: one training step is one epoch; ``sample`` and ``evaluate`` use the
+        parameters' running average. Adjoint matching regresses on targets that move with the drift, so its
+        loss is not judged for progress.
+    """
+    settings = AdjointSettings() if settings is None else settings
+    if type(settings) is not AdjointSettings:  # not ASBS's, whose own fields would be ignored here
+        raise InputError(f"settings must be an AdjointSettings, got {type(settings).__name__}")
+    batch_size = check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1)
+    sampler = AdjointSampling(target, settings, batch_size, optimizer)
+    return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,
+                          TrainingHealth(judge_progress=False))

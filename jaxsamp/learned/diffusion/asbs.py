@@ -33,6 +33,9 @@ weights of :mod:`jaxsamp.learned.diffusion.sde` stay exact importance weights
 harmonic prior of Jing et al. 2023 on the fully connected graph, precision
 ``(3/2 I - 1/2 11^T) (x) I`` per unit scale): on the zero-centre-of-mass subspace it is
 isotropic with variance ``(2/3) prior_scale^2`` per coordinate.
+
+:func:`build` returns ASBS as a :class:`~jaxsamp.core.LearnedSampler` whose training health judges
+the two stages apart (:func:`stages`).
 """
 
 from __future__ import annotations
@@ -42,13 +45,16 @@ from typing import Annotated, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 from flax import nnx
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
+from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt, check_int
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.diffusion.adjoint import (
+    BATCH_SIZE,
     AdjointSampling,
     AdjointSettings,
     adjoint_chain,
@@ -122,11 +128,12 @@ class AsbsTrainState(NamedTuple):
 
 
 class Asbs(AdjointSampling):
-    """ASBS for ``target``: a :class:`~jaxsamp.core.Trainer` (one epoch per step) plus a sampler.
+    """The numerics of ASBS for ``target``: training (one epoch per step), sampling and evaluation, key first.
 
-    The drift network, the rollout, the exact path weights (``sample``) and the
-    backward paths of the EUBO are Adjoint Sampling's, on a base chain that starts
-    from the prior.
+    :func:`build` constructs it and returns its functions as a :class:`~jaxsamp.core.LearnedSampler`.
+    The drift network, the rollout, the exact path weights (``sample``), the backward
+    paths of the EUBO and the evaluation are Adjoint Sampling's, on a base chain that
+    starts from the prior.
 
     Parameters
     ----------
@@ -136,10 +143,12 @@ class Asbs(AdjointSampling):
     batch_size : int
         Trajectories simulated per epoch; adjoint epochs spend one energy gradient
         on each, corrector epochs none.
+    optimizer : optax.GradientTransformation, optional
+        The optimiser of the drift and of the corrector network, each with its own
+        state (default: Adam at ``learning_rate`` with ``adam_eps``).
 
     Attributes
     ----------
-    trainer : Trainer
     chain : GaussianChain
         The discretised base process from the prior (:func:`~jaxsamp.learned.diffusion.adjoint.adjoint_chain`).
     stage_length : int
@@ -147,8 +156,8 @@ class Asbs(AdjointSampling):
 
     Notes
     -----
-    ``step`` (one epoch) returns Adjoint Sampling's metrics (``loss``, ``energy_mean``, ``nonfinite``,
-    ``energy_evals``) and ``corrector_epoch``: True for corrector-matching epochs, whose ``loss`` is the
+    ``step`` (one epoch) returns Adjoint Sampling's metrics (``loss``, ``energy_mean``, ``nonfinite_samples``,
+    ``target_evals``) and ``corrector_epoch``: True for corrector-matching epochs, whose ``loss`` is the
     corrector's regression loss and whose ``energy_mean`` is NaN (they call no energy). Scales for a new target:
     ``prior_scale`` is the prior's standard deviation (``"gaussian"``) or the harmonic prior's scale, and with
     ``sigma_max`` should cover the target's spread.
@@ -156,8 +165,8 @@ class Asbs(AdjointSampling):
 
     method = "ASBS"
 
-    def __init__(self, target, settings: AsbsSettings, batch_size: int):
-        super().__init__(target, settings, batch_size)
+    def __init__(self, target, settings: AsbsSettings, batch_size: int, optimizer=None):
+        super().__init__(target, settings, batch_size, optimizer)
         v0 = prior_variance(settings.prior, settings.prior_scale, self.space)
         self.chain = adjoint_chain(self.schedule, settings.nfe, settings.exact_variance, v0)
         self.learned_corrector = settings.prior != "point"
@@ -242,8 +251,8 @@ class Asbs(AdjointSampling):
         )
         new = state._replace(corrector_params=params, corrector_opt_state=opt_state, corrector_buffer=buffer,
                              epoch=state.epoch + 1)
-        metrics = {"loss": jnp.mean(losses), "energy_mean": jnp.float32(jnp.nan), "nonfinite": jnp.int32(0),
-                   "energy_evals": new.energy_evals, "corrector_epoch": jnp.bool_(True)}
+        metrics = {"loss": jnp.mean(losses), "energy_mean": jnp.float32(jnp.nan), "nonfinite_samples": jnp.int32(0),
+                   "target_evals": new.energy_evals, "corrector_epoch": jnp.bool_(True)}
         return new, metrics
 
     def _adjoint_steps_done(self, epoch):
@@ -264,3 +273,48 @@ def corrector_target(x0, x1, schedule: GeometricNoiseSchedule, space: StateSpace
     """``grad_{x_1} log p^base(x_1 | x_0) = -(x_1 - x_0) / nu_1`` on the state subspace (the VE base)."""
     return -space.project(x1 - x0) / schedule.nu1
 
+
+def stages(history: dict) -> dict:
+    """The training stages ASBS's health judges apart: ``{label: bool mask over the epochs}``.
+
+    Adjoint matching (the epochs whose ``corrector_epoch`` metric is False) and, when any ran,
+    corrector matching: their losses have different scales, so each is judged as a run of its
+    own (a NaN/inf loss, an explosion), and neither for progress, since both regress on targets
+    that move with training (the lean adjoint of the current drift's paths; the current drift's
+    end points).
+    """
+    corrector = np.asarray(history["corrector_epoch"], bool)
+    if not corrector.any():
+        return {None: ~corrector}
+    return {"adjoint matching": ~corrector, "corrector matching": corrector}
+
+
+def build(target, settings: AsbsSettings | None = None, *, batch_size: int | None = None,
+          optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
+    """ASBS, the Adjoint Schrödinger Bridge Sampler (Liu et al. 2025): adjoint and corrector matching from a prior.
+
+    Parameters
+    ----------
+    target : Target
+        Real-valued; particle targets (with ``n_particles``) are centred, and need them for the EGNN
+        drift and the harmonic prior.
+    settings : AsbsSettings, optional
+        Default ``AsbsSettings()`` (the paper's DW-4 run).
+    batch_size : int, optional
+        Trajectories simulated per epoch (default :data:`~jaxsamp.learned.diffusion.adjoint.BATCH_SIZE`).
+    optimizer : optax.GradientTransformation, optional
+        Replaces the Adam of ``settings`` for the drift and the corrector network.
+
+    Returns
+    -------
+    LearnedSampler
+        Of :class:`Asbs`: one training step is one epoch, of adjoint or of corrector matching;
+        its health judges the two stages apart (:func:`stages`).
+    """
+    settings = AsbsSettings() if settings is None else settings
+    if not isinstance(settings, AsbsSettings):
+        raise InputError(f"settings must be an AsbsSettings, got {type(settings).__name__}")
+    batch_size = check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1)
+    sampler = Asbs(target, settings, batch_size, optimizer)
+    return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,
+                          TrainingHealth(judge_progress=False, stages=stages))

@@ -26,7 +26,7 @@ and the exact discrete Girsanov weights of :mod:`jaxsamp.learned.diffusion.sde`.
   unchanged, and the gradient's variance drops where the control's share of the
   weight's noise is large (0.22x on a perturbed untrained PIS, 2-D Gaussian; 1.0x for
   an untrained DDS, whose terminal cost dominates). The path weights of the metrics, of
-  :meth:`~DiffusionSampler.sample` and of every evaluation keep the term, so they stay exact;
+  :meth:`~PisDds.sample` and of every evaluation keep the term, so they stay exact;
 * ``log_variance``: the variance of the path log-weights (VarGrad) on paths of a
   stop-gradient copy of the control (Richter & Berner 2024): no
   backpropagation through the SDE;
@@ -42,7 +42,12 @@ update (``optax.apply_if_finite``; counted in the ``skipped_updates`` metric).
 
 Cost: every step of every path evaluates the target's gradient once for the
 control's score input (and once more along stored paths for the off-policy
-losses), plus the log density at the end: ``energy_evals`` counts them.
+losses), plus the log density at the end: ``target_evals`` counts them.
+
+Each method has its settings (:class:`PisSettings`, :class:`DdsSettings`: the shared fields of
+the network and the loss, and the scale of its own reference process) and its constructor,
+:func:`build_pis` / :func:`build_dds`, which returns a :class:`~jaxsamp.core.LearnedSampler`
+(:func:`jaxsamp.fit` trains it); :class:`PisDds` holds the numerics of both.
 """
 
 from __future__ import annotations
@@ -56,20 +61,21 @@ import optax
 from flax import nnx
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import Trainer, WeightedSamples
-from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
+from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields, check_int
 from jaxsamp.learned.diffusion import path_losses, sde
-from jaxsamp.learned.diffusion.evaluation import TrainedPathSampler
+from jaxsamp.learned.diffusion.evaluation import check_options, path_figures
 from jaxsamp.nets.langevin_net import LangevinNet
 
-METHODS = ("pis", "dds")
 LOSSES = ("kl", "log_variance", "trajectory_balance")
 MAX_SKIPPED = 20  # consecutive non-finite updates skipped before one is let through
+#: Paths per training step when none is given (``build_pis`` / ``build_dds``, the registry's default).
+BATCH_SIZE = 256
 
 
 @dataclasses.dataclass(frozen=True)
-class DiffusionSettings:
-    """Hyper-parameters of PIS / DDS (``sampler.params`` of a ``kind: diffusion`` config).
+class _PathLossSettings:
+    """The fields PIS and DDS share: the loss, the SDE's steps, the network and its optimiser.
 
     Attributes
     ----------
@@ -78,12 +84,6 @@ class DiffusionSettings:
         Steps of the discretised SDE.
     hidden, num_layers : int
         Width and depth of :class:`~jaxsamp.nets.langevin_net.LangevinNet`.
-    max_diffusion : float
-        PIS: ``sigma_max`` of the cosine schedule (its noise starts near ``max_diffusion / 2``).
-    init_std : float
-        DDS: standard deviation of the prior ``N(0, init_std^2 I)``.
-    noise_scale : float
-        DDS: total of the squared-cosine ``beta^2`` scheme.
     learning_rate, log_z_learning_rate : float
         Adam learning rates of the network and of the learned ``log Z`` (trajectory balance).
     grad_clip : float
@@ -102,9 +102,6 @@ class DiffusionSettings:
     num_steps: PositiveInt = 128
     hidden: PositiveInt = 64
     num_layers: PositiveInt = 2
-    max_diffusion: PositiveFloat = 4.0
-    init_std: PositiveFloat = 1.0
-    noise_scale: PositiveFloat = 6.0
     learning_rate: PositiveFloat = 5e-4
     log_z_learning_rate: PositiveFloat = 1e-2
     grad_clip: PositiveFloat = 1.0
@@ -118,7 +115,44 @@ class DiffusionSettings:
                              "the variance losses use the exact path weights; drop kl_stochastic_term")
 
 
-class DiffusionTrainState(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class PisSettings(_PathLossSettings):
+    """Hyper-parameters of PIS (``sampler.params`` of a ``kind: diffusion`` config with ``name: pis``).
+
+    The loss, the SDE's ``num_steps``, the network (``hidden``, ``num_layers``, ``langevin``) and its
+    optimiser (``learning_rate``, ``log_z_learning_rate``, ``grad_clip``) and ``kl_stochastic_term``, as
+    :class:`DdsSettings` has them, and the scale of PIS's reference process:
+
+    Attributes
+    ----------
+    max_diffusion : float
+        ``sigma_max`` of the cosine schedule (its noise starts near ``max_diffusion / 2``).
+    """
+
+    max_diffusion: PositiveFloat = 4.0
+
+
+@dataclasses.dataclass(frozen=True)
+class DdsSettings(_PathLossSettings):
+    """Hyper-parameters of DDS (``sampler.params`` of a ``kind: diffusion`` config with ``name: dds``).
+
+    The loss, the SDE's ``num_steps``, the network (``hidden``, ``num_layers``, ``langevin``) and its
+    optimiser (``learning_rate``, ``log_z_learning_rate``, ``grad_clip``) and ``kl_stochastic_term``, as
+    :class:`PisSettings` has them, and the scale of DDS's reference process:
+
+    Attributes
+    ----------
+    init_std : float
+        Standard deviation of the prior ``N(0, init_std^2 I)``, the OU process's stationary law.
+    noise_scale : float
+        Total of the squared-cosine ``beta^2`` scheme.
+    """
+
+    init_std: PositiveFloat = 1.0
+    noise_scale: PositiveFloat = 6.0
+
+
+class PisDdsTrainState(NamedTuple):
     """Training state: a plain PyTree the driver checkpoints."""
 
     params: nnx.State
@@ -129,17 +163,23 @@ class DiffusionTrainState(NamedTuple):
     energy_evals: jax.Array
 
 
-class DiffusionSampler(TrainedPathSampler):
-    """PIS or DDS for ``target``: a :class:`~jaxsamp.core.Trainer` plus a sampler.
+class PisDds:
+    """The numerics of PIS and DDS for ``target``: training, sampling and evaluation, key first.
+
+    :func:`build_pis` and :func:`build_dds` construct it and return its functions as a
+    :class:`~jaxsamp.core.LearnedSampler`.
 
     Parameters
     ----------
-    method : {"pis", "dds"}
     target : Target
         A real-valued target with a flat event shape ``(d,)``.
-    settings : DiffusionSettings
+    settings : PisSettings or DdsSettings
+        The method: PIS for :class:`PisSettings`, DDS for :class:`DdsSettings`.
     batch_size : int
         Paths simulated per training step.
+    optimizer : optax.GradientTransformation, optional
+        The network's optimiser (default: Adam at ``learning_rate`` after a global-norm clip at
+        ``grad_clip``); a non-finite update is skipped either way.
 
     Notes
     -----
@@ -149,8 +189,8 @@ class DiffusionSampler(TrainedPathSampler):
     * ``elbo``: the mean path log-weight, a lower bound on ``log Z`` (nats);
     * ``log_Z_hat``: ``logsumexp(log w) - log n``, the importance-sampling estimate of ``log Z`` (nats);
     * ``ess``: the normalised ESS of the path weights, in ``(0, 1]``;
-    * ``log_z``: the learned ``log Z`` before the step (trajectory balance; 0 otherwise);
-    * ``energy_evals``: target evaluations so far (gradients and log densities);
+    * ``log_Z_learned``: the learned ``log Z`` before the step (trajectory balance; 0 otherwise);
+    * ``target_evals``: target evaluations so far (gradients and log densities);
     * ``skipped_updates``: batches whose gradient was not finite and were skipped, so far.
 
     Scales for a new target: PIS's paths start at 0 and spread by about ``max_diffusion / 2`` over the unit
@@ -162,15 +202,16 @@ class DiffusionSampler(TrainedPathSampler):
     where paths start (0 for PIS).
     """
 
-    def __init__(self, method: str, target, settings: DiffusionSettings, batch_size: int, optimizer=None):
-        if method not in METHODS:
-            raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    def __init__(self, target, settings: PisSettings | DdsSettings, batch_size: int, optimizer=None):
+        if not isinstance(settings, (PisSettings, DdsSettings)):
+            raise InputError(f"settings must be a PisSettings or a DdsSettings, got {type(settings).__name__}")
+        self.method = "pis" if isinstance(settings, PisSettings) else "dds"
         if target.domain.kind != "real" or target.event_shape is None or len(target.event_shape) != 1:
-            raise InputError(f"{method} needs a real-valued target with a flat state (d,), got {target.name!r}")
-        self.method, self.target, self.settings, self.batch_size = method, target, settings, batch_size
+            raise InputError(f"{self.method} needs a real-valued target with a flat state (d,), got {target.name!r}")
+        self.target, self.settings, self.batch_size = target, settings, batch_size
         self.space = sde.state_space(target)
         k = settings.num_steps
-        if method == "pis":
+        if self.method == "pis":
             schedule = sde.CosineNoiseSchedule(0.01, settings.max_diffusion)
             self.chain = sde.euler_maruyama_chain(schedule, jnp.linspace(0.0, 1.0, k + 1), control_power=1)
         else:
@@ -182,7 +223,6 @@ class DiffusionSampler(TrainedPathSampler):
         self.optimizer = optax.apply_if_finite(optimizer, MAX_SKIPPED)
         self.log_z_optimizer = optax.adam(settings.log_z_learning_rate)
         self.graphdef, _ = nnx.split(self._network(jax.random.key(0)))
-        self.trainer = Trainer(self.init, self.step)
         score_evals = k if settings.langevin else 0
         # per path: the scores along the simulation, the log density at its end, and, off-policy, the scores again
         self.evals_per_path = score_evals + 1 + (score_evals if settings.loss != "kl" else 0)
@@ -206,11 +246,11 @@ class DiffusionSampler(TrainedPathSampler):
 
         return u
 
-    def init(self, key) -> DiffusionTrainState:
-        """Fresh network, ``log Z = 0`` and the two Adam states."""
+    def init(self, key) -> PisDdsTrainState:
+        """Fresh network, ``log Z = 0`` and the two optimiser states."""
         _, params = nnx.split(self._network(key))
         log_z = jnp.zeros(())
-        return DiffusionTrainState(
+        return PisDdsTrainState(
             params, log_z, self.optimizer.init(params), self.log_z_optimizer.init(log_z), jnp.int32(0), jnp.int32(0)
         )
 
@@ -233,14 +273,14 @@ class DiffusionSampler(TrainedPathSampler):
         variate = "learned" if self.settings.loss == "trajectory_balance" else "batch_mean"
         return path_losses.variance_loss(log_w, variate, log_z), log_w
 
-    def step(self, key, state: DiffusionTrainState) -> tuple[DiffusionTrainState, dict]:
-        """One Adam step of the network (and of ``log Z`` for trajectory balance) on fresh paths."""
+    def step(self, key, state: PisDdsTrainState) -> tuple[PisDdsTrainState, dict]:
+        """One optimiser step of the network (and of ``log Z`` for trajectory balance) on fresh paths."""
         (loss, log_w), (grads, grad_log_z) = jax.value_and_grad(self.loss, argnums=(0, 1), has_aux=True)(
             state.params, state.log_z, key
         )
         updates, opt_state = self.optimizer.update(grads, state.opt_state, state.params)
         log_z_update, log_z_opt_state = self.log_z_optimizer.update(grad_log_z, state.log_z_opt_state)
-        new = DiffusionTrainState(
+        new = PisDdsTrainState(
             optax.apply_updates(state.params, updates),
             optax.apply_updates(state.log_z, log_z_update),
             opt_state,
@@ -250,21 +290,73 @@ class DiffusionSampler(TrainedPathSampler):
         )
         weights = WeightedSamples(None, jax.lax.stop_gradient(log_w))
         metrics = {"loss": loss, "elbo": jnp.mean(log_w), "log_Z_hat": weights.log_Z, "ess": weights.ess,
-                   "log_z": state.log_z, "energy_evals": new.energy_evals, "skipped_updates": opt_state.total_notfinite}
+                   "log_Z_learned": state.log_z, "target_evals": new.energy_evals,
+                   "skipped_updates": opt_state.total_notfinite}
         return new, metrics
 
-    def sampling_params(self, state: DiffusionTrainState) -> nnx.State:
-        """The parameters the trained sampler draws with: the network's (PIS and DDS keep no average)."""
-        return state.params
-
-    def sample_with(self, params, key, num_samples: int) -> WeightedSamples:
+    def sample_at(self, key, params, num_samples: int) -> WeightedSamples:
         """``num_samples`` terminal states of the control of ``params`` with their path log-weights."""
         path = sde.simulate(self.chain, self.control(jax.lax.stop_gradient(params)), self.space, key, num_samples)
         return WeightedSamples(path.x, self.log_weights(path.x, path.log_rn), 0.0)
 
-    def backward_log_weights(self, params, key, x_target) -> jax.Array:
+    def sample(self, key, state: PisDdsTrainState, num_samples: int) -> WeightedSamples:
+        """``num_samples`` terminal states of the trained sampler with their path log-weights (``.log_Z``: log Z)."""
+        return self.sample_at(key, state.params, num_samples)  # PIS and DDS keep no parameter average
+
+    def backward_log_weights(self, key, params, x_target) -> jax.Array:
         """Path log-weights of reference paths drawn backward from target samples ``x_target`` (the EUBO's paths)."""
         states = sde.simulate_backward(self.chain, self.space, key, jnp.asarray(x_target))
         log_rn = sde.log_rn_along(self.chain, self.control(jax.lax.stop_gradient(params)), self.space, states)
         return self.log_weights(states[-1], log_rn)
 
+    def evaluate(self, key, state: PisDdsTrainState, num_samples: int, **options) -> dict:
+        """The protocol's figures of the trained sampler (:func:`~jaxsamp.learned.diffusion.evaluation.path_figures`).
+
+        ``options``: ``reference``, ``forward``, ``sinkhorn``, ``num_sets`` (as that function takes them).
+        """
+        return path_figures(key, state.params, num_samples, target=self.target, sample_at=self.sample_at,
+                            backward_log_weights=self.backward_log_weights, **check_options(options))
+
+
+def _build(settings_class, target, settings, batch_size: int | None, optimizer) -> LearnedSampler:
+    """``build_pis`` / ``build_dds``: the settings of the method (default its defaults) and the batch checked."""
+    settings = settings_class() if settings is None else settings
+    if not isinstance(settings, settings_class):
+        raise InputError(f"settings must be a {settings_class.__name__}, got {type(settings).__name__}")
+    batch_size = check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1)
+    sampler = PisDds(target, settings, batch_size, optimizer)
+    # the path losses (KL, log-variance, trajectory balance) are fixed objectives of the drift: judged for progress
+    return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,
+                          TrainingHealth(judge_progress=True))
+
+
+def build_pis(target, settings: PisSettings | None = None, *, batch_size: int | None = None,
+              optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
+    """PIS, the Path Integral Sampler (Zhang & Chen 2022, ICLR): a learned drift from a point, exact path weights.
+
+    Parameters
+    ----------
+    target : Target
+        A real-valued target with a flat state ``(d,)``.
+    settings : PisSettings, optional
+        Default ``PisSettings()`` (the Beyond-ELBOs benchmark's).
+    batch_size : int, optional
+        Paths per training step (default :data:`BATCH_SIZE`).
+    optimizer : optax.GradientTransformation, optional
+        Replaces the network's Adam and clip of ``settings``; a non-finite update is still skipped.
+
+    Returns
+    -------
+    LearnedSampler
+        Of :class:`PisDds`: one training step is one update on ``batch_size`` fresh paths.
+    """
+    return _build(PisSettings, target, settings, batch_size, optimizer)
+
+
+def build_dds(target, settings: DdsSettings | None = None, *, batch_size: int | None = None,
+              optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
+    """DDS, the Denoising Diffusion Sampler (Vargas, Grathwohl & Doucet 2023, ICLR): a learned drift of an OU process.
+
+    The parameters and the result are :func:`build_pis`'s, with :class:`DdsSettings`.
+    """
+    return _build(DdsSettings, target, settings, batch_size, optimizer)

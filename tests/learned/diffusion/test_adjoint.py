@@ -1,4 +1,4 @@
-"""Adjoint Sampling: schedule, bridge, centre of mass, Girsanov weights, closed-form control, training, resume.
+"""Adjoint Sampling: schedule, bridge, centre of mass, Girsanov weights, closed-form control, training, resume, build.
 
 Gaussian oracle. For ``E(x) = |x|^2 / (2 s^2)`` and the VE base with a Dirac start,
 ``X_1 | X_t = x ~ N(x, nu_1 - nu_t)`` under the base, so the optimal control
@@ -19,6 +19,7 @@ import pytest
 from _resume_checks import assert_resumes_bit_identical
 
 from jaxsamp.core import run
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.target import Target
 from jaxsamp.learned.diffusion.adjoint import (
     AdjointSampling,
@@ -32,7 +33,9 @@ from jaxsamp.learned.diffusion.adjoint import (
     path_log_weights,
     simulate,
     terminal_adjoint,
+    build,
 )
+from jaxsamp.learned.diffusion.asbs import AsbsSettings
 from jaxsamp.targets.gaussian import Gaussian
 
 import jaxsamp.targets
@@ -236,7 +239,7 @@ def test_short_training_run_matches_a_gaussian_target():
     state, trace = run(sampler.step, sampler.init(jax.random.key(0)), jax.random.key(1), 40, trace=lambda s, m: m, chunk=40, progress=False)
     assert int(state.energy_evals) == 40 * 256
     assert float(trace["loss"][-1]) < 0.1 * float(trace["loss"][0])
-    ws = sampler.sample(state, jax.random.key(2), 4000)
+    ws = sampler.sample(jax.random.key(2), state, 4000)
     x = np.asarray(ws.x, np.float64)
     np.testing.assert_allclose(x.mean(0), [1.0, -0.5], atol=0.1)
     np.testing.assert_allclose(x.var(0), [0.25, 0.64], rtol=0.2)
@@ -255,3 +258,21 @@ def test_stopped_training_run_resumes_bit_identically(tmp_path):
                                steps_per_epoch=3, learning_rate=1e-3)
     sampler = AdjointSampling(jaxsamp.targets.get("gaussian", dim=2), settings, batch_size=16)
     assert_resumes_bit_identical(sampler.step, sampler.init(jax.random.key(0)), 24, 4, tmp_path, min_arrays=10)
+
+
+def test_build_takes_an_optimizer_and_its_own_settings_only():
+    """``optimizer=`` replaces the drift's Adam (SGD at rate 0: one epoch leaves the network as built, while the buffer
+    fills); ASBS's settings are refused, since their own fields would be ignored."""
+    import optax
+
+    target = jaxsamp.targets.get("gaussian", dim=2)
+    settings = AdjointSettings(network="mlp", hidden=4, num_layers=1, nfe=4, steps_per_epoch=2)
+    sampler = build(target, settings, batch_size=8, optimizer=optax.sgd(0.0))
+    state = sampler.init(jax.random.key(0))
+    new, metrics = jax.jit(sampler.step)(jax.random.key(1), state)
+    for a, b in zip(jax.tree.leaves(state.params), jax.tree.leaves(new.params)):
+        np.testing.assert_array_equal(a, b)
+    assert int(new.buffer.size) == 8 and int(metrics["target_evals"]) == 8
+    assert not sampler.health.judge_progress  # adjoint matching's regression targets move with the drift
+    with pytest.raises(InputError, match="settings must be an AdjointSettings, got AsbsSettings"):
+        build(target, AsbsSettings(network="mlp"))

@@ -1,4 +1,5 @@
-"""ASBS: reduction to Adjoint Sampling, the harmonic prior, the corrector's closed-form optimum, a Gaussian run, resume.
+"""ASBS: reduction to Adjoint Sampling, the harmonic prior, the corrector's closed-form optimum, a Gaussian run, resume,
+and its two stages judged apart by the training health.
 
 Corrector oracle. From the prior ``N(0, s0^2 I)`` the uncontrolled VE base gives
 ``X_1 = X_0 + N(0, nu_1 I)``, so ``E[X_0 | X_1] = s0^2 X_1 / (s0^2 + nu_1)`` and the
@@ -16,7 +17,7 @@ from _resume_checks import assert_resumes_bit_identical
 from jaxsamp.core import run
 from jaxsamp.core.errors import InputError
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings, simulate
-from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings, corrector_target
+from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings, build, corrector_target, stages
 from jaxsamp.learned.diffusion.sde import StateSpace
 from jaxsamp.targets.gaussian import Gaussian
 
@@ -100,7 +101,7 @@ def test_short_gaussian_prior_run_matches_a_gaussian_target():
     assert corrector.sum() == 15 and int(state.energy_evals) == 45 * 256
     corrector_loss = np.asarray(trace["loss"])[corrector]
     assert corrector_loss[-1] < 0.9 * corrector_loss[0]
-    ws = sampler.sample(state, jax.random.key(2), 4000)
+    ws = sampler.sample(jax.random.key(2), state, 4000)
     x = np.asarray(ws.x, np.float64)
     np.testing.assert_allclose(x.mean(0), [1.0, -0.5], atol=0.1)
     np.testing.assert_allclose(x.var(0), [0.25, 0.64], rtol=0.2)
@@ -155,3 +156,19 @@ def test_stopped_asbs_run_resumes_bit_identically(tmp_path):
                             corrector_epochs=2)
     sampler = Asbs(jaxsamp.targets.get("gaussian", dim=2), settings, batch_size=16)
     assert_resumes_bit_identical(sampler.step, sampler.init(jax.random.key(0)), 24, 4, tmp_path, min_arrays=12)
+
+
+def test_the_adjoint_and_corrector_stages_are_judged_apart():
+    """ASBS's declared health, as ``fit`` applies it: each stage's loss is judged as a run of its own (a NaN in a
+    corrector epoch is named as corrector matching's), and neither for progress (adjoint matching's loss rises
+    here over 240 epochs, enough for the progress rule); without corrector epochs the run is one stage."""
+    from jaxsamp.learned.fit import training_warnings
+
+    health = build(TARGET, AsbsSettings(**SMALL, prior="gaussian"), batch_size=8).health
+    corrector = np.tile([False, False, False, True], 80)
+    loss = np.where(corrector, 1e-2, np.linspace(1.0, 2.0, corrector.size))
+    loss[-1] = np.nan
+    (w,) = training_warnings({"loss": loss, "corrector_epoch": corrector}, health)
+    assert w.startswith("corrector matching: the training loss was NaN/inf at 1 of 80 steps"), w
+    assert training_warnings({"loss": loss[:-1], "corrector_epoch": corrector[:-1]}, health) == []
+    assert list(stages({"corrector_epoch": np.zeros(3, bool)})) == [None]

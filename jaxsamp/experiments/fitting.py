@@ -1,0 +1,54 @@
+"""A learned experiment kind's config to :func:`jaxsamp.fit`: the method checked before any work, then trained.
+
+A learned kind names the registered methods it runs (``sampler.name``); ``sampler.params`` are the
+method's settings, ``run.num_chains`` its batch per training step and ``run.num_steps`` its training
+steps. :func:`check_method` is the kind's ``check`` (nothing trained, nothing written) and
+:func:`fit_method` its training, with the run folder's checkpoints (so ``jaxsamp resume`` continues
+it), ``run.checkpoint_every``, ``run.progress`` and, with ``run.shard``, a mesh of every device.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+from jaxsamp.core.data_parallel import batch_mesh
+from jaxsamp.core.errors import RunHealthWarning
+from jaxsamp.core.registry import LEARNED, build_learned_sampler
+from jaxsamp.learned.fit import Fitted, fit
+
+
+def check_method(cfg, target, kind: str, methods: tuple[str, ...]):
+    """The settings of ``cfg.sampler`` for one of the registered ``methods``, checked against ``target``.
+
+    The method is built once for ``target`` at the run's batch (its ``build`` refuses a target it
+    cannot take); every problem is a one-line :class:`~jaxsamp.core.errors.ConfigError`.
+
+    Returns
+    -------
+    dataclass
+        The method's settings, as :func:`fit_method` takes them.
+    """
+    import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
+
+    def checked(name, settings):
+        LEARNED.entry(name).factory(target, settings, batch_size=cfg.run.num_chains)
+        return settings
+
+    samplers = {name: (lambda settings, name=name: checked(name, settings), LEARNED.entry(name).meta["settings"])
+                for name in methods}
+    return build_learned_sampler(cfg, kind, samplers)
+
+
+def fit_method(cfg, target, settings, run_dir: Path, key) -> Fitted:
+    """``jaxsamp.fit`` of ``cfg.sampler.name`` on ``target`` with the run's options, from ``key``.
+
+    The health warnings of the training are in the result's ``warnings`` (the runner reports a
+    run's warnings), not emitted.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RunHealthWarning)
+        return fit(cfg.sampler.name, target, num_steps=cfg.run.num_steps, key=key, settings=settings,
+                   batch_size=cfg.run.num_chains, checkpoint=Path(run_dir) / "checkpoints",
+                   checkpoint_every=cfg.run.checkpoint_every, progress=cfg.run.progress,
+                   mesh=batch_mesh() if cfg.run.shard else None)
