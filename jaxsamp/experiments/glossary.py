@@ -178,33 +178,41 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
     },
     "leaps": {
         "train_steps": Entry("Training updates run.", SETTING),
-        "train_seconds": Entry("Seconds of training, compilation included.", COST),
+        "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
         "final_loss": Entry("Mean PINN loss over the last 5% of updates (on the moving replay buffer).", "context"),
         "final_rollout_ess": Entry("ESS of the last training rollout's walkers.", "rising during training"),
         "eval_walkers": Entry("Walkers simulated for evaluation.", SETTING),
         "eval_steps": Entry("CTMC steps per evaluation walker.", SETTING),
-        "log_Z_free_energy": Entry("log Z read from the learned free energy F(1).", "close to log_Z_exact"),
-        "log_Z_free_energy_abs_err": Entry("|log_Z_free_energy - log_Z_exact|.", "small; a learned estimate"),
-        "ess_<rule>": Entry("Normalised ESS under weight rule ``<rule>`` (``exact``: the exact discrete-time weights, "
-                            "unbiased; ``quadrature_paper``: the paper's Jarzynski quadrature -- after the jump for Ising, "
-                            "before it for Potts -- on the SAME walkers as ``exact``, the figure to set beside the paper's "
-                            "ESS; ``pre`` / ``post`` / ``trapezoid``: quadratures on their own unfloored draws; with the ``checkerboard`` "
-                            "setting, ``exact`` is the colour-class sub-steps' walkers and ``exact_unsplit`` the unsplit "
-                            "walkers that ``quadrature_paper`` reads).", "close to 1"),
-        "ess_since_last_resample_<rule>": Entry("With resampling on: the ESS of the weights since the last resampling.", "close to 1"),
-        "log_Z_hat_<rule>": Entry("log Z estimated under weight rule ``<rule>`` (``exact``, ``quadrature_paper``, ``pre``, "
-                                  "``post``, ``trapezoid``): every rule drawn with the same key; ``exact`` and "
-                                  "``quadrature_paper`` on the very same walkers.", "equal to log_Z_exact within a few 0.01"),
-        "log_Z_abs_err_<rule>": Entry("|log_Z_hat_<rule> - log_Z_exact|.", "0"),
-        "ess_untrained": Entry("ESS of the untrained network's walkers (the annealing baseline).", "well below ``ess``"),
-        "ess_since_last_resample_untrained": Entry("With resampling on: the untrained network's ESS since the last resampling.", "context"),
-        "log_w_var_untrained": Entry("Variance of the untrained network's log weights.", "context"),
-        "log_w_var": Entry("Variance of the headline rule's log weights.", "0; below 1 gives a reliable log Z"),
-        "ess": Entry("ESS under the headline weight rule (``weight_point``): the headline ESS.", "close to 1"),
+        "log_Z_learned": Entry("log Z read from the learned free-energy network: log Z_0 + F(0) - F(1).",
+                               "close to log_Z_exact"),
+        "log_Z_learned_abs_err": Entry("|log_Z_learned - log_Z_exact|.", "small; a learned estimate"),
+        "ess": Entry("Normalised ESS of the walkers under the headline weight rule (``weight_point``; the exact "
+                     "weights by default): the headline ESS.", "close to 1"),
         "ess_since_last_resample": Entry("With resampling on: the headline ESS since the last resampling.", "close to 1"),
-        "log_Z_hat": Entry("log Z under the headline weight rule: the headline estimate.", "equal to log_Z_exact within a few 0.01"),
+        "log_Z_hat": Entry("log Z by importance sampling under the headline weight rule: the headline estimate.",
+                           "equal to log_Z_exact within a few 0.01"),
         "log_Z_exact": Entry("Kaufman's exact log Z of the Ising torus (or the enumerated one).", EXACT),
         "log_Z_abs_err": Entry("|log_Z_hat - log_Z_exact|.", "0"),
+        "elbo": Entry("Mean log weight of the headline rule's walkers plus log Z_0: a lower bound on log Z.",
+                      "close to log Z from below"),
+        "elbo_abs_err": Entry("|elbo - log_Z_exact|.", "0"),
+        "nonfinite_samples": Entry("Headline walkers with a NaN/inf log weight (left out of every figure).", "0"),
+        "log_w_var": Entry("Variance of the headline rule's log weights.", "0; below 1 gives a reliable log Z"),
+        "ess_<rule>": Entry("Normalised ESS under a weight rule other than the headline one (whose ESS is ``ess``): "
+                            "``exact``, the exact discrete-time weights, unbiased; ``quadrature_paper``, the paper's "
+                            "Jarzynski quadrature -- after the jump for Ising, before it for Potts -- on the SAME walkers "
+                            "as the exact rule, the figure to set beside the paper's ESS; ``pre`` / ``post`` / "
+                            "``trapezoid``, quadratures on their own unfloored draws; with the ``checkerboard`` setting, "
+                            "``exact_unsplit`` the unsplit walkers that ``quadrature_paper`` reads.", "close to 1"),
+        "ess_since_last_resample_<rule>": Entry("With resampling on: the ESS of the weights since the last resampling.", "close to 1"),
+        "log_Z_hat_<rule>": Entry("log Z estimated under weight rule ``<rule>`` (``exact``, ``quadrature_paper``, ``pre``, "
+                                  "``post``, ``trapezoid``, other than the headline one): every rule drawn with the same "
+                                  "key; ``exact`` and ``quadrature_paper`` on the very same walkers.",
+                                  "equal to log_Z_exact within a few 0.01"),
+        "log_Z_abs_err_<rule>": Entry("|log_Z_hat_<rule> - log_Z_exact|.", "0"),
+        "ess_untrained": Entry("ESS of an untrained network's walkers (the annealing baseline).", "well below ``ess``"),
+        "ess_since_last_resample_untrained": Entry("With resampling on: the untrained network's ESS since the last resampling.", "context"),
+        "log_w_var_untrained": Entry("Variance of the untrained network's log weights.", "context"),
         "sample_seconds_per_1000_walkers_<rule>": Entry("Seconds to simulate 1000 walkers under rule ``<rule>``.", COST),
         "abs_order": Entry("Weighted mean |magnetisation| (Potts: order parameter) of the walkers.", "equal to abs_order_reference"),
         "abs_order_reference": Entry("The same from the reference (exact enumeration or long Glauber chains).", "reference"),

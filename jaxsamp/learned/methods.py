@@ -29,7 +29,8 @@ from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
 from jaxsamp.learned.gflownet.training import GFlowNet, GFlowNetSettings, as_environment
-from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, as_lattice_path
+from jaxsamp.learned.leaps import training as leaps_training
+from jaxsamp.learned.leaps.training import LeapsSettings, as_lattice_path
 from jaxsamp.vi.aisivi import AISIVI, BSIVI, AISIVISettings
 from jaxsamp.vi.elbo import ELBO, ELBOSettings
 from jaxsamp.vi.snis_forward_kl import SNISForwardKL, SNISForwardKLSettings
@@ -140,8 +141,5 @@ def tps_dps(target, settings: TpsDpsSettings, *, batch_size: int, optimizer=None
     return _legacy(TpsDps(target, settings, batch_size), False, optimizer)
 
 
-# the PINN loss is taken on a buffer of the walkers' own states over a curriculum that lengthens the horizon
-@LEARNED.register("leaps", settings=LeapsSettings, batch_size=200, as_target=as_lattice_path)
-def leaps(target, settings: LeapsSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """LEAPS (Holderrieth, Albergo & Jaakkola 2025): a CTMC with locally equivariant rates on an Ising/Potts lattice."""
-    return _legacy(Leaps(target, settings, batch_size), False, optimizer)
+LEARNED.register("leaps", settings=LeapsSettings, batch_size=leaps_training.BATCH_SIZE,
+                 as_target=as_lattice_path)(leaps_training.build)

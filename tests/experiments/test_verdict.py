@@ -77,6 +77,8 @@ def test_leaps_headline_is_the_exact_weights_with_the_papers_quadrature_beside_t
     line = verdict(cfg("leaps"), EXACT, figures)
     assert "log Z (exact weights)" in line and "within" in line and "ESS 0.300 of 4000" in line
     assert "the paper's quadrature on the same walkers: ESS 0.670, log Z 15.2000" in line
+    headline_exact = {"log_Z_hat": 15.0 + 2 * se, "ess": 0.3, "log_Z_exact": 15.0, "eval_walkers": 4000}
+    assert "log Z (exact weights)" in verdict(cfg("leaps"), EXACT, headline_exact)  # named once, unsuffixed
 
 
 def test_mcmc_means_and_bernoulli_tv():
