@@ -149,7 +149,7 @@ _JUDGES = {
     "vi": _weighted("log_Z", "log Z (importance sampling)"),
     "diffusion": _weighted("log_Z_reverse", "log Z (importance sampling)"),
     "adjoint": _weighted("log_Z_reverse", "log Z (importance sampling)"),
-    "boltzmann_curves": _weighted("log_Z", "log Z (ODE importance sampling)"),
+    "curves": _weighted("log_Z_hat", "log Z (ODE importance sampling)"),
     "leaps": _leaps,
     "gflownet": _gflownet,
     "tps_dps": _tps_dps,

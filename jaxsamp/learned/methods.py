@@ -23,7 +23,8 @@ from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
 from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.binary.bernoulli_denoising import BernoulliDenoiser, DenoiserSettings, training_source
-from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
+from jaxsamp.learned.curves import training as curves_training
+from jaxsamp.learned.curves.training import CurvesSettings
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
@@ -127,11 +128,7 @@ def bernoulli(target, settings: DenoiserSettings, *, batch_size: int, optimizer=
     return _legacy(BernoulliDenoiser(target, settings, batch_size), True, optimizer)
 
 
-# box collocation's loss is a fixed objective; trajectory collocation's points move with the flow
-@LEARNED.register("curves", settings=BoltzmannCurveSettings, batch_size=256)
-def curves(target, settings: BoltzmannCurveSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """Boltzmann curves (Chemseddine et al. 2025; Máté & Fleuret 2023): a PINN-trained curve and velocity, ODE samples."""
-    return _legacy(BoltzmannCurve(target, settings, batch_size), settings.fixed_objective, optimizer)
+LEARNED.register("curves", settings=CurvesSettings, batch_size=curves_training.BATCH_SIZE)(curves_training.build)
 
 
 # the log-variance loss is taken on a buffer of paths rolled out at an annealed behaviour temperature

@@ -39,7 +39,7 @@ def test_the_log_z_standard_error_matches_repeated_importance_sampling():
 
 
 @pytest.mark.parametrize("kind,key", [("vi", "log_Z"), ("diffusion", "log_Z_reverse"), ("adjoint", "log_Z_reverse"),
-                                      ("boltzmann_curves", "log_Z")])
+                                      ("curves", "log_Z_hat")])
 def test_importance_sampling_log_z_is_within_or_beyond(kind, key):
     se = log_z_standard_error(0.5, 1000)  # 0.0316
     assert "within 3 standard errors" in verdict(cfg(kind), EXACT, {key: 2 * se, "ess": 0.5})

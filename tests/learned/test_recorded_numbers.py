@@ -28,6 +28,8 @@ RENAMED_KEYS: dict[str, dict[str, dict[str, str]]] = {
     # the headline rule (exact here) is named once, canonically; the free-energy network's log Z is a learned log Z
     "leaps": {"evaluate": {"ess_exact": "ess", "log_Z_hat_exact": "log_Z_hat", "log_Z_abs_err_exact": "log_Z_abs_err",
                            "log_Z_free_energy": "log_Z_learned", "log_Z_free_energy_abs_err": "log_Z_learned_abs_err"}},
+    # a second set of weights is named as LEAPS names its weight rules: <figure>_<weights>
+    "curves": {"evaluate": {"log_Z_jarzynski": "log_Z_hat_jarzynski", "log_Z_jarzynski_abs_err": "log_Z_abs_err_jarzynski"}},
 }
 
 RELATIVE, ABSOLUTE = 1e-4, 1e-6
