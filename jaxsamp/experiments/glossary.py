@@ -159,10 +159,11 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
     },
     "tps_dps": {
         "rollouts": Entry("Training rollouts (``run.num_steps``).", SETTING),
-        "energy_evals": Entry("Potential-energy evaluations over training.", COST),
+        "target_evals": Entry("Potential-energy (and force) evaluations over training.", COST),
         "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
         "final_loss": Entry("The last rollout's loss.", "context"),
-        "log_z": Entry("The learned log Z parameter of the path measure.", "context"),
+        "log_Z_learned": Entry("The learned log Z parameter of the path measure (the control variate).",
+                               "close to log_Z_hat"),
         "thp_per_rollout": Entry("Target hit percentage of each training rollout.", "rising to 100"),
         "ets_per_rollout": Entry("Highest energy along the transition paths of each rollout.", "falling to the reference"),
         "rmsd": Entry("Mean distance to the end state of each path's closest approach (paths are cut there).", "0"),
@@ -174,7 +175,10 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "ets_std": Entry("Standard deviation of that energy (NaN with fewer than two hits).", "context"),
         "hits": Entry("Paths that reached the target state.", "all evaluation paths"),
         "ess": Entry("Normalised ESS of the path importance weights.", "close to 1"),
-        "log_Z_path": Entry("log Z of the path measure by importance sampling.", "context"),
+        "log_Z_hat": Entry("log Z of the relaxed path measure by importance sampling with the evaluation paths "
+                           "(not the target's Boltzmann log Z: the samples are paths).", "context"),
+        "elbo": Entry("Mean path log weight: a lower bound on log_Z_hat's log Z.", "close to log_Z_hat from below"),
+        "nonfinite_samples": Entry("Evaluation paths with a NaN/inf log weight (left out of ess and log_Z_hat).", "0"),
     },
     "leaps": {
         "train_steps": Entry("Training updates run.", SETTING),

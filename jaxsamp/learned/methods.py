@@ -28,7 +28,8 @@ from jaxsamp.learned.curves.training import CurvesSettings
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings
 from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
 from jaxsamp.learned.diffusion.pis_dds import DiffusionSampler, DiffusionSettings
-from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
+from jaxsamp.learned.diffusion import tps_dps as tps_dps_numerics
+from jaxsamp.learned.diffusion.tps_dps import TpsDpsSettings
 from jaxsamp.learned.gflownet.training import GFlowNet, GFlowNetSettings, as_environment
 from jaxsamp.learned.leaps import training as leaps_training
 from jaxsamp.learned.leaps.training import LeapsSettings, as_lattice_path
@@ -128,15 +129,8 @@ def bernoulli(target, settings: DenoiserSettings, *, batch_size: int, optimizer=
     return _legacy(BernoulliDenoiser(target, settings, batch_size), True, optimizer)
 
 
+# each build declares how its training is judged (its TrainingHealth)
 LEARNED.register("curves", settings=CurvesSettings, batch_size=curves_training.BATCH_SIZE)(curves_training.build)
-
-
-# the log-variance loss is taken on a buffer of paths rolled out at an annealed behaviour temperature
-@LEARNED.register("tps_dps", settings=TpsDpsSettings, batch_size=512)
-def tps_dps(target, settings: TpsDpsSettings, *, batch_size: int, optimizer=None) -> LearnedSampler:
-    """TPS-DPS (Seong et al. 2025): transition paths of a 2-D system; batch_size = paths per rollout, samples are paths."""
-    return _legacy(TpsDps(target, settings, batch_size), False, optimizer)
-
-
+LEARNED.register("tps_dps", settings=TpsDpsSettings, batch_size=tps_dps_numerics.BATCH_SIZE)(tps_dps_numerics.build)
 LEARNED.register("leaps", settings=LeapsSettings, batch_size=leaps_training.BATCH_SIZE,
                  as_target=as_lattice_path)(leaps_training.build)

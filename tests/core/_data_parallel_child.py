@@ -72,7 +72,7 @@ def build(method, target, options, batch):
     """The registered method as :func:`jaxsamp.fit` builds it (target conversion, settings dataclass)."""
     entry = LEARNED.entry(method)
     convert = entry.meta.get("as_target") or (lambda t: t)
-    return entry.factory(convert(target), entry.meta["settings"](**options), batch)
+    return entry.factory(convert(target), entry.meta["settings"](**options), batch_size=batch)
 
 
 def compare(name, one, many):

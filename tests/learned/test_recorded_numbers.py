@@ -30,6 +30,8 @@ RENAMED_KEYS: dict[str, dict[str, dict[str, str]]] = {
                            "log_Z_free_energy": "log_Z_learned", "log_Z_free_energy_abs_err": "log_Z_learned_abs_err"}},
     # a second set of weights is named as LEAPS names its weight rules: <figure>_<weights>
     "curves": {"evaluate": {"log_Z_jarzynski": "log_Z_hat_jarzynski", "log_Z_jarzynski_abs_err": "log_Z_abs_err_jarzynski"}},
+    # the importance-sampling log Z of the sampler's own draws (of the path measure: its samples are paths)
+    "tps_dps": {"evaluate": {"log_Z_path": "log_Z_hat"}},
 }
 
 RELATIVE, ABSOLUTE = 1e-4, 1e-6
