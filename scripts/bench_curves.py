@@ -15,7 +15,7 @@ Protocol (fixed in this docstring before the first full run; every interpolation
   were running, so its count is conservative; the lattice and many-well counts calibrated alone on the
   machine of the full run, before it started), so ``jaxsamp run configs/<config>.yaml`` trains as long as
   a benchmark run. ``train_minutes`` is recorded as measured.
-* **Evaluation** (:meth:`jaxsamp.learned.curves.training.BoltzmannCurve.evaluate`): 2000 samples by the config's RK4
+* **Evaluation** (:meth:`jaxsamp.learned.curves.training.Curves.evaluate`): 2000 samples by the config's RK4
   ODE (64 steps). Figures, for each interpolation and target: ``{interp}_{target}_ess``;
   ``_logz_abs_err`` (the change-of-variables estimate: the headline), ``_logz_jarzynski_abs_err`` (the
   Jarzynski-type estimate ``log Z_0 + int C + log mean exp(-int R)``), ``_logz_learned_abs_err``
@@ -66,7 +66,7 @@ import jaxsamp.targets  # noqa: F401  (registers the targets)
 from jaxsamp.core import WeightedSamples, run
 from jaxsamp.core.registry import TARGETS
 from jaxsamp.experiments.config import load_config
-from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
+from jaxsamp.learned.curves.training import Curves, CurvesSettings
 from jaxsamp.learned.curves.ode import exact_speeds_1d, mixture_curves_1d
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -104,7 +104,7 @@ def build(target_name: str, interp: str, quick: bool):
             hidden=QUICK["hidden"], ode_steps=QUICK["ode_steps"], trajectory_steps=2
         )
         batch = QUICK["num_chains"]
-    return target, BoltzmannCurve(target, BoltzmannCurveSettings(**params), batch)
+    return target, Curves(target, CurvesSettings(**params), batch)
 
 
 def _diverged_points(state, metrics):
@@ -131,12 +131,12 @@ def train_and_evaluate(target_name: str, interp: str, seed: int, quick: bool):
     )
     jax.block_until_ready(state)
     train_minutes = (time.perf_counter() - start) / 60
-    figures, out = curve.evaluate_with_transport(state, jax.random.fold_in(key, 2), n_eval)
+    figures, out = curve.evaluate_with_transport(jax.random.fold_in(key, 2), state, n_eval)
     nan = float("nan")
     row = {
         "ess": figures.get("ess", 0.0),
         "logz_abs_err": figures.get("log_Z_abs_err", nan),
-        "logz_jarzynski_abs_err": figures.get("log_Z_jarzynski_abs_err", nan),
+        "logz_jarzynski_abs_err": figures.get("log_Z_abs_err_jarzynski", nan),
         "logz_learned_abs_err": figures.get("log_Z_learned_abs_err", nan),
         "mmd": figures.get("mmd", nan),
         "max_velocity": figures["max_velocity"],
@@ -193,7 +193,7 @@ def base_importance_sampling(target_name: str, seed: int, quick: bool) -> dict:
 
 
 def velocity_figure(path: Path, speeds: dict, title: str) -> None:
-    from jaxsamp.experiments.boltzmann_curves_experiment import velocity_plot
+    from jaxsamp.experiments.curves_experiment import velocity_plot
 
     velocity_plot(path, speeds, title)
     print(f"  -> {path}", flush=True)

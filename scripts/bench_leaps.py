@@ -282,7 +282,7 @@ def train(path, network: str, quick: bool, minutes: float, walkers: int, key, cu
     trainer = Leaps(path, settings, walkers)
     model = trainer.model
     state = jax.jit(trainer.init)(key)
-    ess_of = jax.jit(lambda p, k: tuple(ws.ess for ws in trainer.sample_paired_with(p, k, CURVE_WALKERS)))
+    ess_of = jax.jit(lambda p, k: tuple(ws.ess for ws in trainer.sample_paired_with(k, p, CURVE_WALKERS)))
     steps, trained, curve = 0, 0.0, []
     identity = f"bench_leaps train {network} planned {planned}, curve every {curve_every}, both estimators"
     key_data = [int(v) for v in np.asarray(jax.random.key_data(key)).ravel()]
@@ -330,14 +330,14 @@ def split_curve(curve) -> tuple[list, list]:
 
 def paired_draws(path, settings: LeapsSettings, params, key, first: int, repeats: int, walkers: int) -> dict:
     """``{"exact": [...], "quadrature_paper": [...]}``: ``repeats`` draws on keys ``first..``, both on the same walkers."""
-    draw = jax.jit(lambda p, k: Leaps(path, settings).sample_paired_with(p, k, walkers))
+    draw = jax.jit(lambda p, k: Leaps(path, settings).sample_paired_with(k, p, walkers))
     pairs = [draw(params, jax.random.fold_in(key, first + j)) for j in range(repeats)]
     return {"exact": [e for e, _ in pairs], "quadrature_paper": [q for _, q in pairs]}
 
 
 def split_draws(path, settings: LeapsSettings, params, key, first: int, repeats: int, walkers: int) -> list:
     """:func:`paired_draws`' keys with checkerboard sub-steps: the exact weights' ``repeats`` draws."""
-    draw = jax.jit(lambda p, k: Leaps(path, settings).sample_with(p, k, walkers, "exact", True))
+    draw = jax.jit(lambda p, k: Leaps(path, settings).sample_with(k, p, walkers, "exact", True))
     return [draw(params, jax.random.fold_in(key, first + j)) for j in range(repeats)]
 
 
@@ -509,7 +509,7 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
     def pilot(i: int, network: str) -> dict:  # validation keys 300.. score it, and nothing else uses them
         model, params, _, pilot_settings, *_ = train(path, network, args.quick, args.pilot_minutes, train_walkers,
                                                      jax.random.fold_in(key, 10 + i), 10**9, overrides)
-        exact, quadrature = Leaps(path, pilot_settings).sample_paired_with(params, jax.random.fold_in(key, 300 + i),
+        exact, quadrature = Leaps(path, pilot_settings).sample_paired_with(jax.random.fold_in(key, 300 + i), params,
                                                                              CURVE_WALKERS)
         ess = float(exact.ess)  # the pick uses the exact weights, as the protocol fixed
         print(f"L15 {problem} pilot {network}: ESS {ess:.3f}, paper's quadrature {float(quadrature.ess):.3g}", flush=True)
@@ -544,7 +544,7 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
             f"ess_quadrature_paper_curve_L15_{problem}": quadrature_curve,
         })
         if problem == "ising":
-            thousand = jax.jit(lambda p, k: Leaps(path, final_settings).sample_with(p, k, 1000).log_w)
+            thousand = jax.jit(lambda p, k: Leaps(path, final_settings).sample_with(k, p, 1000).log_w)
             jax.block_until_ready(thousand(params, jax.random.fold_in(key, 400)))
             figures["sample_seconds_L15_1000x100"] = min(
                 timed(thousand, params, jax.random.fold_in(key, 401 + j)) for j in range(3))
@@ -770,7 +770,7 @@ def main(argv=None):
             # evaluation keys 100.. are used for nothing else; the exact weights with the paper's quadrature beside them
             draws = paired_draws(path, settings, params, key, 100, repeats, walkers)
             for rule in rules[1:]:
-                draw = jax.jit(lambda p, k, r=rule: Leaps(path, settings).sample_with(p, k, walkers, r))
+                draw = jax.jit(lambda p, k, r=rule: Leaps(path, settings).sample_with(k, p, walkers, r))
                 draws[rule] = [draw(params, jax.random.fold_in(key, 100 + j)) for j in range(repeats)]
             figures = sample_figures(network, draws, exact)
             figures[f"logz_fe_abs_err_L8_{network}"] = abs(float(free_energy_log_Z(model, params, path)) - exact)

@@ -214,8 +214,9 @@ def tps(variate, seed, quick):
     start = time.perf_counter()
     state, _ = run(sampler.step, sampler.init(jax.random.fold_in(key, 0)), jax.random.fold_in(key, 1), rollouts,
                    progress=False)
-    evaluation = sampler.evaluate(state, jax.random.fold_in(key, 2), n_eval)
-    figures = {f"tps_{name}": evaluation[name] for name in ("thp", "ets", "ets_std", "rmsd", "rmsd_std", "energy_evals")}
+    evaluation = sampler.evaluate(jax.random.fold_in(key, 2), state, n_eval)
+    figures = {f"tps_{name}": evaluation[name] for name in ("thp", "ets", "ets_std", "rmsd", "rmsd_std")}
+    figures["tps_energy_evals"] = evaluation["target_evals"]  # the name of the recorded results
     figures["tps_train_minutes"] = (time.perf_counter() - start) / 60
     return figures
 

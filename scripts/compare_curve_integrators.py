@@ -32,7 +32,7 @@ import numpy as np
 import jaxsamp.targets  # noqa: F401  (registers the targets)
 from jaxsamp.core import run
 from jaxsamp.core.registry import TARGETS
-from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
+from jaxsamp.learned.curves.training import Curves, CurvesSettings
 from jaxsamp.learned.curves.ode import rk4_step
 from jaxsamp.learned.curves.interpolations import (
     make_interpolation,
@@ -61,8 +61,8 @@ def trained_problem():
 
     cfg = load_config("configs/curves_linear_gmm2d.yaml")
     target = TARGETS.get(cfg.target.name, **cfg.target.params)
-    curve = BoltzmannCurve(
-        target, BoltzmannCurveSettings(interpolation="linear", hidden=(64, 64)), 256
+    curve = Curves(
+        target, CurvesSettings(interpolation="linear", hidden=(64, 64)), 256
     )
     state, _ = run(
         curve.step,

@@ -174,10 +174,11 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
     },
     "tps_dps": {
         "rollouts": Entry("Training rollouts (``run.num_steps``).", SETTING),
-        "energy_evals": Entry("Potential-energy evaluations over training.", COST),
+        "target_evals": Entry("Potential-energy (and force) evaluations over training.", COST),
         "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
         "final_loss": Entry("The last rollout's loss.", "context"),
-        "log_z": Entry("The learned log Z parameter of the path measure.", "context"),
+        "log_Z_learned": Entry("The learned log Z parameter of the path measure (the control variate).",
+                               "close to log_Z_hat"),
         "thp_per_rollout": Entry("Target hit percentage of each training rollout.", "rising to 100"),
         "ets_per_rollout": Entry("Highest energy along the transition paths of each rollout.", "falling to the reference"),
         "rmsd": Entry("Mean distance to the end state of each path's closest approach (paths are cut there).", "0"),
@@ -189,37 +190,48 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "ets_std": Entry("Standard deviation of that energy (NaN with fewer than two hits).", "context"),
         "hits": Entry("Paths that reached the target state.", "all evaluation paths"),
         "ess": Entry("Normalised ESS of the path importance weights.", "close to 1"),
-        "log_Z_path": Entry("log Z of the path measure by importance sampling.", "context"),
+        "log_Z_hat": Entry("log Z of the relaxed path measure by importance sampling with the evaluation paths "
+                           "(not the target's Boltzmann log Z: the samples are paths).", "context"),
+        "elbo": Entry("Mean path log weight: a lower bound on log_Z_hat's log Z.", "close to log_Z_hat from below"),
+        "nonfinite_samples": Entry("Evaluation paths with a NaN/inf log weight (left out of ess and log_Z_hat).", "0"),
     },
     "leaps": {
         "train_steps": Entry("Training updates run.", SETTING),
-        "train_seconds": Entry("Seconds of training, compilation included.", COST),
+        "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
         "final_loss": Entry("Mean PINN loss over the last 5% of updates (on the moving replay buffer).", "context"),
         "final_rollout_ess": Entry("ESS of the last training rollout's walkers.", "rising during training"),
         "eval_walkers": Entry("Walkers simulated for evaluation.", SETTING),
         "eval_steps": Entry("CTMC steps per evaluation walker.", SETTING),
-        "log_Z_free_energy": Entry("log Z read from the learned free energy F(1).", "close to log_Z_exact"),
-        "log_Z_free_energy_abs_err": Entry("|log_Z_free_energy - log_Z_exact|.", "small; a learned estimate"),
-        "ess_<rule>": Entry("Normalised ESS under weight rule ``<rule>`` (``exact``: the exact discrete-time weights, "
-                            "unbiased; ``quadrature_paper``: the paper's Jarzynski quadrature -- after the jump for Ising, "
-                            "before it for Potts -- on the SAME walkers as ``exact``, the figure to set beside the paper's "
-                            "ESS; ``pre`` / ``post`` / ``trapezoid``: quadratures on their own unfloored draws; with the ``checkerboard`` "
-                            "setting, ``exact`` is the colour-class sub-steps' walkers and ``exact_unsplit`` the unsplit "
-                            "walkers that ``quadrature_paper`` reads).", "close to 1"),
-        "ess_since_last_resample_<rule>": Entry("With resampling on: the ESS of the weights since the last resampling.", "close to 1"),
-        "log_Z_hat_<rule>": Entry("log Z estimated under weight rule ``<rule>`` (``exact``, ``quadrature_paper``, ``pre``, "
-                                  "``post``, ``trapezoid``): every rule drawn with the same key; ``exact`` and "
-                                  "``quadrature_paper`` on the very same walkers.", "equal to log_Z_exact within a few 0.01"),
-        "log_Z_abs_err_<rule>": Entry("|log_Z_hat_<rule> - log_Z_exact|.", "0"),
-        "ess_untrained": Entry("ESS of the untrained network's walkers (the annealing baseline).", "well below ``ess``"),
-        "ess_since_last_resample_untrained": Entry("With resampling on: the untrained network's ESS since the last resampling.", "context"),
-        "log_w_var_untrained": Entry("Variance of the untrained network's log weights.", "context"),
-        "log_w_var": Entry("Variance of the headline rule's log weights.", "0; below 1 gives a reliable log Z"),
-        "ess": Entry("ESS under the headline weight rule (``weight_point``): the headline ESS.", "close to 1"),
+        "log_Z_learned": Entry("log Z read from the learned free-energy network: log Z_0 + F(0) - F(1).",
+                               "close to log_Z_exact"),
+        "log_Z_learned_abs_err": Entry("|log_Z_learned - log_Z_exact|.", "small; a learned estimate"),
+        "ess": Entry("Normalised ESS of the walkers under the headline weight rule (``weight_point``; the exact "
+                     "weights by default): the headline ESS.", "close to 1"),
         "ess_since_last_resample": Entry("With resampling on: the headline ESS since the last resampling.", "close to 1"),
-        "log_Z_hat": Entry("log Z under the headline weight rule: the headline estimate.", "equal to log_Z_exact within a few 0.01"),
+        "log_Z_hat": Entry("log Z by importance sampling under the headline weight rule: the headline estimate.",
+                           "equal to log_Z_exact within a few 0.01"),
         "log_Z_exact": Entry("Kaufman's exact log Z of the Ising torus (or the enumerated one).", EXACT),
         "log_Z_abs_err": Entry("|log_Z_hat - log_Z_exact|.", "0"),
+        "elbo": Entry("Mean log weight of the headline rule's walkers plus log Z_0: a lower bound on log Z.",
+                      "close to log Z from below"),
+        "elbo_abs_err": Entry("|elbo - log_Z_exact|.", "0"),
+        "nonfinite_samples": Entry("Headline walkers with a NaN/inf log weight (left out of every figure).", "0"),
+        "log_w_var": Entry("Variance of the headline rule's log weights.", "0; below 1 gives a reliable log Z"),
+        "ess_<rule>": Entry("Normalised ESS under a weight rule other than the headline one (whose ESS is ``ess``): "
+                            "``exact``, the exact discrete-time weights, unbiased; ``quadrature_paper``, the paper's "
+                            "Jarzynski quadrature -- after the jump for Ising, before it for Potts -- on the SAME walkers "
+                            "as the exact rule, the figure to set beside the paper's ESS; ``pre`` / ``post`` / "
+                            "``trapezoid``, quadratures on their own unfloored draws; with the ``checkerboard`` setting, "
+                            "``exact_unsplit`` the unsplit walkers that ``quadrature_paper`` reads.", "close to 1"),
+        "ess_since_last_resample_<rule>": Entry("With resampling on: the ESS of the weights since the last resampling.", "close to 1"),
+        "log_Z_hat_<rule>": Entry("log Z estimated under weight rule ``<rule>`` (``exact``, ``quadrature_paper``, ``pre``, "
+                                  "``post``, ``trapezoid``, other than the headline one): every rule drawn with the same "
+                                  "key; ``exact`` and ``quadrature_paper`` on the very same walkers.",
+                                  "equal to log_Z_exact within a few 0.01"),
+        "log_Z_abs_err_<rule>": Entry("|log_Z_hat_<rule> - log_Z_exact|.", "0"),
+        "ess_untrained": Entry("ESS of an untrained network's walkers (the annealing baseline).", "well below ``ess``"),
+        "ess_since_last_resample_untrained": Entry("With resampling on: the untrained network's ESS since the last resampling.", "context"),
+        "log_w_var_untrained": Entry("Variance of the untrained network's log weights.", "context"),
         "sample_seconds_per_1000_walkers_<rule>": Entry("Seconds to simulate 1000 walkers under rule ``<rule>``.", COST),
         "abs_order": Entry("Weighted mean |magnetisation| (Potts: order parameter) of the walkers.", "equal to abs_order_reference"),
         "abs_order_reference": Entry("The same from the reference (exact enumeration or long Glauber chains).", "reference"),
@@ -252,19 +264,26 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "<policy>_train_trajectories_per_s": Entry("Training throughput.", "higher is faster"),
         "<policy>_train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
     },
-    "boltzmann_curves": {
+    "curves": {
         **_TRAIN,
         "interpolation": Entry("The interpolation trained (``linear``, ``learned``, ``gradient_flow``).", SETTING),
         "diverged_collocation_points": Entry("Collocation trajectories that diverged and were left out of the loss.", "0"),
         "train_target_evals": Entry("Target evaluations during training.", COST),
-        "nonfinite_samples": Entry("ODE samples or weights that were not finite (left out).", "0"),
+        "nonfinite_samples": Entry("ODE samples whose state or either weight was not finite (left out).", "0"),
         "sample_target_evals": Entry("Target evaluations to draw the evaluation samples.", COST),
         "ess": Entry("ESS of the change-of-variables weights (the headline).", "close to 1"),
         "ess_jarzynski": Entry("ESS of the Jarzynski-type weights.", "close to 1"),
-        "log_Z": Entry("log Z from the change-of-variables weights (the headline).", "equal to the exact log Z"),
-        "log_Z_jarzynski": Entry("log Z from the Jarzynski-type weights.", "equal to the exact log Z"),
-        "log_Z_learned": Entry("log Z read from the learned curve's normaliser.", "close to the exact log Z"),
-        "<estimate>_abs_err": Entry("|estimate - exact log Z| for ``log_Z``, ``log_Z_jarzynski``, ``log_Z_learned``.", "0"),
+        "log_Z_hat": Entry("log Z by importance sampling with the change-of-variables weights (the headline).",
+                           "equal to the exact log Z"),
+        "log_Z_hat_jarzynski": Entry("log Z by importance sampling with the Jarzynski-type weights.",
+                                     "equal to log_Z_hat up to the ODE error"),
+        "log_Z_learned": Entry("log Z read from the learned curve's normaliser, log Z_0 + int C (no sampling).",
+                               "close to the exact log Z"),
+        "log_Z_exact": Entry("The target's exact log normalising constant.", EXACT),
+        "elbo": Entry("Mean change-of-variables log weight plus log Z_0: a lower bound on log Z.", "close to log Z from below"),
+        "log_Z_abs_err": Entry("|log_Z_hat - log_Z_exact|.", "0"),
+        "log_Z_abs_err_jarzynski": Entry("|log_Z_hat_jarzynski - log_Z_exact|.", "0"),
+        "<estimate>_abs_err": Entry("|estimate - log_Z_exact| for ``elbo`` and ``log_Z_learned``.", "0"),
         "mmd": Entry("MMD between unweighted samples and exact target samples.", "0; compare with two exact sets"),
         "max_velocity": Entry("Largest |v_t(x_t)| over time and samples.", "moderate; a spike means a stiff curve"),
         "peak_mean_velocity": Entry("Largest over t of the mean |v_t(x_t)|.", "context"),

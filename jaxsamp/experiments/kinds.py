@@ -3,7 +3,7 @@
 from jaxsamp.experiments import (
     adjoint_experiment,  # noqa: F401
     bernoulli_denoising_experiment,  # noqa: F401
-    boltzmann_curves_experiment,  # noqa: F401
+    curves_experiment,  # noqa: F401
     diffusion_experiment,  # noqa: F401
     gflownet_experiment,  # noqa: F401
     leaps_experiment,  # noqa: F401

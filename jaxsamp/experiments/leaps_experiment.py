@@ -1,8 +1,8 @@
 """The ``leaps`` experiment kind: train a LEAPS sampler on a lattice target, sample, compare with exact answers.
 
-Training runs through the driver (:func:`jaxsamp.core.run`, progress bar,
-checkpoints in ``run_dir/checkpoints``, so ``jaxsamp resume RUN_DIR`` continues a
-killed run). Then ``run.num_eval_samples`` walkers are drawn with the evaluation
+Training is :func:`jaxsamp.fit` (``ExperimentConfig.fit``: progress bar, checkpoints in
+``run_dir/checkpoints``, so ``jaxsamp resume RUN_DIR`` continues a killed run; its health
+warnings). Then ``run.num_eval_samples`` walkers are drawn with the evaluation
 grid of ``sampler.params`` under the four weight rules of
 :func:`jaxsamp.learned.leaps.simulate` (``exact``, the unbiased default, and the
 ``pre``, ``post`` and ``trapezoid`` quadratures; only ``exact`` and the configured one when
@@ -12,8 +12,10 @@ Potts, as the reference code scores them) on the same draws
 (:meth:`~jaxsamp.learned.leaps.training.Leaps.evaluation_samples`; not with
 resampling). The run reports for each its ESS and
 ``log Z`` estimate, with the error against the exact ``log Z`` (Kaufman /
-transfer matrix) when it is known, plus the ESS and log-weight variance of the
-untrained network (same walkers, same grid) for comparison. With resampling on,
+transfer matrix) when it is known (:func:`~jaxsamp.learned.leaps.training.weight_figures`:
+the headline rule's figures under the canonical names, every other rule's suffixed), the
+free-energy network's ``log_Z_learned``, plus the ESS and log-weight variance of an
+untrained network (same grid) for comparison. With resampling on,
 the ESS figures are named ``ess_since_last_resample*``: the final weights only
 describe the steps after the last resampling.
 
@@ -41,8 +43,8 @@ from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.experiments import plots
-from jaxsamp.learned.leaps import simulation as leaps
-from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, free_energy_log_Z, weight_figures
+from jaxsamp.learned.leaps import simulation
+from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, build_networks, free_energy_log_Z, weight_figures
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets.lattice import LatticePath
 from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable
@@ -196,52 +198,52 @@ def check(cfg, target) -> LeapsSettings:
 
 
 def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
-    """Train LEAPS on an Ising/Potts target through the driver; ESS, log Z and observables vs exact answers."""
-    method = Leaps(target, settings, cfg.run.num_chains)
-    key_init, key_train, key_eval, key_ref = jax.random.split(jax.random.key(cfg.seed), 4)
-    trainer = cfg.trainer(method)
-    initial = jax.jit(trainer.init)(key_init)
-    start = time.perf_counter()
-    state, trace = run(trainer.step, initial, key_train, cfg.run.num_steps, trace=lambda s, m: m, **cfg.driver_options(run_dir))
-    train_seconds = time.perf_counter() - start
+    """Train LEAPS on an Ising/Potts target with :func:`jaxsamp.fit`; ESS, log Z and observables vs exact answers."""
+    key_fit, key_eval, key_ref, key_untrained = jax.random.split(jax.random.key(cfg.seed), 4)
+    fitted = cfg.fit("leaps", target, settings, run_dir, key_fit)
+    state = fitted.state
+    leaps = Leaps(target, settings, cfg.run.num_chains)  # the family's numerics: the draws of every weight rule
 
     seconds = {}
     n_first = min(cfg.run.num_eval_samples, settings.eval_batch)
     with phase(f"evaluating {cfg.run.num_eval_samples} walkers under each weight rule", cfg.run.progress):
-        samples = method.evaluation_samples(state, key_eval, cfg.run.num_eval_samples)
-    for rule in (r for r in samples if r in leaps.WEIGHT_POINTS):  # quadrature_paper rides on the exact draws
+        samples = leaps.evaluation_samples(key_eval, state, cfg.run.num_eval_samples)
+    # a freshly initialised network: the annealing baseline
+    untrained_params = jax.jit(lambda k: build_networks(leaps.path, settings, k)[1])(key_untrained)
+    for rule in (r for r in samples if r in simulation.WEIGHT_POINTS):  # quadrature_paper rides on the exact draws
         with phase(f"timing {n_first} walkers, {rule} weights", cfg.run.progress):
             if "quadrature_paper" in samples and rule == "exact":  # drawn by the paired draw: compile this one first
-                jax.block_until_ready(method.draw(state.params, jax.random.fold_in(key_eval, 10**6 + 2), n_first, rule))
+                jax.block_until_ready(leaps.draw(jax.random.fold_in(key_eval, 10**6 + 2), state.params, n_first, rule))
             t0 = time.perf_counter()
-            # method.draw takes the parameters as an argument: the untrained and trained nets share one compilation
-            jax.block_until_ready(method.draw(state.params, jax.random.fold_in(key_eval, 10**6), n_first, rule))
+            # leaps.draw takes the parameters as an argument: the untrained and trained nets share one compilation
+            jax.block_until_ready(leaps.draw(jax.random.fold_in(key_eval, 10**6), state.params, n_first, rule))
             seconds[rule] = (time.perf_counter() - t0) * 1000 / n_first
             if rule == settings.weight_point:
-                untrained = method.draw(initial.params, jax.random.fold_in(key_eval, 10**6 + 1), n_first, rule)
+                untrained = leaps.draw(jax.random.fold_in(key_eval, 10**6 + 1), untrained_params, n_first, rule)
 
-    loss = np.asarray(trace["loss"])
-    tail = loss[-max(1, len(loss) // 20):]
+    loss = fitted.history["loss"]
     metrics = {
         "train_steps": cfg.run.num_steps,
-        "train_seconds": train_seconds,
-        "final_loss": float(np.mean(tail)),
-        "final_rollout_ess": float(np.asarray(trace["rollout_ess"])[-1]),
+        "train_seconds_incl_compile": fitted.seconds,
+        "final_loss": float(np.mean(loss[-max(1, len(loss) // 20):])),
+        "final_rollout_ess": float(fitted.history["rollout_ess"][-1]),
         "eval_walkers": cfg.run.num_eval_samples,
         "eval_steps": settings.eval_steps,
-        "log_Z_free_energy": float(free_energy_log_Z(method.model, state.params, method.path)),
     }
     exact = target.log_Z
-    metrics.update(weight_figures(samples, untrained, settings.weight_point, settings.resample_threshold, exact))
+    metrics.update(weight_figures(samples, settings.weight_point, settings.resample_threshold, exact))
+    metrics["log_Z_learned"] = float(free_energy_log_Z(leaps.model, state.params, leaps.path))
+    if exact is not None:
+        metrics["log_Z_learned_abs_err"] = abs(metrics["log_Z_learned"] - exact)
+    ess = "ess" if settings.resample_threshold is None else "ess_since_last_resample"
+    metrics[f"{ess}_untrained"] = float(untrained.ess)
+    metrics["log_w_var_untrained"] = float(jnp.var(untrained.log_w))
     for rule, value in seconds.items():
         metrics[f"sample_seconds_per_1000_walkers_{rule}"] = value
     main = samples[settings.weight_point]
-    # the PINN loss is taken on a replay buffer of the model's own walkers over a curriculum that lengthens
-    # the horizon: its data move with training, so progress is not judged; the ESS is the headline rule's
-    metrics["warnings"] = health.training_warnings(loss, judge_progress=False, ess=float(main.ess),
-                                               num_samples=cfg.run.num_eval_samples)
-    if exact is not None:
-        metrics["log_Z_free_energy_abs_err"] = abs(metrics["log_Z_free_energy"] - exact)
+    # the training's health is fit's (LEAPS declares its loss is not judged for progress); the ESS is the headline rule's
+    metrics["warnings"] = fitted.warnings + health.training_warnings(  # no loss: fit judged it
+        (), ess=float(main.ess), num_samples=cfg.run.num_eval_samples)
 
     got = lattice_observables(target, main.x, main.log_w)
     with phase("reference observables", cfg.run.progress):
@@ -258,7 +260,8 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
     np.savez(run_dir / "samples.npz", x=np.asarray(main.x).astype(np.int8), log_w=np.asarray(main.log_w))
     plots.trace_plot(
         run_dir / "training.png",
-        {"loss": np.log10(np.maximum(loss, 1e-12)), "rollout_ess": np.asarray(trace["rollout_ess"]), "k": np.asarray(trace["k"])},
+        {"loss": np.log10(np.maximum(loss, 1e-12)), "rollout_ess": fitted.history["rollout_ess"],
+         "k": fitted.history["k"]},
         f"{cfg.name}: log10 loss, rollout ESS, curriculum steps",
     )
     plot_order_parameter(run_dir / "magnetization.png", target, got, ref, source, cfg.name)

@@ -3,14 +3,16 @@
 Config ``sampler`` block: ``name: tps_dps`` and ``params`` validated into
 :class:`~jaxsamp.learned.diffusion.tps_dps.TpsDpsSettings`. ``run.num_chains`` is the
 number of paths per rollout and ``run.num_steps`` the number of rounds (one
-rollout plus ``updates_per_rollout`` Adam steps each), run by the driver with
-checkpoints in ``run_dir/checkpoints``.
+rollout plus ``updates_per_rollout`` Adam steps each), trained by :func:`jaxsamp.fit`
+with checkpoints in ``run_dir/checkpoints`` (its health warnings included).
 
 Evaluation as in the reference's synthetic example (Seong et al. 2025, ICLR;
 paths.md A5): ``run.num_eval_samples`` paths at the target temperature,
 truncated at their closest approach to the end state; RMSD of the final point,
 THP (% within ``hit_radius``), ETS (mean and std over hit paths of the highest
-potential along the path), and the energy evaluations spent in training.
+potential along the path), the ESS and log Z of the paths' weights, and the target
+(energy) evaluations spent in training
+(:meth:`~jaxsamp.learned.diffusion.tps_dps.TpsDps.evaluation_figures`).
 Outputs: ``paths.npz`` (the evaluation paths and their potentials),
 ``paths.png`` (64 truncated paths over the potential's contours, start, end and
 saddles marked) and ``training.png`` (loss, THP, ETS and behaviour temperature
@@ -19,15 +21,12 @@ per rollout).
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsamp.diagnostics import health
-from jaxsamp.core import run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings, truncated_paths
@@ -71,46 +70,34 @@ def paths_plot(path: Path, target, paths: list[np.ndarray], title: str) -> Path:
 
 
 def check(cfg, target) -> TpsDps:
-    """The TPS-DPS settings against the target (a 2-D transition-path target), before any work."""
-    build = lambda settings: TpsDps(target, settings, num_paths=cfg.run.num_chains)  # noqa: E731
-    return build_learned_sampler(cfg, "tps_dps", {"tps_dps": (build, TpsDpsSettings)})
+    """The TPS-DPS settings against the target (a 2-D transition-path target), before any work: the method's numerics."""
+    numerics = lambda settings: TpsDps(target, settings, batch_size=cfg.run.num_chains)  # noqa: E731
+    return build_learned_sampler(cfg, "tps_dps", {"tps_dps": (numerics, TpsDpsSettings)})
 
 
 def run_tps_dps(cfg, target, sampler: TpsDps, run_dir: Path) -> dict:
-    """Train TPS-DPS for ``run.num_steps`` rounds; evaluate ``run.num_eval_samples`` paths at the target temperature."""
-    k_init, k_train, k_eval = jax.random.split(jax.random.key(cfg.seed), 3)
-    start = time.perf_counter()
-    trainer = cfg.trainer(sampler)
-    state, trace = run(trainer.step, trainer.init(k_init), k_train, cfg.run.num_steps, trace=lambda s, m: m, **cfg.driver_options(run_dir))
-    train_seconds = time.perf_counter() - start
-    trace = {name: np.asarray(values) for name, values in trace.items()}
+    """Train TPS-DPS for ``run.num_steps`` rounds with :func:`jaxsamp.fit`; evaluate ``run.num_eval_samples`` paths."""
+    k_fit, k_eval = jax.random.split(jax.random.key(cfg.seed))
+    fitted = cfg.fit("tps_dps", target, sampler.settings, run_dir, k_fit)
+    trace = fitted.history
     with phase(f"evaluating {cfg.run.num_eval_samples} paths", cfg.run.progress):
-        paths = sampler.sample(state, k_eval, cfg.run.num_eval_samples).x
-        evaluation = sampler.path_figures(paths)
-    positions, potentials = np.asarray(paths.positions), np.asarray(paths.potentials)
+        samples = fitted.sample(k_eval, cfg.run.num_eval_samples)
+        evaluation = sampler.evaluation_figures(samples, fitted.state)
+    positions, potentials = np.asarray(samples.x.positions), np.asarray(samples.x.potentials)
 
-    warnings = []
+    # the training's health is fit's (the loss is not judged for progress; an annealing cut short); the paths' here
+    warnings = list(fitted.warnings)
     diverged = int(np.sum(~np.all(np.isfinite(positions), axis=(1, 2))))
     if diverged:
         warnings.append(f"{diverged} of {len(positions)} evaluation paths diverged (non-finite positions): lower sampler.params.time_step")
-    # the log-variance loss is taken on a buffer of paths rolled out at an annealed behaviour temperature:
-    # its data move with training, so progress is not judged (no importance weights: no ESS)
-    warnings += health.training_warnings(trace["loss"], judge_progress=False)
     if evaluation["hits"] == 0:
         warnings.append("no evaluation path reached the end state (THP 0): train longer")
-    annealing = sampler.settings.annealing_rollouts
-    if cfg.run.num_steps < annealing:
-        warnings.append(
-            f"training stopped after {cfg.run.num_steps} of the {annealing} annealing rollouts: "
-            "it never sampled at the target temperature"
-        )
 
     metrics = {
         "rollouts": cfg.run.num_steps,
-        "energy_evals": int(state.energy_evals),
-        "train_seconds_incl_compile": train_seconds,
+        "train_seconds_incl_compile": fitted.seconds,
         "final_loss": float(trace["loss"][-1]),
-        "log_z": float(state.params.log_z),
+        "log_Z_learned": float(fitted.state.params.log_z),
         **evaluation,
         "thp_per_rollout": [float(v) for v in trace["thp"]],
         "ets_per_rollout": [float(v) for v in trace["ets"]],
@@ -128,6 +115,6 @@ def run_tps_dps(cfg, target, sampler: TpsDps, run_dir: Path) -> dict:
     return metrics
 
 
-EXPERIMENTS.register("tps_dps", "train TPS-DPS transition paths through the driver; RMSD, THP, ETS and energy evaluations")(
+EXPERIMENTS.register("tps_dps", "train TPS-DPS transition paths with jaxsamp.fit; RMSD, THP, ETS and target evaluations")(
     ExperimentKind(check, run_tps_dps)
 )

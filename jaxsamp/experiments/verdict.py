@@ -91,11 +91,14 @@ def _weighted(estimate_key: str, what: str):
 
 def _leaps(cfg, metrics, target) -> str:
     """The exact discrete-time weights are the headline whatever rule the config names (they are unbiased); the
-    paper's Jarzynski quadrature on the same walkers, when recorded, follows as context."""
-    if "ess_exact" not in metrics:  # resampling on: the final weights cover the steps since the last resampling only
-        return (f"log Z {metrics['log_Z_hat_exact']:.4f} vs exact {metrics.get('log_Z_exact', float('nan')):.4f} "
+    paper's Jarzynski quadrature on the same walkers, when recorded, follows as context. The exact rule's figures
+    are the unsuffixed ones when it is the headline rule, else ``*_exact``."""
+    exact_rule = "_exact" if "log_Z_hat_exact" in metrics else ""
+    log_z = metrics[f"log_Z_hat{exact_rule}"]
+    if f"ess{exact_rule}" not in metrics:  # resampling on: the final weights cover the steps since the last resampling only
+        return (f"log Z {log_z:.4f} vs exact {metrics.get('log_Z_exact', float('nan')):.4f} "
                 "with resampling: one run carries no standard error, compare seeds")
-    line = _log_z(metrics["log_Z_hat_exact"], metrics.get("log_Z_exact"), metrics["ess_exact"],
+    line = _log_z(log_z, metrics.get("log_Z_exact"), metrics[f"ess{exact_rule}"],
                   int(metrics["eval_walkers"]), "log Z (exact weights)")
     if "ess_quadrature_paper" in metrics:
         line += (f"; the paper's quadrature on the same walkers: ESS {metrics['ess_quadrature_paper']:.3f}, "
@@ -146,7 +149,7 @@ _JUDGES = {
     "vi": _weighted("log_Z_hat", "log Z (importance sampling)"),
     "diffusion": _weighted("log_Z_hat", "log Z (importance sampling)"),
     "adjoint": _weighted("log_Z_hat", "log Z (importance sampling)"),
-    "boltzmann_curves": _weighted("log_Z", "log Z (ODE importance sampling)"),
+    "curves": _weighted("log_Z_hat", "log Z (ODE importance sampling)"),
     "leaps": _leaps,
     "gflownet": _gflownet,
     "tps_dps": _tps_dps,

@@ -5,7 +5,7 @@ Subpackages
 diffusion
     Controlled-SDE samplers: the shared SDE core, path losses, PIS/DDS, Adjoint Sampling, ASBS, TPS-DPS, evaluation.
 leaps
-    LEAPS: CTMC simulation with exact weights, and its PINN training (the Leaps trainer and sampler).
+    LEAPS: CTMC simulation with exact weights, and its PINN training (``build``, and ``Leaps``: its numerics).
 gflownet
     GFlowNets with a choice of backward policy (TLM among them): trainer, weighted sampling, losses, policy network.
 curves

@@ -391,6 +391,8 @@ class LatticePath(AnnealingPath):
     Attributes
     ----------
     target : Ising or Potts
+    name : str
+        The target's (what ``jaxsamp.fit`` reports the path by).
     base : UniformLattice
     log_Z0 : float
         ``N log 2`` (Ising) or ``N log q`` (Potts).
@@ -399,7 +401,7 @@ class LatticePath(AnnealingPath):
     def __init__(self, target: _Lattice):
         if not isinstance(target, _Lattice):
             raise TypeError(f"LatticePath needs an Ising or Potts target, got {type(target).__name__}")
-        self.target = target
+        self.target, self.name = target, target.name
         self.base = UniformLattice(target)
         self.log_Z0 = target.log_Z0
 

@@ -16,9 +16,6 @@ import pytest
 
 from jaxsamp.diagnostics import health
 from jaxsamp.experiments import (
-    boltzmann_curves_experiment,
-    leaps_experiment,
-    tps_dps_experiment,
 )
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.runner import run_experiment
@@ -27,6 +24,7 @@ FIT = importlib.import_module("jaxsamp.learned.fit")  # the kinds that train thr
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 RUN = "run: {num_chains: %d, num_steps: %d, chunk: 1, progress: false, num_eval_samples: %d}"
+FIT = importlib.import_module("jaxsamp.learned.fit")  # the module (``jaxsamp.learned.fit`` is also the function)
 
 TINY = {
     "diffusion": (FIT, "loss", """
@@ -50,7 +48,7 @@ kind: adjoint
 target: {name: gaussian, params: {dim: 2, scale: 0.7}}
 sampler: {name: adjoint, params: {network: mlp, hidden: 16, num_layers: 1, sigma_max: 2.0, nfe: 10, steps_per_epoch: 2}}
 """ + RUN % (16, 2, 64)),
-    "leaps": (leaps_experiment, "loss", """
+    "leaps": (FIT, "loss", """
 kind: leaps
 target: {name: ising, params: {L: 3, beta: 0.4407}}
 sampler:
@@ -64,7 +62,7 @@ kind: gflownet
 target: {name: hypergrid, params: {dim: 2, side: 4}}
 sampler: {name: gflownet, params: {hidden: [16], eval_every: 2, history_size: 32}}
 """ + RUN % (4, 3, 2)),
-    "tps_dps": (tps_dps_experiment, "loss", """
+    "tps_dps": (FIT, "loss", """
 kind: tps_dps
 target: {name: double_well_2d}
 sampler:
@@ -80,10 +78,10 @@ sampler:
   params: {alpha: 1.0, max_measurements: 2, hidden: [8], num_train_samples: 32, glauber_sweeps: 2, move: two_stage,
            num_measurements: 2, steps_per_measurement: 1, readout: sign}
 """ + RUN % (16, 3, 32)),
-    "boltzmann_curves": (boltzmann_curves_experiment, "loss", """
-kind: boltzmann_curves
+    "curves": (FIT, "loss", """
+kind: curves
 target: {name: gaussian, params: {dim: 2}}
-sampler: {name: boltzmann_curve, params: {interpolation: linear, hidden: [8], ode_steps: 4}}
+sampler: {name: curves, params: {interpolation: linear, hidden: [8], ode_steps: 4}}
 """ + RUN % (16, 3, 64)),
 }
 

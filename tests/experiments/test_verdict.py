@@ -39,7 +39,7 @@ def test_the_log_z_standard_error_matches_repeated_importance_sampling():
 
 
 @pytest.mark.parametrize("kind,key", [("vi", "log_Z_hat"), ("diffusion", "log_Z_hat"), ("adjoint", "log_Z_hat"),
-                                      ("boltzmann_curves", "log_Z")])
+                                      ("curves", "log_Z_hat")])
 def test_importance_sampling_log_z_is_within_or_beyond(kind, key):
     se = log_z_standard_error(0.5, 1000)  # 0.0316
     assert "within 3 standard errors" in verdict(cfg(kind), EXACT, {key: 2 * se, "ess": 0.5})
@@ -77,6 +77,8 @@ def test_leaps_headline_is_the_exact_weights_with_the_papers_quadrature_beside_t
     line = verdict(cfg("leaps"), EXACT, figures)
     assert "log Z (exact weights)" in line and "within" in line and "ESS 0.300 of 4000" in line
     assert "the paper's quadrature on the same walkers: ESS 0.670, log Z 15.2000" in line
+    headline_exact = {"log_Z_hat": 15.0 + 2 * se, "ess": 0.3, "log_Z_exact": 15.0, "eval_walkers": 4000}
+    assert "log Z (exact weights)" in verdict(cfg("leaps"), EXACT, headline_exact)  # named once, unsuffixed
 
 
 def test_mcmc_means_and_bernoulli_tv():

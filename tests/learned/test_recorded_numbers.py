@@ -29,6 +29,13 @@ RENAMED_KEYS: dict[str, dict[str, dict[str, str]]] = {
     # the variational family: log Z - ELBO is the ELBO's error, the forward KL on exact draws the EUBO's
     **{method: {"evaluate": {"elbo_gap": "elbo_abs_err", "forward_kl": "eubo_abs_err"}}
        for method in ("softcvi", "elbo", "snis_fkl", "aisivi", "bsivi")},
+    # the headline rule (exact here) is named once, canonically; the free-energy network's log Z is a learned log Z
+    "leaps": {"evaluate": {"ess_exact": "ess", "log_Z_hat_exact": "log_Z_hat", "log_Z_abs_err_exact": "log_Z_abs_err",
+                           "log_Z_free_energy": "log_Z_learned", "log_Z_free_energy_abs_err": "log_Z_learned_abs_err"}},
+    # a second set of weights is named as LEAPS names its weight rules: <figure>_<weights>
+    "curves": {"evaluate": {"log_Z_jarzynski": "log_Z_hat_jarzynski", "log_Z_jarzynski_abs_err": "log_Z_abs_err_jarzynski"}},
+    # the importance-sampling log Z of the sampler's own draws (of the path measure: its samples are paths)
+    "tps_dps": {"evaluate": {"log_Z_path": "log_Z_hat"}},
 }
 
 RELATIVE, ABSOLUTE = 1e-4, 1e-6

@@ -7,17 +7,18 @@ interpolations between Boltzmann densities", TMLR.
 Files
 -----
 training
-    The networks, the continuity-equation (PINN) loss, the :class:`BoltzmannCurve` trainer, its sampling and
-    evaluation (registered as ``"curves"`` for :func:`jaxsamp.fit`).
+    The networks, the continuity-equation (PINN) loss, :func:`build` (the
+    :class:`~jaxsamp.core.LearnedSampler` that ``jaxsamp.fit("curves", ...)`` trains) and :class:`Curves`, the
+    method's numerics: training, ODE sampling and evaluation, key first.
 interpolations
     The linear, learned and gradient-flow interpolations and the residual of the continuity equation.
 ode
     Sampling by the ODE (RK4) with change-of-variables and Jarzynski weights, optional MALA corrections.
 
 The main names are re-exported here:
-``from jaxsamp.learned.curves import BoltzmannCurve, BoltzmannCurveSettings``.
+``from jaxsamp.learned.curves import CurvesSettings, build``.
 """
 
-from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
+from jaxsamp.learned.curves.training import Curves, CurvesSettings, build
 
-__all__ = ["BoltzmannCurve", "BoltzmannCurveSettings"]
+__all__ = ["Curves", "CurvesSettings", "build"]

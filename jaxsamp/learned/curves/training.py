@@ -15,7 +15,9 @@ The pieces:
 * sampling by ODE from ``N(0, s^2 I)`` with change-of-variables and Jarzynski
   weights, optional Langevin corrections, velocity diagnostics:
   :mod:`jaxsamp.learned.curves.ode`;
-* here: the networks (flax nnx), the loss and the :class:`~jaxsamp.core.Trainer`.
+* here: the networks (flax nnx), the loss, :class:`Curves` (the method's numerics: training,
+  ODE sampling, figures; key first) and :func:`build`, the
+  :class:`~jaxsamp.core.LearnedSampler` that ``jaxsamp.fit("curves", ...)`` trains.
 
 **Networks.** ``v_t(x)`` and ``g(x, t)`` are MLPs (SiLU, smooth enough for the
 second derivatives the loss takes) of ``[x, fourier(t)]``
@@ -65,16 +67,18 @@ from flax import nnx
 
 from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import Trainer, WeightedSamples
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
 from jaxsamp.core.validation import (
     NonNegativeInt,
     OneOf,
     PositiveFloat,
     PositiveInt,
     check_fields,
+    check_int,
     check_widths,
 )
 from jaxsamp.diagnostics.discrepancies import mmd
+from jaxsamp.diagnostics.weights import figures
 from jaxsamp.learned.curves import ode
 from jaxsamp.learned.curves.interpolations import (
     INTERPOLATIONS,
@@ -89,6 +93,8 @@ COLLOCATIONS = ("box", "trajectory")
 DIVERGENCES = ("exact", "hutchinson")
 MAX_SKIPPED = 20  # consecutive non-finite updates skipped before one is let through
 RATE_INIT_SAMPLES = 1024
+#: collocation points per training step when ``build`` is given no ``batch_size`` (the configs' 256)
+BATCH_SIZE = 256
 
 
 # --------------------------------------------------------------------------
@@ -150,8 +156,8 @@ class RateNetwork(nnx.Module):
 
 
 @dataclasses.dataclass(frozen=True)
-class BoltzmannCurveSettings:
-    """Hyper-parameters of a Boltzmann-curve sampler (``sampler.params`` of a ``kind: boltzmann_curves`` config).
+class CurvesSettings:
+    """Hyper-parameters of the Boltzmann-curve sampler ``curves`` (``sampler.params`` of a ``kind: curves`` config).
 
     Attributes
     ----------
@@ -206,13 +212,13 @@ class BoltzmannCurveSettings:
 
     def __post_init__(self):
         check_fields(self)
-        object.__setattr__(self, "hidden", check_widths("BoltzmannCurveSettings", "hidden", self.hidden))
+        object.__setattr__(self, "hidden", check_widths("CurvesSettings", "hidden", self.hidden))
         object.__setattr__(
-            self, "rate_hidden", check_widths("BoltzmannCurveSettings", "rate_hidden", self.rate_hidden)
+            self, "rate_hidden", check_widths("CurvesSettings", "rate_hidden", self.rate_hidden)
         )
         if self.langevin_steps and self.ode_steps % self.langevin_every:
             raise InputError(
-                f"BoltzmannCurveSettings: langevin_every={self.langevin_every} must divide ode_steps={self.ode_steps}"
+                f"CurvesSettings: langevin_every={self.langevin_every} must divide ode_steps={self.ode_steps}"
             )
 
     @property
@@ -256,32 +262,38 @@ class CurveTrainState(NamedTuple):
 # --------------------------------------------------------------------------
 
 
-class BoltzmannCurve:
-    """A Boltzmann-curve sampler for ``target`` (registered as ``"curves"`` for :func:`jaxsamp.fit`).
+class Curves:
+    """The numerics of the Boltzmann-curve sampler ``curves`` for ``target``: its training, ODE sampling and figures.
 
-    A :class:`~jaxsamp.core.Trainer` (``init(key)``, ``step(key, state)``) of the
+    The training (``init(key)``, ``step(key, state)``) of the
     curve ``rho_t ∝ exp(-f_t)`` from ``N(0, s^2 I)`` to the target and of its
     velocity ``v_t``, by the PINN continuity loss (module docstring; Chemseddine
     et al. 2025, ICLR; Máté & Fleuret 2023, TMLR, Eqs. 11-12), and an ODE
     sampler of the trained curve: :meth:`sample` (``WeightedSamples``),
     :meth:`transport` (the whole ODE run: both weights, speeds, evaluations) and
-    :meth:`evaluate` (figures), each taking the train state. The three
+    :meth:`evaluate` (figures), each taking the key first and then the train state. The three
     interpolations (``linear``, ``learned``, ``gradient_flow``) are the setting
-    ``interpolation`` of this one method.
+    ``interpolation`` of this one method. :func:`build` wraps it as the
+    :class:`~jaxsamp.core.LearnedSampler` that ``jaxsamp.fit("curves", ...)`` trains;
+    construct it directly only for what lies beyond that contract (:meth:`transport`,
+    :meth:`fields`, the loss).
 
     Parameters
     ----------
     target : Target
         Real-valued, flat state ``(d,)`` (an :class:`~jaxsamp.core.errors.InputError` otherwise).
-    settings : BoltzmannCurveSettings
+    settings : CurvesSettings, optional
+        Default ``CurvesSettings()``.
     batch_size : int
         Collocation points per training step (the configs use 256).
+    optimizer : optax.GradientTransformation, optional
+        The optimiser of ``(g, v)``, instead of Adam with the settings' learning rate and
+        clipping; a non-finite update is still skipped (``optax.apply_if_finite``). ``C``
+        keeps its own Adam.
 
     Attributes
     ----------
     interpolation : Interpolation
-    trainer : Trainer
-        ``step`` is one Adam update on a fresh collocation batch.
     evals_per_step : int
         Target evaluations of one training step.
 
@@ -294,7 +306,7 @@ class BoltzmannCurve:
     * ``residual_abs``: ``mean |R|`` over the same points, nats per unit time;
     * ``diverged_points``: collocation points left out for a non-finite
       trajectory (always 0 with box collocation);
-    * ``log_z_learned``: ``log Z_0 + int_0^1 C(t) dt`` after the update, nats
+    * ``log_Z_learned``: ``log Z_0 + int_0^1 C(t) dt`` after the update, nats
       (the curve's own log Z, without sampling);
     * ``target_evals``: target evaluations so far (log density with its
       derivatives at one state), initialisation included;
@@ -302,6 +314,7 @@ class BoltzmannCurve:
 
     The loss of box collocation is a fixed objective (judged for progress by
     the run-health check); trajectory collocation's points move with the flow.
+    :func:`training_checks` warns about skipped updates and diverged points.
 
     **Settings for a new target** (no settings of the paper were found; those
     here are Máté & Fleuret's code's or ours, measured in ``scripts/bench_curves.py``):
@@ -322,29 +335,29 @@ class BoltzmannCurve:
     * ``divergence``: ``exact`` costs ``d`` Jacobian-vector products per point;
       ``hutchinson`` (4 probes) for d in the tens.
     * ``ode_steps``: 64 RK4 steps (Máté & Fleuret use 50); ``evaluate``'s
-      ``log_Z - log_Z_jarzynski`` is the ODE error: raise the steps when it is
+      ``log_Z_hat - log_Z_hat_jarzynski`` is the ODE error: raise the steps when it is
       above the Monte Carlo error.
     * Training length: the learned curve on gmm2d needs thousands of updates
       (ESS 0.12 after 3000 updates of 256 points, 0.96 after 14 000).
     """
 
-    def __init__(self, target, settings: BoltzmannCurveSettings, batch_size: int):
-        if (
-            isinstance(batch_size, bool)
-            or not isinstance(batch_size, int)
-            or batch_size < 1
-        ):
-            raise InputError(f"batch_size must be a positive int, got {batch_size!r}")
-        self.target, self.settings, self.batch_size = target, settings, batch_size
+    def __init__(self, target, settings: CurvesSettings | None = None, batch_size: int = BATCH_SIZE,
+                 optimizer: optax.GradientTransformation | None = None):
+        settings = CurvesSettings() if settings is None else settings
+        if not isinstance(settings, CurvesSettings):
+            raise InputError(f"settings must be a CurvesSettings, got {type(settings).__name__}")
+        self.target, self.settings = target, settings
+        self.batch_size = batch_size = check_int("batch_size", batch_size, ge=1)
         self.interpolation = make_interpolation(
             settings.interpolation, target, settings.base_scale
         )
         self.dim = self.interpolation.dim
-        adam = optax.chain(
-            optax.clip_by_global_norm(settings.max_grad_norm),
-            optax.adam(settings.learning_rate),
-        )
-        self.optimizer = optax.apply_if_finite(adam, MAX_SKIPPED)
+        if optimizer is None:
+            optimizer = optax.chain(
+                optax.clip_by_global_norm(settings.max_grad_norm),
+                optax.adam(settings.learning_rate),
+            )
+        self.optimizer = optax.apply_if_finite(optimizer, MAX_SKIPPED)
         self.rate_optimizer = optax.apply_if_finite(
             optax.adam(settings.rate_learning_rate), MAX_SKIPPED
         )
@@ -357,7 +370,6 @@ class BoltzmannCurve:
         self.evals_per_step = batch_size * (
             1 + (4 * settings.trajectory_steps if gf_trajectory else 0)
         )
-        self.trainer = Trainer(self.init, self.step)
         self._compiled_transport = jax.jit(self._transport, static_argnums=(2, 3, 4))
 
     def _networks(self, key):
@@ -498,7 +510,7 @@ class BoltzmannCurve:
             "residual_abs": jnp.sum(jnp.abs(residuals))
             / jnp.maximum(jnp.sum(finite), 1),
             "diverged_points": jnp.sum(~finite),
-            "log_z_learned": self.learned_log_z(params),
+            "log_Z_learned": self.learned_log_z(params),
             "target_evals": evals,
             "skipped_updates": opt_state.total_notfinite,
         }
@@ -512,8 +524,8 @@ class BoltzmannCurve:
 
     def transport(
         self,
-        state: CurveTrainState,
         key,
+        state: CurveTrainState,
         num_samples: int,
         langevin: ode.LangevinCorrection | None = None,
         num_steps: int | None = None,
@@ -532,66 +544,112 @@ class BoltzmannCurve:
         """
         steps = self.settings.ode_steps if num_steps is None else num_steps
         langevin = self.settings.langevin if langevin is None else langevin
-        return self._compiled_transport(state, key, num_samples, langevin, steps)
+        return self._compiled_transport(key, state, num_samples, langevin, steps)
 
-    def _transport(self, state: CurveTrainState, key, num_samples: int, langevin, num_steps: int) -> ode.CurveSamples:
+    def _transport(self, key, state: CurveTrainState, num_samples: int, langevin, num_steps: int) -> ode.CurveSamples:
         fields = self.fields(jax.lax.stop_gradient(state.params))
         return ode.transport(self.interpolation, fields, key, num_samples, num_steps, langevin)
 
-    def sample(self, state: CurveTrainState, key, num_samples: int) -> WeightedSamples:
+    def sample(self, key, state: CurveTrainState, num_samples: int) -> WeightedSamples:
         """``num_samples`` ODE samples ``x_1`` (n, d) with their change-of-variables log-weights; ``.log_Z`` estimates log Z."""
-        return self.transport(state, key, num_samples).samples
+        return self.transport(key, state, num_samples).samples
 
-    def evaluate(self, state: CurveTrainState, key, num_samples: int, reference=None) -> dict:
-        """The figures of the trained curve on ``num_samples`` ODE samples (:meth:`evaluate_with_transport`)."""
-        return self.evaluate_with_transport(state, key, num_samples, reference)[0]
+    def evaluate(self, key, state: CurveTrainState, num_samples: int, *, reference=None, **options) -> dict:
+        """The figures of the trained curve on ``num_samples`` ODE samples (:meth:`evaluate_with_transport`).
+
+        Its one option, ``reference``: samples of the target to score the MMD against.
+        """
+        if options:
+            raise InputError(f"evaluate takes no option {min(options)}", "its options: reference")
+        return self.evaluate_with_transport(key, state, num_samples, reference)[0]
 
     def evaluate_with_transport(
-        self, state: CurveTrainState, key, num_samples: int, reference=None
+        self, key, state: CurveTrainState, num_samples: int, reference=None
     ) -> tuple[dict, ode.CurveSamples]:
         """The figures of the trained curve, as plain numbers, and the :meth:`transport` they come from.
 
-        * ``ess``, ``log_Z`` (change of variables, the headline) and ``log_Z_jarzynski``
-          (``log Z_0 + int C + log mean exp(-int R)``), ``ess_jarzynski``, ``log_Z_learned``
-          (``log Z_0 + int C``, no sampling), each log Z with ``_abs_err`` when the target's
-          ``log Z`` is known;
+        * the canonical figures (:func:`jaxsamp.diagnostics.weights.figures`) of the
+          change-of-variables weights, the headline: ``log_Z_hat``, ``ess``, ``elbo``,
+          ``nonfinite_samples`` (samples whose state or either weight is NaN/inf, left out
+          of every figure) and, when the target's ``log Z`` is known, ``log_Z_exact`` and
+          the ``*_abs_err``;
+        * ``ess_jarzynski``, ``log_Z_hat_jarzynski`` and ``log_Z_abs_err_jarzynski``: the same
+          of the Jarzynski-type weights (``log Z_0 + int C + log mean exp(-int R)``);
+        * ``log_Z_learned`` (``log Z_0 + int C``, no sampling) and its ``log_Z_learned_abs_err``;
         * ``mmd``: Gaussian-kernel MMD (median bandwidth, :func:`~jaxsamp.diagnostics.discrepancies.mmd`)
           between the unweighted samples and ``reference`` (default: as many exact
           target samples, when the target has them);
         * ``max_velocity`` and ``peak_mean_velocity``: the largest over ``t`` of the
           maximum and of the mean of ``|v_t(x_t)|`` over the samples;
-        * ``sample_target_evals``, ``nonfinite_samples`` (left out of every figure),
-          ``langevin_acceptance`` (NaN without corrections).
+        * ``sample_target_evals`` and ``langevin_acceptance`` (NaN without corrections).
         """
         k_sample, k_ref = jax.random.split(key)
-        out = self.transport(state, k_sample, num_samples)
+        out = self.transport(k_sample, state, num_samples)
         x = np.asarray(out.samples.x)
         log_w, log_w_j = np.asarray(out.samples.log_w), np.asarray(out.jarzynski.log_w)
         finite = np.all(np.isfinite(x), axis=1) & np.isfinite(log_w) & np.isfinite(log_w_j)
-        figures = {
-            "nonfinite_samples": int(num_samples - finite.sum()),
-            "sample_target_evals": int(out.target_evals),
-        }
-        if finite.sum() >= 2:
-            cov = WeightedSamples(None, jnp.asarray(log_w[finite]), out.samples.log_Z0)
-            jar = WeightedSamples(None, jnp.asarray(log_w_j[finite]), out.jarzynski.log_Z0)
-            figures.update(
-                ess=float(cov.ess),
-                ess_jarzynski=float(jar.ess),
-                log_Z=float(cov.log_Z),
-                log_Z_jarzynski=float(jar.log_Z),
-            )
-        figures["log_Z_learned"] = float(self.learned_log_z(state.params))
         log_z = getattr(self.target, "log_Z", None)
+        found = figures(WeightedSamples(None, np.where(finite, log_w, np.nan), out.samples.log_Z0), log_Z_exact=log_z)
+        jarzynski = figures(WeightedSamples(None, np.where(finite, log_w_j, np.nan), out.jarzynski.log_Z0),
+                            log_Z_exact=log_z)
+        for name, renamed in (("ess", "ess_jarzynski"), ("log_Z_hat", "log_Z_hat_jarzynski"),
+                              ("log_Z_abs_err", "log_Z_abs_err_jarzynski")):
+            if name in jarzynski:
+                found[renamed] = jarzynski[name]
+        found["sample_target_evals"] = int(out.target_evals)
+        found["log_Z_learned"] = float(self.learned_log_z(state.params))
         if log_z is not None:
-            for name in ("log_Z", "log_Z_jarzynski", "log_Z_learned"):
-                if name in figures:
-                    figures[f"{name}_abs_err"] = abs(figures[name] - float(log_z))
+            found["log_Z_learned_abs_err"] = abs(found["log_Z_learned"] - float(log_z))
         if reference is None and self.target.has_exact_samples:
             reference = self.target.sample(k_ref, num_samples)
         if reference is not None and finite.sum() >= 2:
-            figures["mmd"] = float(mmd(jnp.asarray(x[finite]), jnp.asarray(reference, jnp.float32)))
-        figures["max_velocity"] = float(np.max(np.asarray(out.speed_max)))
-        figures["peak_mean_velocity"] = float(np.max(np.asarray(out.speed_mean)))
-        figures["langevin_acceptance"] = float(out.acceptance)
-        return figures, out
+            found["mmd"] = float(mmd(jnp.asarray(x[finite]), jnp.asarray(reference, jnp.float32)))
+        found["max_velocity"] = float(np.max(np.asarray(out.speed_max)))
+        found["peak_mean_velocity"] = float(np.max(np.asarray(out.speed_mean)))
+        found["langevin_acceptance"] = float(out.acceptance)
+        return found, out
+
+
+def training_checks(history: dict) -> list[str]:
+    """The curves' own warnings on a training history (:class:`~jaxsamp.core.TrainingHealth` ``checks``).
+
+    Updates skipped for a non-finite gradient (``skipped_updates``, a running total), and
+    collocation trajectories that diverged and were left out of the loss (``diverged_points``).
+    """
+    out = []
+    skipped = int(np.asarray(history["skipped_updates"]).reshape(-1)[-1])
+    if skipped:
+        out.append(f"{skipped} updates were skipped for a non-finite gradient")
+    diverged = int(np.sum(history["diverged_points"]))
+    if diverged:
+        out.append(f"{diverged} collocation trajectories diverged and were left out of the loss")
+    return out
+
+
+def build(target, settings: CurvesSettings | None = None, *, batch_size: int | None = None,
+          optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
+    """Boltzmann curves (Chemseddine et al. 2025; Máté & Fleuret 2023): a PINN-trained curve and velocity, ODE samples.
+
+    Parameters
+    ----------
+    target : Target
+        Real-valued, flat state ``(d,)``.
+    settings : CurvesSettings, optional
+        Default ``CurvesSettings()`` (the learned interpolation).
+    batch_size : int, optional
+        Collocation points per training step (default :data:`BATCH_SIZE`).
+    optimizer : optax.GradientTransformation, optional
+        Replaces Adam on ``(g, v)`` (:class:`Curves`); non-finite updates are still skipped.
+
+    Returns
+    -------
+    LearnedSampler
+        ``sample(key, state, n)``: ODE samples with their change-of-variables weights;
+        ``evaluate(key, state, n, reference=None)``: :meth:`Curves.evaluate_with_transport`'s
+        figures. The loss is judged for progress with box collocation only (a fixed
+        objective; trajectory collocation's points move with the flow), and
+        :func:`training_checks` adds skipped updates and diverged points.
+    """
+    curves = Curves(target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
+    health = TrainingHealth(judge_progress=curves.settings.fixed_objective, checks=training_checks)
+    return LearnedSampler(curves.init, curves.step, curves.sample, curves.evaluate, health)

@@ -29,7 +29,8 @@ minimises the log-variance loss ``E_buffer[(c - log w)^2]``,
 ``local`` and ``zero`` control variates), on paths from a FIFO buffer, so
 nothing is differentiated through the simulation.
 
-One training round (one driver step of :class:`TpsDps`'s trainer) is one
+One training round (one step of the :class:`~jaxsamp.core.LearnedSampler` that
+:func:`build` returns, what ``jaxsamp.fit("tps_dps", ...)`` trains) is one
 rollout of ``N`` paths at the behaviour temperature -- annealed linearly from
 ``start_temperature`` to ``T`` over ``annealing_rollouts`` rounds, then held --
 into the buffer, followed by ``updates_per_rollout`` Adam steps on buffer
@@ -39,8 +40,9 @@ round. Evaluation follows the reference's synthetic metrics: each path is
 truncated at its closest approach to ``x_B`` and :func:`path_metrics` reports
 the RMSD of that final point, THP (percentage within ``hit_radius``) and ETS
 (over hit paths, the mean and std of the maximum potential along the path).
-The samples of a trained :class:`TpsDps` are the paths themselves
-(:meth:`TpsDps.sample`: ``WeightedSamples`` whose ``x`` is a :class:`TransitionPaths`).
+The samples are the paths themselves
+(:meth:`TpsDps.sample`: ``WeightedSamples`` whose ``x`` is a :class:`TransitionPaths`);
+:class:`TpsDps` holds the method's numerics, key first.
 """
 
 from __future__ import annotations
@@ -59,11 +61,15 @@ from flax import nnx
 
 from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import Trainer, WeightedSamples
-from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields, check_widths
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
+from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields, check_int, check_widths
+from jaxsamp.diagnostics.weights import figures
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.diffusion.path_losses import CONTROL_VARIATES, variance_loss
 from jaxsamp.nets.mlp import MLP
+
+#: paths per rollout when ``build`` is given no ``batch_size`` (the reference's 512)
+BATCH_SIZE = 512
 
 # --------------------------------------------------------------------------
 # path densities and metrics
@@ -346,25 +352,28 @@ class TpsDpsTrainState(NamedTuple):
     params : TpsDpsParams
     buffer : ReplayBuffer of ``(positions (L+1, 2), forces (L, 2), log_target ())`` per path.
     rollout : int32, rollouts done.
-    energy_evals : int32, evaluations of ``V`` and its gradient so far.
+    target_evals : int32, evaluations of ``V`` and its gradient so far.
     """
 
     params: TpsDpsParams
     buffer: replay.ReplayBuffer
     rollout: jax.Array
-    energy_evals: jax.Array
+    target_evals: jax.Array
 
 
 class TpsDps:
-    """TPS-DPS on a 2-D transition-path target: a :class:`~jaxsamp.core.Trainer` whose samples are paths.
+    """TPS-DPS' numerics on a 2-D transition-path target: its training rounds, its path sampler and their figures.
 
     Seong et al. (2025), ICLR (module docstring): overdamped Langevin dynamics
     with a learned bias force ``-grad U_theta``, trained off-policy by the
     log-variance loss on a replay buffer of paths (the paper's ``global`` /
-    ``local`` / ``zero`` control variates, and its annealed behaviour temperature). ``TpsDps(target, settings,
-    num_paths)`` is what ``jaxsamp.fit("tps_dps", target, batch_size=num_paths)``
-    builds (``fit``'s ``batch_size`` is the paths per rollout; the settings'
-    own ``batch_size``, buffer paths per Adam step, goes in ``settings=``).
+    ``local`` / ``zero`` control variates, and its annealed behaviour temperature).
+    :func:`build` wraps it as the :class:`~jaxsamp.core.LearnedSampler` that
+    ``jaxsamp.fit("tps_dps", target, batch_size=N)`` trains (``fit``'s ``batch_size`` is
+    the paths per rollout; the settings' own ``batch_size``, buffer paths per Adam step,
+    goes in ``settings=``); construct it directly only for what lies beyond that contract
+    (the path densities, :meth:`sample_paths` at a behaviour temperature). Every method
+    takes the key first.
 
     Parameters
     ----------
@@ -372,9 +381,14 @@ class TpsDps:
         Gives ``potential``, the start and end states and the temperature
         ``T`` (``target.spec``): ``jaxsamp.targets.get("double_well_2d")`` or
         ``"muller_brown"``.
-    settings : TpsDpsSettings
-    num_paths : int
+    settings : TpsDpsSettings, optional
+        Default ``TpsDpsSettings()``, the reference's synthetic run.
+    batch_size : int
         ``N``, paths simulated per rollout (512 in the reference).
+    optimizer : optax.GradientTransformation, optional
+        The optimiser of the bias network, instead of Adam with the settings' learning
+        rate and per-group clipping (``log Z`` keeps its own Adam). Its state starts
+        afresh every round, as Adam's does in the reference.
 
     Notes
     -----
@@ -392,8 +406,12 @@ class TpsDps:
     * ``hits``: number of hit paths of the rollout;
     * ``temperature``: the rollout's behaviour temperature ``T_b`` (K, or the
       target's reduced unit);
-    * ``log_z``: the learned control variate ``c`` (nats; it tracks the mean path log-weight);
-    * ``energy_evals``: evaluations of ``V`` and its gradient so far (``N L + 1`` per round).
+    * ``log_Z_learned``: the learned control variate ``c`` (nats; it tracks the mean path log-weight);
+    * ``target_evals``: evaluations of ``V`` and its gradient so far (``N L + 1`` per round).
+
+    Its data (the buffer, the behaviour temperature) move, so the loss is not judged
+    for progress; :meth:`training_checks` warns when training stopped before the
+    annealing reached the target temperature.
 
     **Settings for a new 2-D system**: ``num_time_steps * time_step`` must be
     long enough for a biased path to cross (reference double well: 1000 steps
@@ -407,34 +425,35 @@ class TpsDps:
 
     Attributes
     ----------
-    trainer : Trainer
-        ``Trainer(self.init, self.step)``.
     likelihood_std : float
         ``sqrt(2 kB T dt)`` at the target temperature: the std of every path likelihood.
     draw : callable
         ``jax.jit(self.sample_with)``, ``num_paths`` static.
     """
 
-    def __init__(self, target, settings: TpsDpsSettings, num_paths: int):
+    def __init__(self, target, settings: TpsDpsSettings | None = None, batch_size: int = BATCH_SIZE,
+                 optimizer: optax.GradientTransformation | None = None):
+        settings = TpsDpsSettings() if settings is None else settings
+        if not isinstance(settings, TpsDpsSettings):
+            raise InputError(f"settings must be a TpsDpsSettings, got {type(settings).__name__}")
         spec = getattr(target, "spec", None)
         if spec is None or not hasattr(target, "potential"):
             raise InputError(f"TPS-DPS needs a transition-path target (with a potential and a spec); {target.name!r} has none")
         if target.event_shape != (2,):
             raise InputError(f"TPS-DPS here is for 2-D systems, got event shape {target.event_shape}")
-        if isinstance(num_paths, bool) or not isinstance(num_paths, int) or num_paths < 1:
-            raise InputError(f"num_paths must be a positive int, got {num_paths!r}")
-        if num_paths > settings.buffer_size:
-            raise InputError(f"a rollout of {num_paths} paths does not fit a buffer of buffer_size={settings.buffer_size}")
-        self.target, self.settings, self.num_paths = target, settings, num_paths
+        batch_size = check_int("batch_size", batch_size, ge=1)
+        if batch_size > settings.buffer_size:
+            raise InputError(f"a rollout of {batch_size} paths does not fit a buffer of buffer_size={settings.buffer_size}")
+        self.target, self.settings, self.batch_size = target, settings, batch_size
         self.start = jnp.asarray(spec.start, jnp.float32)
         self.end = jnp.asarray(spec.end, jnp.float32)
         self.temperature = float(spec.temperature)
         self.likelihood_std = math.sqrt(2.0 * spec.kB * spec.temperature * settings.time_step)
-        self.potential_optimizer = optax.chain(optax.clip_by_global_norm(settings.max_grad_norm), optax.adam(settings.learning_rate))
+        self.potential_optimizer = optimizer if optimizer is not None else optax.chain(
+            optax.clip_by_global_norm(settings.max_grad_norm), optax.adam(settings.learning_rate))
         self.log_z_optimizer = optax.chain(optax.clip_by_global_norm(settings.max_grad_norm), optax.adam(settings.log_z_learning_rate))
         self.graphdef = nnx.graphdef(nnx.eval_shape(lambda: self._network(jax.random.key(0))))
         self.draw = jax.jit(self.sample_with, static_argnums=2)
-        self.trainer = Trainer(self.init, self.step)
 
     def _network(self, key) -> BiasPotential:
         return BiasPotential(self.target.spec.end, self.settings.hidden, self.settings.potential_scale, rngs=nnx.Rngs(key))
@@ -456,7 +475,7 @@ class TpsDps:
         fraction = jnp.minimum(rollout / (n - 1), 1.0) if n > 1 else 1.0
         return self.settings.start_temperature + (self.temperature - self.settings.start_temperature) * fraction
 
-    def sample_paths(self, params: TpsDpsParams, key, num_paths: int, temperature=None) -> TransitionPaths:
+    def sample_paths(self, key, params: TpsDpsParams, num_paths: int, temperature=None) -> TransitionPaths:
         """``num_paths`` paths of the biased dynamics at ``temperature`` (default: the target's).
 
         Costs ``num_paths * L + 1`` energy evaluations.
@@ -497,7 +516,7 @@ class TpsDps:
         """One round: a rollout at the behaviour temperature into the buffer, then the Adam steps."""
         k_roll, k_train = jax.random.split(key)
         temperature = self.behaviour_temperature(state.rollout)
-        paths = self.sample_paths(state.params, k_roll, self.num_paths, temperature)
+        paths = self.sample_paths(k_roll, state.params, self.batch_size, temperature)
         log_target = self.log_target(paths.positions, paths.forces)
         buffer = replay.add(state.buffer, (paths.positions, paths.forces, log_target))
 
@@ -511,26 +530,34 @@ class TpsDps:
 
         fresh = (state.params, self.potential_optimizer.init(state.params.potential), self.log_z_optimizer.init(state.params.log_z))
         (params, _, _), losses = jax.lax.scan(update, fresh, jax.random.split(k_train, self.settings.updates_per_rollout))
-        energy_evals = state.energy_evals + self.num_paths * self.settings.num_time_steps + 1
-        new = TpsDpsTrainState(params, buffer, state.rollout + 1, energy_evals)
+        target_evals = state.target_evals + self.batch_size * self.settings.num_time_steps + 1
+        new = TpsDpsTrainState(params, buffer, state.rollout + 1, target_evals)
         metrics = path_metrics(paths.positions, paths.potentials, self.end, self.settings.hit_radius)
         metrics.update(
             loss=jnp.mean(losses),
             temperature=jnp.asarray(temperature, jnp.float32),
-            log_z=params.log_z,
-            energy_evals=energy_evals,
+            log_Z_learned=params.log_z,
+            target_evals=target_evals,
         )
         return new, metrics
 
+    def training_checks(self, history: dict) -> list[str]:
+        """TPS-DPS' own warning on a training history: it stopped before the annealing reached the target temperature."""
+        rounds, annealing = len(history["loss"]), self.settings.annealing_rollouts
+        if rounds >= annealing:
+            return []
+        return [f"training stopped after {rounds} of the {annealing} annealing rollouts: "
+                "it never sampled at the target temperature"]
+
     # ---- samples and evaluation ----------------------------------------------
 
-    def sample_with(self, params: TpsDpsParams, key, num_paths: int) -> WeightedSamples:
+    def sample_with(self, key, params: TpsDpsParams, num_paths: int) -> WeightedSamples:
         """``num_paths`` paths at the target temperature with their path log-weights (see :meth:`sample`)."""
-        paths = self.sample_paths(params, key, num_paths)
+        paths = self.sample_paths(key, params, num_paths)
         log_w = self.log_target(paths.positions, paths.forces) - self.log_path_density(params, paths.positions, paths.forces)
         return WeightedSamples(paths, log_w)
 
-    def sample(self, state: TpsDpsTrainState, key, num_samples: int) -> WeightedSamples:
+    def sample(self, key, state: TpsDpsTrainState, num_samples: int) -> WeightedSamples:
         """``num_samples`` transition paths of the trained biased dynamics at the target temperature.
 
         The samples are whole paths: ``.x`` is a :class:`TransitionPaths` (a
@@ -545,26 +572,60 @@ class TpsDps:
         ``num_samples * L + 1`` energy evaluations; the ``tps_dps`` experiment
         kind draws its evaluation paths with it.
         """
-        return self.draw(state.params, key, num_samples)
+        return self.draw(key, state.params, num_samples)
 
     def path_figures(self, paths: TransitionPaths) -> dict:
         """:func:`path_metrics` of ``paths`` (``rmsd``, ``rmsd_std``, ``thp``, ``ets``, ``ets_std``, ``hits``) as floats."""
         metrics = path_metrics(paths.positions, paths.potentials, self.end, self.settings.hit_radius)
         return {name: float(value) for name, value in metrics.items()}
 
-    def evaluate(self, state: TpsDpsTrainState, key, num_samples: int) -> dict:
-        """The reference's synthetic metrics of ``num_samples`` paths at the target temperature, and their weights.
+    def evaluation_figures(self, samples: WeightedSamples, state: TpsDpsTrainState) -> dict:
+        """The figures of paths ``samples`` (what :meth:`sample` returns) after training to ``state``, as floats.
 
-        :meth:`path_figures` of :meth:`sample` (RMSD, THP %, ETS over hit paths;
-        the reference evaluates 512 paths), plus ``ess`` and ``log_Z_path``
-        (the path log-weights' ESS and log-normaliser, :meth:`sample`) and
-        ``energy_evals``: the evaluations spent in TRAINING (``state.energy_evals``;
-        this evaluation's ``num_samples * L + 1`` are not included).
+        The canonical figures of their path log-weights
+        (:func:`jaxsamp.diagnostics.weights.figures`: ``ess``, ``log_Z_hat`` -- the log-normaliser
+        of the relaxed path measure, not the target's Boltzmann ``log Z`` --, ``elbo``,
+        ``nonfinite_samples``), :meth:`path_figures` (RMSD, THP %, ETS over hit paths) and
+        ``target_evals``: the evaluations spent in TRAINING (``state.target_evals``; the
+        ``num_samples * L + 1`` of drawing ``samples`` are not included).
         """
-        samples = self.sample(state, key, num_samples)
-        return {
-            **self.path_figures(samples.x),
-            "ess": float(samples.ess),
-            "log_Z_path": float(samples.log_Z),
-            "energy_evals": int(state.energy_evals),
-        }
+        return {**figures(samples), **self.path_figures(samples.x), "target_evals": int(state.target_evals)}
+
+    def evaluate(self, key, state: TpsDpsTrainState, num_samples: int, **options) -> dict:
+        """:meth:`evaluation_figures` of ``num_samples`` paths at the target temperature (the reference evaluates 512).
+
+        It takes no options.
+        """
+        if options:
+            raise InputError(f"evaluate takes no option {min(options)}", "its options: none")
+        return self.evaluation_figures(self.sample(key, state, num_samples), state)
+
+
+def build(target, settings: TpsDpsSettings | None = None, *, batch_size: int | None = None,
+          optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
+    """TPS-DPS (Seong et al. 2025): transition paths of a 2-D system; batch_size = paths per rollout, samples are paths.
+
+    Parameters
+    ----------
+    target : TransitionPathTarget
+        ``jaxsamp.targets.get("double_well_2d")`` or ``"muller_brown"``.
+    settings : TpsDpsSettings, optional
+        Default: the reference's synthetic double-well run.
+    batch_size : int, optional
+        Paths per rollout (default :data:`BATCH_SIZE`, the reference's 512).
+    optimizer : optax.GradientTransformation, optional
+        Replaces the bias network's Adam (:class:`TpsDps`).
+
+    Returns
+    -------
+    LearnedSampler
+        One step is one round (a rollout and ``updates_per_rollout`` Adam steps);
+        ``sample(key, state, n)`` draws paths (``x`` a :class:`TransitionPaths`);
+        ``evaluate(key, state, n)`` gives :meth:`TpsDps.evaluation_figures`. The log-variance
+        loss is taken on a buffer of paths rolled out at an annealed behaviour temperature:
+        its data move, so it is not judged for progress; :meth:`TpsDps.training_checks`
+        warns when training stopped before the annealing ended.
+    """
+    tps_dps = TpsDps(target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
+    health = TrainingHealth(judge_progress=False, checks=tps_dps.training_checks)
+    return LearnedSampler(tps_dps.init, tps_dps.step, tps_dps.sample, tps_dps.evaluate, health)

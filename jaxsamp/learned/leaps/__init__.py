@@ -8,13 +8,14 @@ Files
 simulation
     The CTMC on a lattice annealing path: Euler jumps, time grids, exact (and quadrature) importance weights.
 training
-    The PINN loss over an int8 replay buffer, the step-count curriculum, and :class:`Leaps`: the
-    trainer with ``sample(state, key, n)`` and ``evaluate(state, key, n)`` (``jaxsamp.fit("leaps", ...)``).
+    The PINN loss over an int8 replay buffer, the step-count curriculum, :func:`build` (the
+    :class:`~jaxsamp.core.LearnedSampler` that ``jaxsamp.fit("leaps", ...)`` trains) and :class:`Leaps`,
+    its numerics (every weight rule's draws, key first).
 
-The main names are re-exported here: ``from jaxsamp.learned.leaps import Leaps, LeapsSettings``.
+The main names are re-exported here: ``from jaxsamp.learned.leaps import LeapsSettings, build``.
 """
 
 from jaxsamp.learned.leaps.simulation import metropolis_correction, sample, simulate
-from jaxsamp.learned.leaps.training import Leaps, LeapsSettings
+from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, build
 
-__all__ = ["Leaps", "LeapsSettings", "metropolis_correction", "sample", "simulate"]
+__all__ = ["Leaps", "LeapsSettings", "build", "metropolis_correction", "sample", "simulate"]

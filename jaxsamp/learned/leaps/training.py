@@ -27,14 +27,15 @@ Unlike the reference, the buffer stores individual ``(x, t)`` pairs (a fixed
 number of random times per walker) and the loss batch is drawn from all of them.
 The whole update -- conditional rollout, buffer write, loss, Adam -- is one
 pure function, so the driver jits and scans it and checkpoints the train state.
+:func:`build` makes LEAPS a :class:`~jaxsamp.core.LearnedSampler` (what
+``jaxsamp.fit("leaps", ...)`` trains); :class:`Leaps` holds its numerics.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
-from typing import NamedTuple
+from typing import Annotated, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -44,7 +45,18 @@ from flax import nnx
 
 from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import Trainer, WeightedSamples
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
+from jaxsamp.core.validation import (
+    Interval,
+    NonNegativeInt,
+    OneOf,
+    PositiveFloat,
+    PositiveInt,
+    check_fields,
+    check_int,
+    check_widths,
+)
+from jaxsamp.diagnostics.weights import figures
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.leaps import simulation
 from jaxsamp.mcmc import discrete
@@ -53,44 +65,47 @@ from jaxsamp.nets.mlp import MLP
 from jaxsamp.targets.lattice import Ising, LatticePath, Potts
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class LeapsSettings:
-    """Hyper-parameters of a LEAPS run (``sampler.params`` of a ``kind: leaps`` config).
+    """Hyper-parameters of a LEAPS run (``sampler.params`` of a ``kind: leaps`` config), frozen and checked.
 
-    Defaults are the paper's Ising settings (L = 15); see ``configs/leaps_*.yaml``.
+    Defaults are the paper's Ising settings (L = 15; Holderrieth, Albergo & Jaakkola 2025, ICML,
+    appendix); see ``configs/leaps_*.yaml``. Every field is checked by type and range when the
+    settings are made (an :class:`~jaxsamp.core.errors.InputError` naming it).
     """
 
-    network: str = "conv"
+    network: Annotated[str, OneOf(tuple(NETWORKS))] = "conv"
     """``conv``, ``mlp`` or ``attention`` (:data:`jaxsamp.nets.locally_equivariant.NETWORKS`)."""
     network_params: dict = dataclasses.field(default_factory=dict)
     """Keyword arguments of the network class (e.g. ``kernel_sizes``, ``channels``)."""
-    free_energy_hidden: list = dataclasses.field(default_factory=lambda: [200, 200, 200, 200])
-    learning_rate: float = 3e-4
-    lr_decay: float = 0.995
-    lr_decay_every: int = 1000
-    clip_norm: float = 1e5
-    loss_batch: int = 400
-    rollout_steps: int = 125
+    free_energy_hidden: tuple = (200, 200, 200, 200)
+    """Hidden widths of the free-energy MLP ``F_phi(t)``."""
+    learning_rate: PositiveFloat = 3e-4
+    lr_decay: Annotated[float, Interval(gt=0, le=1)] = 0.995
+    lr_decay_every: PositiveInt = 1000
+    clip_norm: PositiveFloat = 1e5
+    loss_batch: PositiveInt = 400
+    rollout_steps: PositiveInt = 125
     """``K``: Euler steps of a full training rollout (step size ``1 / K``)."""
-    curriculum_start: int = 1
-    curriculum_steps: int = 20000
-    warm_up: int = 0
+    curriculum_start: PositiveInt = 1
+    curriculum_steps: NonNegativeInt = 20000
+    warm_up: NonNegativeInt = 0
     """Updates at ``k = curriculum_start`` before the curriculum (paper: 1000 for Potts)."""
-    rollout_every: int = 100
-    buffer_rollouts: int = 100
-    states_per_walker: int = 16
+    rollout_every: PositiveInt = 100
+    buffer_rollouts: PositiveInt = 100
+    states_per_walker: PositiveInt = 16
     """``(x, t)`` pairs each walker of a rollout adds to the buffer (random times)."""
-    mcmc_updates: int = 200
-    eval_steps: int = 100
-    eval_grid: str = "uniform"
+    mcmc_updates: NonNegativeInt = 200
+    eval_steps: PositiveInt = 100
+    eval_grid: Annotated[str, OneOf(tuple(simulation.TIME_GRIDS))] = "uniform"
     """``uniform`` or ``cubic_exponential`` (:data:`jaxsamp.learned.leaps.simulation.TIME_GRIDS`)."""
-    eval_mcmc_updates: int = 0
-    eval_batch: int = 1000
-    weight_point: str = "exact"
+    eval_mcmc_updates: NonNegativeInt = 0
+    eval_batch: PositiveInt = 1000
+    weight_point: Annotated[str, OneOf(simulation.WEIGHT_POINTS)] = "exact"
     """The importance-weight rule (:func:`jaxsamp.learned.leaps.simulation.simulate`): ``exact`` (unbiased) or a quadrature."""
-    jump_floor: float = simulation.JUMP_FLOOR
-    """The exact rule's floor on each site's move probabilities, per step."""
-    jump_floor_rate: float | None = None
+    jump_floor: Annotated[float, Interval(gt=0, lt=0.5)] = simulation.JUMP_FLOOR
+    """The exact rule's floor on each site's move probabilities, per step (in (0, 1/q), below 0.5 for spins)."""
+    jump_floor_rate: Annotated[float, Interval(gt=0, lt=0.5)] | None = None
     """A floor per unit time instead (:func:`jaxsamp.learned.leaps.simulation.simulate`): ``jump_floor_rate * h`` per step."""
     checkerboard: bool = False
     """Sample with the exact rule in colour-class sub-steps (:func:`jaxsamp.learned.leaps.simulation.simulate`):
@@ -100,18 +115,20 @@ class LeapsSettings:
     exact weights of those unsplit walkers as ``exact_unsplit``. Needs ``eval_mcmc_updates = 0``."""
     compare_weight_points: bool = True
     """Also evaluate the other weight conventions (the experiment reports ESS and log Z of each)."""
-    paper_quadrature: str = "auto"
+    paper_quadrature: Annotated[str, OneOf(("auto", *simulation.QUADRATURE_POINTS))] = "auto"
     """Where LEAPS' Jarzynski quadrature, recorded beside the exact weights on the same walkers
     (``quadrature_paper``), evaluates its integrand: ``auto`` (the reference code's convention: ``post``
     for Ising, ``pre`` for Potts), ``pre`` or ``post``."""
-    resample_threshold: float | None = None
-    reference_chains: int = 1000
+    resample_threshold: Annotated[float, Interval(gt=0, le=1)] | None = None
+    """Resample the walkers when their normalised ESS falls below it during sampling (None: never)."""
+    reference_chains: PositiveInt = 1000
     """Glauber chains for the observables' reference when the lattice is too big to enumerate."""
-    reference_sweeps: int = 2000
+    reference_sweeps: PositiveInt = 2000
 
     def __post_init__(self):
-        if self.network not in NETWORKS:
-            raise InputError(f"network must be one of {sorted(NETWORKS)}, got {self.network!r}")
+        check_fields(self)
+        object.__setattr__(self, "free_energy_hidden",
+                           check_widths(type(self).__name__, "free_energy_hidden", self.free_energy_hidden))
         signature = inspect.signature(NETWORKS[self.network].__init__)
         accepted = set(signature.parameters) - {"self", "lattice_shape", "num_categories", "rngs"}
         unknown = sorted(set(self.network_params) - accepted)
@@ -119,22 +136,12 @@ class LeapsSettings:
             raise InputError(
                 f"network_params {unknown} are not parameters of network {self.network!r}; accepted: {sorted(accepted)}"
             )
-        if self.eval_grid not in simulation.TIME_GRIDS:
-            raise InputError(f"eval_grid must be one of {sorted(simulation.TIME_GRIDS)}, got {self.eval_grid!r}")
-        if self.weight_point not in simulation.WEIGHT_POINTS:
-            raise InputError(f"weight_point must be one of {simulation.WEIGHT_POINTS}, got {self.weight_point!r}")
-        if self.paper_quadrature not in ("auto", *simulation.QUADRATURE_POINTS):
-            raise InputError(f"paper_quadrature must be 'auto', 'pre' or 'post', got {self.paper_quadrature!r}")
-        if not 0.0 < self.jump_floor < 0.5:
-            raise InputError(f"jump_floor must lie in (0, 1/q) (below 0.5 for spins), got {self.jump_floor}")
-        if self.jump_floor_rate is not None and not 0.0 < self.jump_floor_rate < 0.5:
-            raise InputError(f"jump_floor_rate must lie in (0, 1/q) (below 0.5 for spins), got {self.jump_floor_rate}")
         if self.checkerboard and self.eval_mcmc_updates:
             raise InputError("checkerboard=True samples without the evaluation's Metropolis correction: "
                              f"set eval_mcmc_updates=0 (got {self.eval_mcmc_updates})")
         if self.checkerboard and self.weight_point != "exact":
             raise InputError(f"checkerboard=True has exact weights only: set weight_point='exact' (got {self.weight_point!r})")
-        if not 1 <= self.curriculum_start <= self.rollout_steps:
+        if not self.curriculum_start <= self.rollout_steps:
             raise InputError("need 1 <= curriculum_start <= rollout_steps")
 
 
@@ -283,8 +290,12 @@ def as_lattice_path(target) -> LatticePath:
     )
 
 
+#: walkers per training rollout when ``build`` is given no ``batch_size`` (the paper's 200)
+BATCH_SIZE = 200
+
+
 class Leaps:
-    """LEAPS on an Ising or Potts lattice: a :class:`~jaxsamp.core.Trainer` and its weighted sampler.
+    """LEAPS' numerics on an Ising or Potts lattice: its training, its weighted sampler and their figures.
 
     Holderrieth, Albergo & Jaakkola (2025), "LEAPS", ICML: walkers start uniform
     (``pi_0``) and follow a CTMC with locally equivariant rates along the linear
@@ -295,11 +306,12 @@ class Leaps:
     :mod:`jaxsamp.learned.leaps.simulation`, so ``log Z`` is
     unbiased in ``Z`` whatever the training reached.
 
-    ``Leaps(target, settings, num_walkers)`` is what ``jaxsamp.fit("leaps",
-    target, batch_size=num_walkers)`` builds. ``init(key)`` makes the networks,
-    the optimiser state and an empty buffer; ``step(key, state)`` is one Adam
-    update (after a rollout when the schedule asks for one). Run it with
-    :func:`jaxsamp.run` or :func:`jaxsamp.fit`.
+    :func:`build` wraps it as the :class:`~jaxsamp.core.LearnedSampler` that
+    ``jaxsamp.fit("leaps", ...)`` trains; construct it directly only for what lies
+    beyond that contract (the draws of every weight rule, :meth:`evaluation_samples`,
+    and the jitted :attr:`draw`). Every method takes the key first. ``init(key)``
+    makes the networks, the optimiser state and an empty buffer; ``step(key,
+    state)`` is one Adam update (after a rollout when the schedule asks for one).
 
     Parameters
     ----------
@@ -309,8 +321,11 @@ class Leaps:
         :class:`~jaxsamp.targets.lattice.LatticePath` itself).
     settings : LeapsSettings, optional
         Defaults are the paper's Ising settings at L = 15 (hours on a GPU).
-    num_walkers : int
+    batch_size : int
         Walkers per training rollout (paper: 200).
+    optimizer : optax.GradientTransformation, optional
+        The optimiser of the rate and free-energy networks (jointly), instead of
+        Adam with the settings' decayed learning rate and clipping.
 
     Notes
     -----
@@ -327,7 +342,8 @@ class Leaps:
     * ``rollout_ess``: normalised ESS in (0, 1] of the newest rollout at its final
       time, with the cheap ``pre`` weights and the training's Metropolis
       updates: a monitor, not the sampler's ESS.
-    * ``learning_rate``: Adam's step size at this update.
+    * ``learning_rate``: Adam's step size at this update (not recorded with an
+      ``optimizer`` of your own, whose schedule is its own).
 
     **Settings for a new lattice** (``configs/leaps_*.yaml``): the network's
     receptive field should cover the lattice -- the paper's LE-conv has kernel
@@ -345,29 +361,32 @@ class Leaps:
     path : LatticePath
     target : Ising or Potts
     settings : LeapsSettings
-    num_walkers : int
+    batch_size : int
     model : LeapsModel
         The networks' graph definitions (the parameters are ``state.params``).
-    trainer : Trainer
-        ``Trainer(self.init, self.step)``.
+    draw, draw_paired : callable
+        :meth:`sample_with` and :meth:`sample_paired_with` jitted (the walker count,
+        rule and split static): the trained and untrained parameters share one compilation.
     """
 
-    def __init__(self, target, settings: LeapsSettings | None = None, num_walkers: int = 200):
+    def __init__(self, target, settings: LeapsSettings | None = None, batch_size: int = BATCH_SIZE,
+                 optimizer: optax.GradientTransformation | None = None):
         path = as_lattice_path(target)
         settings = LeapsSettings() if settings is None else settings
         if not isinstance(settings, LeapsSettings):
             raise InputError(f"settings must be a LeapsSettings, got {type(settings).__name__}")
-        if isinstance(num_walkers, bool) or not isinstance(num_walkers, int) or num_walkers < 1:
-            raise InputError(f"num_walkers must be a positive int, got {num_walkers!r}")
-        self.path, self.target, self.settings, self.num_walkers = path, path.target, settings, num_walkers
+        self.path, self.target, self.settings = path, path.target, settings
+        self.batch_size = check_int("batch_size", batch_size, ge=1)
         self.model = network_structure(path, settings)
-        self._schedule = optax.exponential_decay(
-            settings.learning_rate, settings.lr_decay_every, settings.lr_decay, staircase=True
-        )
+        if optimizer is None:
+            self._schedule = optax.exponential_decay(
+                settings.learning_rate, settings.lr_decay_every, settings.lr_decay, staircase=True
+            )
+            optimizer = optax.chain(optax.clip_by_global_norm(settings.clip_norm), optax.adam(self._schedule))
+        else:
+            self._schedule = None
         # one flat parameter vector: the same updates, far fewer kernels to compile than one per leaf
-        self._optimizer = optax.flatten(
-            optax.chain(optax.clip_by_global_norm(settings.clip_norm), optax.adam(self._schedule))
-        )
+        self._optimizer = optax.flatten(optimizer)
         self._ks = np.asarray(
             curriculum_schedule(settings.curriculum_start, settings.rollout_steps, settings.curriculum_steps,
                                 settings.warm_up)
@@ -383,7 +402,6 @@ class Leaps:
                                  if settings.paper_quadrature == "auto" else settings.paper_quadrature)
         self.draw = jax.jit(self.sample_with, static_argnums=(2, 3, 4))
         self.draw_paired = jax.jit(self.sample_paired_with, static_argnums=2)
-        self.trainer = Trainer(self.init, self.step)
 
     # ---- training -------------------------------------------------------------
 
@@ -391,12 +409,12 @@ class Leaps:
         """Fresh networks, optimiser state and an empty buffer (``jax.jit(init)`` compiles the initialisers at once)."""
         _, params = build_networks(self.path, self.settings, key)
         example = {"x": jnp.zeros(self.target.event_shape, jnp.int8), "t": jnp.zeros((), jnp.float32)}
-        buffer = replay.init(example, self.settings.buffer_rollouts * self.num_walkers * self.settings.states_per_walker)
+        buffer = replay.init(example, self.settings.buffer_rollouts * self.batch_size * self.settings.states_per_walker)
         return LeapsTrainState(params, self._optimizer.init(params), buffer, jnp.zeros((), jnp.int32),
                                jnp.float32(jnp.nan))
 
     def _rollout(self, key, params, k, buffer):
-        s, n = self.settings, self.num_walkers
+        s, n = self.settings, self.batch_size
         key_ts, key_x0, key_sim, key_pick = jax.random.split(key, 4)
         ts = curriculum_grid(key_ts, k, s.rollout_steps)
         x0 = batch_constraint(self.path.sample_base(key_x0, n))  # the walkers: a data-parallel step's batch
@@ -428,12 +446,14 @@ class Leaps:
         loss, grads = jax.value_and_grad(lambda p: pinn_loss(self.model, p, self.path, x, t))(state.params)
         updates, opt_state = self._optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
-        metrics = {"loss": loss, "k": k, "rollout_ess": ess, "learning_rate": self._schedule(state.step)}
+        metrics = {"loss": loss, "k": k, "rollout_ess": ess}
+        if self._schedule is not None:
+            metrics["learning_rate"] = self._schedule(state.step)
         return LeapsTrainState(params, opt_state, buffer, state.step + 1, ess), metrics
 
     # ---- sampling and evaluation --------------------------------------------
 
-    def sample_with(self, params, key: jax.Array, num_walkers: int, weight_point: str | None = None,
+    def sample_with(self, key: jax.Array, params, num_walkers: int, weight_point: str | None = None,
                     checkerboard: bool | None = None) -> WeightedSamples:
         """``num_walkers`` walkers with rates ``params`` on the evaluation grid (``eval_steps``, ``eval_grid``).
 
@@ -456,7 +476,7 @@ class Leaps:
             checkerboard=checkerboard,
         )
 
-    def sample_paired_with(self, params, key: jax.Array, num_walkers: int) -> tuple[WeightedSamples, WeightedSamples]:
+    def sample_paired_with(self, key: jax.Array, params, num_walkers: int) -> tuple[WeightedSamples, WeightedSamples]:
         """Both estimators on the SAME walkers: ``(exact, quadrature_paper)``.
 
         The exact discrete-time weights and LEAPS' Jarzynski quadrature at
@@ -473,17 +493,18 @@ class Leaps:
             jump_floor_rate=s.jump_floor_rate,
         )
 
-    def sample_paired(self, state: LeapsTrainState, key: jax.Array, num_samples: int) -> dict[str, WeightedSamples]:
+    def sample_paired(self, key: jax.Array, state: LeapsTrainState, num_samples: int) -> dict[str, WeightedSamples]:
         """``{"exact": ..., "quadrature_paper": ...}``: :meth:`sample_paired_with` in batches, as :meth:`sample` draws.
 
-        With the same key, ``exact`` is what ``sample(state, key, n, "exact")`` returns (without
+        With the same key, ``exact`` is what ``sample(key, state, n, "exact")`` returns (without
         ``settings.checkerboard``).
         """
-        draw = functools.partial(self.draw_paired, state.params)
-        exact, quadrature = draw_samples(draw, key, num_samples, self.settings.eval_batch)
+        exact, quadrature = draw_samples(lambda k, n: self.draw_paired(k, state.params, n), key, num_samples,
+                                         self.settings.eval_batch)
         return {"exact": exact, "quadrature_paper": quadrature}
 
-    def evaluation_samples(self, state: LeapsTrainState, key: jax.Array, num_samples: int) -> dict[str, WeightedSamples]:
+    def evaluation_samples(self, key: jax.Array, state: LeapsTrainState,
+                           num_samples: int) -> dict[str, WeightedSamples]:
         """The evaluation's weighted samples by rule, every rule drawn with ``key``.
 
         Always ``exact`` and, on the same walkers, ``quadrature_paper`` (:meth:`sample_paired`;
@@ -495,15 +516,15 @@ class Leaps:
         """
         s = self.settings
         rules = simulation.WEIGHT_POINTS if s.compare_weight_points else ("exact", s.weight_point)
-        samples = self.sample_paired(state, key, num_samples) if s.resample_threshold is None else {}
+        samples = self.sample_paired(key, state, num_samples) if s.resample_threshold is None else {}
         if s.checkerboard and "exact" in samples:
             samples["exact_unsplit"] = samples.pop("exact")
         for rule in rules:
             if rule not in samples:
-                samples[rule] = self.sample(state, key, num_samples, weight_point=rule)
+                samples[rule] = self.sample(key, state, num_samples, weight_point=rule)
         return samples
 
-    def sample(self, state: LeapsTrainState, key: jax.Array, num_samples: int,
+    def sample(self, key: jax.Array, state: LeapsTrainState, num_samples: int,
                weight_point: str | None = None) -> WeightedSamples:
         """``num_samples`` lattice states with their log-weights: ``.x`` (n, Lx, Ly), ``.log_Z`` estimates log Z.
 
@@ -511,31 +532,57 @@ class Leaps:
         with key ``fold_in(key, i)`` (:func:`draw_samples`), as the ``leaps``
         experiment kind draws them.
         """
-        draw = functools.partial(self.draw, state.params)
         weight_point = weight_point or self.settings.weight_point  # one compiled draw for the default and evaluate
-        return draw_samples(lambda k, n: draw(k, n, weight_point), key, num_samples, self.settings.eval_batch)
+        return draw_samples(lambda k, n: self.draw(k, state.params, n, weight_point), key, num_samples,
+                            self.settings.eval_batch)
 
-    def evaluate(self, state: LeapsTrainState, key: jax.Array, num_samples: int) -> dict:
-        """The ``leaps`` experiment kind's weight figures (:func:`weight_figures`) and the free energy's log Z.
+    def evaluate(self, key: jax.Array, state: LeapsTrainState, num_samples: int, **options) -> dict:
+        """The weight figures of every rule (:func:`weight_figures`) and the free-energy network's log Z; no options.
 
-        ``ess``, ``log_Z_hat`` and ``log_w_var`` of the headline rule
-        (``settings.weight_point``); ``ess_exact`` and ``ess_quadrature_paper``
-        (with their ``log_Z_hat_*``): the exact weights and the paper's quadrature
-        on the same walkers (:meth:`evaluation_samples`); ``ess_<rule>``,
-        ``log_Z_hat_<rule>`` for every other rule when ``compare_weight_points``;
-        ``log_Z_exact`` (Kaufman / transfer matrix, when cheap) with the
-        ``log_Z_abs_err*`` of each estimate; ``log_Z_free_energy``
-        (:func:`free_energy_log_Z`). Every rule draws with the same key (as the
-        experiment does).
+        The canonical figures (``log_Z_hat``, ``ess``, ``elbo``, ``log_Z_abs_err``, ...)
+        of the headline rule ``settings.weight_point`` with its ``log_w_var``; ``ess_<rule>``,
+        ``log_Z_hat_<rule>`` and ``log_Z_abs_err_<rule>`` of every other rule drawn
+        (:meth:`evaluation_samples`: the exact weights and the paper's quadrature on the
+        same walkers, every rule when ``compare_weight_points``); ``log_Z_learned``
+        (:func:`free_energy_log_Z`) and its ``log_Z_learned_abs_err``. Every rule draws
+        with the same key (as the experiment does).
         """
+        if options:
+            raise InputError(f"evaluate takes no option {min(options)}", "its options: none")
         s = self.settings
-        samples = self.evaluation_samples(state, key, num_samples)
         exact = self.target.log_Z
-        out = weight_figures(samples, None, s.weight_point, s.resample_threshold, exact)
-        out["log_Z_free_energy"] = float(free_energy_log_Z(self.model, state.params, self.path))
+        out = weight_figures(self.evaluation_samples(key, state, num_samples), s.weight_point, s.resample_threshold,
+                             exact)
+        out["log_Z_learned"] = float(free_energy_log_Z(self.model, state.params, self.path))
         if exact is not None:
-            out["log_Z_free_energy_abs_err"] = abs(out["log_Z_free_energy"] - exact)
+            out["log_Z_learned_abs_err"] = abs(out["log_Z_learned"] - exact)
         return out
+
+
+def build(target, settings: LeapsSettings | None = None, *, batch_size: int | None = None,
+          optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
+    """LEAPS (Holderrieth, Albergo & Jaakkola 2025): a CTMC with locally equivariant rates on an Ising/Potts lattice.
+
+    Parameters
+    ----------
+    target : Ising, Potts or LatticePath
+    settings : LeapsSettings, optional
+        Default: the paper's Ising settings at L = 15.
+    batch_size : int, optional
+        Walkers per training rollout (default :data:`BATCH_SIZE`, the paper's 200).
+    optimizer : optax.GradientTransformation, optional
+        Replaces Adam with the settings' decayed learning rate and clipping (:class:`Leaps`).
+
+    Returns
+    -------
+    LearnedSampler
+        ``sample(key, state, n)`` draws lattice states with the headline rule's weights;
+        ``evaluate(key, state, n)`` gives :meth:`Leaps.evaluate`'s figures. The PINN loss
+        is taken on a replay buffer of the walkers' own states over a curriculum that
+        lengthens the horizon: its data move with training, so it is not judged for progress.
+    """
+    leaps = Leaps(target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
+    return LearnedSampler(leaps.init, leaps.step, leaps.sample, leaps.evaluate, TrainingHealth(judge_progress=False))
 
 
 def draw_samples(draw, key: jax.Array, num_samples: int, batch: int) -> WeightedSamples:
@@ -560,31 +607,31 @@ def draw_samples(draw, key: jax.Array, num_samples: int, batch: int) -> Weighted
     return tuple(join(sets) for sets in zip(*parts))
 
 
-def weight_figures(samples: dict[str, WeightedSamples], untrained: WeightedSamples | None, headline: str,
-                   resample_threshold: float | None, exact_log_Z: float | None) -> dict:
-    """ESS, ``log Z`` and its error for each weight rule, the headline rule's unsuffixed, and the untrained net's.
+def weight_figures(samples: dict[str, WeightedSamples], headline: str, resample_threshold: float | None,
+                   log_Z_exact: float | None) -> dict:
+    """The canonical figures of the headline rule's walkers, and the ESS and log Z of every other rule.
 
-    With resampling on (``resample_threshold`` set) the final weights only describe the
-    steps since the last resampling, so the ESS figures are named
-    ``ess_since_last_resample*`` instead of ``ess*``; ``log Z`` accumulates over the
-    whole run either way. ``untrained`` (samples of the untrained network; optional)
-    adds ``ess_untrained`` and ``log_w_var_untrained``.
+    :func:`jaxsamp.diagnostics.weights.figures` of ``samples[headline]`` (``log_Z_hat``,
+    ``ess``, ``elbo``, ``nonfinite_samples``, and with ``log_Z_exact`` the errors) and its
+    ``log_w_var``; for every other rule ``<rule>`` of ``samples``, ``ess_<rule>``,
+    ``log_Z_hat_<rule>`` and ``log_Z_abs_err_<rule>`` (each figure under one name: the
+    headline rule's are the unsuffixed ones only). With resampling on (``resample_threshold``
+    set) the final weights only describe the steps since the last resampling, so the ESS
+    figures are named ``ess_since_last_resample*`` instead of ``ess*``; ``log Z``
+    accumulates over the whole run either way.
     """
     ess = "ess" if resample_threshold is None else "ess_since_last_resample"
-    out = {}
-    for rule, ws in samples.items():
-        out[f"{ess}_{rule}"] = float(ws.ess)
-        out[f"log_Z_hat_{rule}"] = float(ws.log_Z)
-        if exact_log_Z is not None:
-            out[f"log_Z_abs_err_{rule}"] = abs(float(ws.log_Z) - exact_log_Z)
     main = samples[headline]
-    if untrained is not None:
-        out[f"{ess}_untrained"] = float(untrained.ess)
-        out["log_w_var_untrained"] = float(jnp.var(untrained.log_w))
+    out = figures(main, log_Z_exact=log_Z_exact)
+    if "ess" in out:
+        out[ess] = out.pop("ess")
     out["log_w_var"] = float(jnp.var(main.log_w))
-    out[ess] = float(main.ess)
-    out["log_Z_hat"] = float(main.log_Z)
-    if exact_log_Z is not None:
-        out["log_Z_exact"] = float(exact_log_Z)
-        out["log_Z_abs_err"] = abs(float(main.log_Z) - exact_log_Z)
+    for rule, ws in samples.items():
+        if rule == headline:
+            continue
+        got = figures(ws, log_Z_exact=log_Z_exact)
+        for name, renamed in (("ess", f"{ess}_{rule}"), ("log_Z_hat", f"log_Z_hat_{rule}"),
+                              ("log_Z_abs_err", f"log_Z_abs_err_{rule}")):
+            if name in got:
+                out[renamed] = got[name]
     return out

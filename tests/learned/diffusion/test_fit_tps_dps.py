@@ -11,7 +11,7 @@ import pytest
 
 import jaxsamp
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned.diffusion.tps_dps import TransitionPaths, TpsDpsSettings, path_metrics
+from jaxsamp.learned.diffusion.tps_dps import TransitionPaths, TpsDpsSettings, build, path_metrics
 
 #: 16 paths of 50 steps per round, 5 Adam steps per round, 3 rounds: a few seconds on 2 CPU cores
 SMALL = TpsDpsSettings(num_time_steps=50, batch_size=16, buffer_size=64, updates_per_rollout=5, annealing_rollouts=2,
@@ -25,13 +25,13 @@ def test_fit_tps_dps_on_the_double_well():
     All checks are exact identities (no statistical budget): the paths' recorded
     potentials are V at their positions, the evaluation figures are
     :func:`path_metrics` of the paths ``sample`` returns for the same key, and the
-    training's energy evaluations are ``N L + 1`` per round.
+    training's energy evaluations are ``N L + 1`` per round (so ``N = batch_size`` paths per round).
     """
     target = jaxsamp.targets.get("double_well_2d")
     fitted = jaxsamp.fit("tps_dps", target, num_steps=ROUNDS, key=0, settings=SMALL, batch_size=PATHS, progress=False)
-    assert fitted.warnings == [] and fitted.sampler.num_paths == PATHS
+    assert fitted.warnings == [] and fitted.settings == SMALL
     L = SMALL.num_time_steps
-    np.testing.assert_array_equal(fitted.history["energy_evals"], (PATHS * L + 1) * np.arange(1, ROUNDS + 1))
+    np.testing.assert_array_equal(fitted.history["target_evals"], (PATHS * L + 1) * np.arange(1, ROUNDS + 1))
     # the behaviour temperature falls from start_temperature to T over annealing_rollouts rounds, then stays
     np.testing.assert_allclose(fitted.history["temperature"], [2400.0, 1200.0, 1200.0])
 
@@ -45,11 +45,23 @@ def test_fit_tps_dps_on_the_double_well():
                                rtol=1e-5, atol=1e-5)
 
     figures = fitted.evaluate(1, N)
-    expected = path_metrics(samples.x.positions, samples.x.potentials, fitted.sampler.end, SMALL.hit_radius)
+    end = jnp.asarray(target.spec.end, jnp.float32)
+    expected = path_metrics(samples.x.positions, samples.x.potentials, end, SMALL.hit_radius)
     for name in ("rmsd", "thp", "hits"):
         assert figures[name] == pytest.approx(float(expected[name]))
-    assert figures["ess"] == pytest.approx(ess) and figures["log_Z_path"] == pytest.approx(log_z)
-    assert figures["energy_evals"] == ROUNDS * (PATHS * L + 1)
+    # the figures' log Z is summed in float64, the samples' in float32
+    assert figures["ess"] == pytest.approx(ess) and figures["log_Z_hat"] == pytest.approx(log_z, rel=1e-5)
+    assert figures["target_evals"] == ROUNDS * (PATHS * L + 1) and figures["nonfinite_samples"] == 0
+    with pytest.raises(InputError, match="tps_dps: evaluate takes no option sinkhorn"):
+        fitted.evaluate(1, N, sinkhorn=False)
+
+
+def test_training_cut_short_of_the_annealing_is_the_methods_own_warning():
+    """``TrainingHealth.checks``: fewer rounds than ``annealing_rollouts`` never sampled at the target temperature."""
+    checks = build(jaxsamp.targets.get("double_well_2d"), SMALL, batch_size=PATHS).health.checks
+    assert checks({"loss": np.zeros(SMALL.annealing_rollouts)}) == []
+    (warning,) = checks({"loss": np.zeros(1)})
+    assert warning.startswith("training stopped after 1 of the 2 annealing rollouts")
 
 
 def test_fit_tps_dps_refuses_a_target_without_transition_paths():

