@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-import warnings
 from pathlib import Path
 
 import jax
@@ -46,12 +45,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core import ensemble, run
-from jaxsamp.core.data_parallel import batch_mesh
-from jaxsamp.core.errors import ConfigError, InputError, RunHealthWarning
+from jaxsamp.core.errors import ConfigError, InputError
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.core.validation import PositiveFloat, PositiveInt, check_fields
 from jaxsamp.diagnostics import observables as obs
 from jaxsamp.diagnostics.binary_discrepancies import expected_tv_of_exact_samples, hamming_mmd, total_variation
+from jaxsamp.experiments.fitting import fit_method
 from jaxsamp.experiments import plots
 from jaxsamp.learned.binary import bernoulli_samplers as samplers
 from jaxsamp.learned.binary.bernoulli_denoising import (
@@ -60,7 +59,6 @@ from jaxsamp.learned.binary.bernoulli_denoising import (
     exact_posterior_mean,
     is_data_set,
 )
-from jaxsamp.learned.fit import fit
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets.binary import MAX_ENUMERATION_DIM, enumerated_probabilities
 from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable
@@ -270,12 +268,7 @@ def run_bernoulli_denoising(cfg, target, settings: BernoulliDenoisingExperimentS
     """Fit the denoiser for ``run.num_steps`` steps, sample ``run.num_eval_samples`` chains, evaluate."""
     k_data, k_fit, k_sample, k_exact = jax.random.split(jax.random.key(cfg.seed), 4)
     train, held_out = training_data(target, settings, k_data, cfg.driver_options(run_dir, "data_checkpoints"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RunHealthWarning)  # fit's findings go to metrics["warnings"]
-        fitted = fit("bernoulli_denoising", train, num_steps=cfg.run.num_steps, key=k_fit, settings=settings.denoiser,
-                     batch_size=cfg.run.num_chains, checkpoint=run_dir / "checkpoints",
-                     checkpoint_every=cfg.run.checkpoint_every, progress=cfg.run.progress,
-                     mesh=batch_mesh() if cfg.run.shard else None)
+    fitted = fit_method(cfg, train, settings.denoiser, run_dir, k_fit, method="bernoulli_denoising")
     trace = fitted.history
 
     sampler = settings.denoiser.sampler

@@ -102,40 +102,6 @@ class ExperimentConfig:
             "desc": self.name,
         }
 
-    def fit(self, method: str, target, settings, run_dir: Path, key):
-        """Train learned ``method`` on ``target`` as every learned kind does: :func:`jaxsamp.fit` from ``key``.
-
-        ``run.num_steps`` steps of ``run.num_chains`` (the method's batch: walkers, paths,
-        collocation points), checkpoints in ``run_dir/checkpoints`` every ``run.checkpoint_every``
-        steps (so that ``jaxsamp resume`` continues a killed run bit for bit), ``run.progress``,
-        and with ``run.shard`` data-parallel over every device (:func:`jaxsamp.batch_mesh`). The
-        training's health warnings are ``Fitted.warnings``, which the kind writes to
-        ``metrics.json`` (the runner prints them), not Python warnings.
-        """
-        import warnings
-
-        from jaxsamp.core.data_parallel import batch_mesh
-        from jaxsamp.core.errors import RunHealthWarning
-        from jaxsamp.learned.fit import fit
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RunHealthWarning)
-            return fit(method, target, num_steps=self.run.num_steps, key=key, settings=settings,
-                       batch_size=self.run.num_chains, checkpoint=Path(run_dir) / "checkpoints",
-                       checkpoint_every=self.run.checkpoint_every, progress=self.run.progress,
-                       mesh=batch_mesh() if self.run.shard else None)
-
-    def trainer(self, method):
-        """``method`` (a Trainer) as a learned kind trains it: with ``run.shard``, data-parallel over every device.
-
-        :func:`jaxsamp.core.data_parallel.data_parallel`: each step's batch is split over the devices and the
-        parameters are replicated; the numbers equal the one-device run's up to float reduction order.
-        """
-        if not self.run.shard:
-            return method
-        from jaxsamp.core.data_parallel import data_parallel
-
-        return data_parallel(method)
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]")

@@ -29,6 +29,7 @@ import numpy as np
 
 from jaxsamp.diagnostics import health
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
+from jaxsamp.experiments.fitting import fit_method
 from jaxsamp.experiments import plots
 from jaxsamp.learned.curves import ode
 from jaxsamp.learned.curves.training import Curves, CurvesSettings
@@ -114,7 +115,7 @@ def velocity_plot(path: Path, speeds: dict, title: str) -> Path:
 def run_curves(cfg, target, curve: Curves, run_dir: Path) -> dict:
     """Train for ``run.num_steps`` updates with :func:`jaxsamp.fit`; evaluate ``run.num_eval_samples`` ODE samples; plot."""
     k_fit, k_eval, k_plot = jax.random.split(jax.random.key(cfg.seed), 3)
-    fitted = cfg.fit("curves", target, curve.settings, run_dir, k_fit)
+    fitted = fit_method(cfg, target, curve.settings, run_dir, k_fit, method="curves")
     state, trace = fitted.state, fitted.history
     with phase(f"evaluating {cfg.run.num_eval_samples} ODE samples", cfg.run.progress):
         figures, out = curve.evaluate_with_transport(k_eval, state, cfg.run.num_eval_samples)

@@ -40,15 +40,19 @@ def check_method(cfg, target, kind: str, methods: tuple[str, ...]):
     return build_learned_sampler(cfg, kind, samplers)
 
 
-def fit_method(cfg, target, settings, run_dir: Path, key) -> Fitted:
-    """``jaxsamp.fit`` of ``cfg.sampler.name`` on ``target`` with the run's options, from ``key``.
+def fit_method(cfg, target, settings, run_dir: Path, key, *, method: str | None = None,
+               folder: str = "checkpoints") -> Fitted:
+    """``jaxsamp.fit`` of ``method`` (default ``cfg.sampler.name``) on ``target`` with the run's options, from ``key``.
 
-    The health warnings of the training are in the result's ``warnings`` (the runner reports a
-    run's warnings), not emitted.
+    Every learned kind trains through this one call: ``run.num_steps`` steps of ``run.num_chains``
+    (the method's batch), checkpoints in ``run_dir/folder`` every ``run.checkpoint_every`` steps (so
+    that ``jaxsamp resume`` continues a killed run bit for bit), ``run.progress``, and with
+    ``run.shard`` data-parallel over every device. The health warnings of the training are in the
+    result's ``warnings`` (the runner reports a run's warnings), not emitted.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunHealthWarning)
-        return fit(cfg.sampler.name, target, num_steps=cfg.run.num_steps, key=key, settings=settings,
-                   batch_size=cfg.run.num_chains, checkpoint=Path(run_dir) / "checkpoints",
+        return fit(method or cfg.sampler.name, target, num_steps=cfg.run.num_steps, key=key, settings=settings,
+                   batch_size=cfg.run.num_chains, checkpoint=Path(run_dir) / folder,
                    checkpoint_every=cfg.run.checkpoint_every, progress=cfg.run.progress,
                    mesh=batch_mesh() if cfg.run.shard else None)

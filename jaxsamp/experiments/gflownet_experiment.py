@@ -26,17 +26,15 @@ distribution of the last ``history_size`` terminal states of training at the las
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from pathlib import Path
 
 import jax
 import numpy as np
 
-from jaxsamp.core.data_parallel import batch_mesh
-from jaxsamp.core.errors import InputError, RunHealthWarning
+from jaxsamp.core.errors import InputError
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
+from jaxsamp.experiments.fitting import fit_method
 from jaxsamp.experiments import plots
-from jaxsamp.learned.fit import fit
 from jaxsamp.learned.gflownet.training import BACKWARD_POLICIES, GFlowNetSettings, build, learning_curve
 
 
@@ -101,12 +99,7 @@ def run_gflownet(cfg, target, settings: GFlowNetExperimentSettings, run_dir: Pat
     trajectories = cfg.run.num_steps * cfg.run.num_chains
     for policy in settings.policies:
         folder = f"checkpoints_{policy}" if len(settings.policies) > 1 else "checkpoints"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RunHealthWarning)  # fit's findings go to metrics["warnings"], by policy
-            fitted = fit("gflownet", target, num_steps=cfg.run.num_steps, key=key, settings=settings.for_policy(policy),
-                         batch_size=cfg.run.num_chains, checkpoint=run_dir / folder,
-                         checkpoint_every=cfg.run.checkpoint_every, progress=cfg.run.progress,
-                         mesh=batch_mesh() if cfg.run.shard else None)
+        fitted = fit_method(cfg, target, settings.for_policy(policy), run_dir, key, method="gflownet", folder=folder)
         figures = fitted.evaluate(jax.random.fold_in(key, 1), cfg.run.num_eval_samples)
         curve = curves[policy] = learning_curve(fitted.history)
         last = {name: float(curve[name][-1]) if len(curve[name]) else float("nan")

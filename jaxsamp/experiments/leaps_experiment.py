@@ -42,6 +42,7 @@ from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.diagnostics import observables as obs
+from jaxsamp.experiments.fitting import fit_method
 from jaxsamp.experiments import plots
 from jaxsamp.learned.leaps import simulation
 from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, build_networks, free_energy_log_Z, weight_figures
@@ -200,7 +201,7 @@ def check(cfg, target) -> LeapsSettings:
 def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
     """Train LEAPS on an Ising/Potts target with :func:`jaxsamp.fit`; ESS, log Z and observables vs exact answers."""
     key_fit, key_eval, key_ref, key_untrained = jax.random.split(jax.random.key(cfg.seed), 4)
-    fitted = cfg.fit("leaps", target, settings, run_dir, key_fit)
+    fitted = fit_method(cfg, target, settings, run_dir, key_fit, method="leaps")
     state = fitted.state
     leaps = Leaps(target, settings, cfg.run.num_chains)  # the family's numerics: the draws of every weight rule
 

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
+from jaxsamp.experiments.fitting import fit_method
 from jaxsamp.experiments import plots
 from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings, truncated_paths
 from jaxsamp.core.progress import phase
@@ -78,7 +79,7 @@ def check(cfg, target) -> TpsDps:
 def run_tps_dps(cfg, target, sampler: TpsDps, run_dir: Path) -> dict:
     """Train TPS-DPS for ``run.num_steps`` rounds with :func:`jaxsamp.fit`; evaluate ``run.num_eval_samples`` paths."""
     k_fit, k_eval = jax.random.split(jax.random.key(cfg.seed))
-    fitted = cfg.fit("tps_dps", target, sampler.settings, run_dir, k_fit)
+    fitted = fit_method(cfg, target, sampler.settings, run_dir, k_fit, method="tps_dps")
     trace = fitted.history
     with phase(f"evaluating {cfg.run.num_eval_samples} paths", cfg.run.progress):
         samples = fitted.sample(k_eval, cfg.run.num_eval_samples)

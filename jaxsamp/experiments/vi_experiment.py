@@ -29,21 +29,19 @@ of ``q`` against the reference).
 from __future__ import annotations
 
 import functools
-import warnings
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxsamp.core.data_parallel import batch_mesh
-from jaxsamp.core.errors import ConfigError, RunHealthWarning
+from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.progress import phase
 from jaxsamp.core.registry import EXPERIMENTS, LEARNED, ExperimentKind, build_learned_sampler
 from jaxsamp.diagnostics import health
 from jaxsamp.diagnostics.grid_divergences import forward_kl_on_grid
+from jaxsamp.experiments.fitting import fit_method
 from jaxsamp.experiments import plots
-from jaxsamp.learned.fit import fit
 from jaxsamp.learned.vi.density import EXPLICIT, SEMI_IMPLICIT, log_q
 from jaxsamp.learned.vi.training import evaluation_figures
 
@@ -106,12 +104,7 @@ def run_vi(cfg, target, settings, run_dir: Path) -> dict:
     """Fit for ``run.num_steps`` steps; weight ``run.num_eval_samples`` draws; score and plot them."""
     name = cfg.sampler.name
     k_fit, k_eval = jax.random.split(jax.random.key(cfg.seed))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RunHealthWarning)  # fitted.warnings holds them, for metrics.json
-        fitted = fit(name, target, num_steps=cfg.run.num_steps, key=k_fit, settings=settings,
-                     batch_size=cfg.run.num_chains, checkpoint=Path(run_dir) / "checkpoints",
-                     checkpoint_every=cfg.run.checkpoint_every, progress=cfg.run.progress,
-                     mesh=batch_mesh() if cfg.run.shard else None)
+    fitted = fit_method(cfg, target, settings, run_dir, k_fit, method=name)
     state, history = fitted.state, fitted.history
     n = cfg.run.num_eval_samples
     k_draw, k_ref, k_logq = jax.random.split(k_eval, 3)

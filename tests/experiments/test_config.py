@@ -60,18 +60,18 @@ def test_registry_validates_parameters():
         SAMPLERS.entry("nope")
 
 
-def test_run_shard_trains_a_learned_kind_data_parallel():
+def test_run_shard_trains_a_learned_kind_data_parallel(tmp_path):
+    """Every learned kind trains through ``fitting.fit_method``: with ``run.shard`` over a mesh of every device."""
     import jax
-    import jax.numpy as jnp
 
-    from jaxsamp.core.protocols import Trainer
+    import jaxsamp
+    from jaxsamp.experiments.fitting import fit_method
+    from jaxsamp.learned.vi.elbo import ELBOSettings
 
-    method = Trainer(lambda key: jnp.zeros(2), lambda key, state: (state + 1.0, {"loss": jnp.sum(state)}))
-    assert ExperimentConfig().trainer(method) is method
     cfg = ExperimentConfig()
-    cfg.run.shard = True
-    parallel = cfg.trainer(method)
-    assert parallel is not method
-    state = parallel.init(jax.random.key(0))
-    assert len(state.sharding.device_set) == jax.device_count() and state.sharding.is_fully_replicated
-    assert float(jax.jit(parallel.step)(jax.random.key(1), state)[0][0]) == 1.0
+    cfg.run.shard, cfg.run.num_steps, cfg.run.num_chains, cfg.run.progress = True, 2, 8, False
+    fitted = fit_method(cfg, jaxsamp.targets.get("gaussian", dim=2), ELBOSettings(), tmp_path, jax.random.key(0),
+                        method="elbo")
+    leaf = jax.tree.leaves(fitted.state.params)[0]
+    assert len(leaf.sharding.device_set) == jax.device_count() and leaf.sharding.is_fully_replicated
+    assert len(fitted.history["loss"]) == 2 and (tmp_path / "checkpoints").is_dir()

@@ -15,8 +15,6 @@ import numpy as np
 import pytest
 
 from jaxsamp.diagnostics import health
-from jaxsamp.experiments import (
-)
 from jaxsamp.experiments.config import load_config
 from jaxsamp.experiments.runner import run_experiment
 
