@@ -30,10 +30,13 @@ def _table(entries: dict) -> list[str]:
 
 
 class MetricGlossary(SphinxDirective):
-    """A section per registered experiment kind, then the keys every run writes."""
+    """The vocabulary, a section per registered experiment kind, then the keys every run writes."""
 
     def run(self) -> list[nodes.Node]:
-        lines = []
+        lines = ["Every learned method and kind", "-----------------------------", "",
+                 "One name per concept: these figures mean the same wherever they appear (the canonical weight "
+                 "figures of ``jaxsamp.diagnostics.weights.figures``, the learned log Z, the costs).", ""]
+        lines += _table(glossary.VOCABULARY)
         for kind in sorted(EXPERIMENTS.names()):
             if kind not in glossary.GLOSSARY:
                 raise self.error(f"experiment kind {kind!r} has no entry in jaxsamp.experiments.glossary")

@@ -143,7 +143,7 @@ def run_curves(cfg, target, curve: Curves, run_dir: Path) -> dict:
         "diverged_collocation_points": int(np.sum(trace["diverged_points"])),
         "train_steps": cfg.run.num_steps,
         "train_seconds_incl_compile": fitted.seconds,
-        "train_target_evals": int(state.target_evals),
+        "target_evals": int(state.target_evals),
         "final_loss": float(np.mean(trace["loss"][-10:])),
         **figures,
         "warnings": warnings,

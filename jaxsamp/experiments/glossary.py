@@ -55,35 +55,66 @@ COMMON = {
     ),
 }
 
-_TRAIN = {
-    "train_steps": Entry("Training updates run (``run.num_steps``).", SETTING),
-    "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
-    "final_loss": Entry("Mean training loss over the last updates.", "only comparable within one method and target"),
-}
-_LOG_Z_PATHS = {
-    "elbo": Entry("Mean log weight of the sampler's own draws: a lower bound on log Z (ELBO).",
-                  "close to log Z from below; the gap is the reverse KL"),
-    "eubo": Entry("Mean log weight of reference (target) draws: an upper bound on log Z (EUBO).",
-                  "close to log Z from above; the gap is the forward KL, large when modes are missed"),
-    "log_Z_hat": Entry("log Z by importance sampling with the sampler's own draws (logsumexp of log weights - log n).",
-                       "the headline log Z estimate; equal to log Z_exact within a few 0.01 is good"),
-    "log_Z_forward": Entry("log Z by reverse importance sampling from reference draws (harmonic-mean type).",
-                           "close to log_Z_hat; a gap means missed mass"),
-    "log_Z_exact": Entry("The target's exact log normalising constant.", EXACT),
+#: The one vocabulary: figures that mean the same in every kind and every learned method, each listed once
+#: here and in no kind's section (:func:`jaxsamp.diagnostics.weights.figures` computes the weight figures).
+#:
+#: :meta hide-value:
+VOCABULARY = {
+    "log_Z_hat": Entry("log Z by importance sampling with the sampler's own draws, log Z0 + logsumexp(log w) - log n "
+                       "(SMC and AIS: the product of the levels' mean incremental weights). Unbiased in Z.",
+                       "the headline log Z estimate; equal to log_Z_exact within a few 0.01 is good"),
+    "log_Z_exact": Entry("The target's exact log normalising constant (closed form, enumeration or Kaufman's formula).",
+                         EXACT),
     "log_Z_abs_err": Entry("|log_Z_hat - log_Z_exact|.",
                            "0; compare with tempered SMC at equal target evaluations (BENCHMARKS.md)"),
-    "<estimate>_abs_err": Entry("|estimate - log_Z_exact| for the bounds ``elbo``, ``eubo`` and for ``log_Z_forward``.",
-                                "0; the bounds' errors are the reverse and forward KL"),
     "ess": Entry("Normalised importance ESS of the sampler's draws, (sum w)^2 / (n sum w^2), in (0, 1].",
                  "1 is perfect; below 0.01 the weights rest on a handful of draws"),
-    "nonfinite_samples": Entry("Evaluation draws with a NaN/inf state or weight (left out of every figure).", "0"),
+    "elbo": Entry("Mean log weight of the sampler's own draws: a lower bound on log Z (ELBO).",
+                  "close to log Z from below; the gap is the reverse KL"),
+    "eubo": Entry("Mean log weight at draws of the target (exact or reference; for a path sampler, of paths simulated "
+                  "backward from them): an upper bound on log Z (EUBO).",
+                  "close to log Z from above; the gap is the forward KL, large when modes are missed"),
+    "log_Z_forward": Entry("log Z by reverse importance sampling from the target's draws, -log mean exp(-log w) "
+                           "(unbiased in 1/Z).", "close to log_Z_hat; a gap means missed mass"),
+    "elbo_abs_err": Entry("|elbo - log_Z_exact|: the reverse KL(q || p) estimated on the sampler's draws.", "0"),
+    "eubo_abs_err": Entry("|eubo - log_Z_exact|: the forward KL(p || q) estimated on the target's draws.", "0"),
+    "log_Z_forward_abs_err": Entry("|log_Z_forward - log_Z_exact|.", "0"),
+    "log_Z_hat_sets_mean": Entry("Mean of log_Z_hat over disjoint, equal sets of the draws (``num_sets``).",
+                                 "equal to log_Z_exact"),
+    "log_Z_hat_sets_sd": Entry("Standard deviation of log_Z_hat over those sets.", "small against the error"),
+    "log_Z_abs_err_sets_mean": Entry("Mean of log_Z_abs_err over those sets (the papers' mean error over runs).", "0"),
+    "log_Z_abs_err_sets_sd": Entry("Standard deviation of log_Z_abs_err over those sets.", "context"),
+    "log_Z_learned": Entry("log Z read off a trained parameter (trajectory balance's log Z, a GFlowNet's, LEAPS' free "
+                           "energy, the curves' normaliser): not an importance-sampling estimate.",
+                           "close to log_Z_exact once trained; the estimates above are the trustworthy ones"),
+    "log_Z_learned_abs_err": Entry("|log_Z_learned - log_Z_exact|.", "small; a learned estimate"),
+    "nonfinite_samples": Entry("Draws with a NaN/inf state or weight (left out of every figure).", "0"),
+    "target_evals": Entry("Target evaluations (log density, energy or gradient calls) of the run: training for a "
+                          "learned kind, annealing for SMC.", COST),
+    "train_steps": Entry("Training updates run (``run.num_steps``).", SETTING),
+    "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
+    "final_loss": Entry("Training loss at the end (the mean over the last updates, or the last rollout's).",
+                        "only comparable within one method and target"),
+}
+_PATH_FIGURES = {
     "sinkhorn": Entry("Sinkhorn divergence between the sampler's draws and reference draws (target's units squared).",
                       "0; compare with the same figure between two reference sets (the noise floor)"),
     "emc": Entry("Entropic mode coverage of the draws over the mixture's modes, in [0, 1].", "1: every mode visited in proportion"),
     "modes_visited": Entry("Number of the mixture's modes holding at least one draw.", "the number of modes"),
 }
 
-#: Every kind's keys (the runner's :data:`COMMON` keys apart).
+#: Names that one concept had before the vocabulary, or that are ambiguous: no run may write them
+#: (``log_Z`` alone was an estimate in some kinds and the exact value in others).
+RETIRED = {
+    "log_Z": "log_Z_hat or log_Z_exact", "log_Z_reverse": "log_Z_hat", "log_Z_reverse_abs_err": "log_Z_abs_err",
+    "log_z": "log_Z_learned", "learned_log_z": "log_Z_learned", "log_z_learned": "log_Z_learned",
+    "log_Z_free_energy": "log_Z_learned", "logz_abs_err": "log_Z_learned_abs_err", "log_Z_path": "log_Z_hat",
+    "energy_evals": "target_evals", "num_target_evals": "target_evals", "train_target_evals": "target_evals",
+    "nonfinite_paths": "nonfinite_samples", "nonfinite": "nonfinite_samples", "ess_fraction": "ess",
+    "elbo_gap": "elbo_abs_err", "log_Z_error": "log_Z_abs_err",
+}
+
+#: Every kind's own keys (the :data:`VOCABULARY` and the runner's :data:`COMMON` keys apart).
 #:
 #: :meta hide-value:
 GLOSSARY: dict[str, dict[str, Entry]] = {
@@ -112,38 +143,14 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
                              "a few per cent"),
         "mode_weight_tv": Entry("Total variation between the chains' mode weights and the mixture's weights.",
                                 "0; a value near a mode's weight means that mode was missed"),
-        "log_Z_exact": Entry("The target's exact log Z (not estimated by MCMC; for reference).", EXACT),
     },
     "smc": {
-        "log_Z": Entry("log Z estimated by AIS/SMC (the headline).", "equal to log_Z_exact within a few 0.01"),
-        "ess": Entry("Normalised ESS of the final weights.", "1 is perfect; after a final resampling it reads 1"),
         "num_levels": Entry("Temperatures taken (adaptive tempering picks them).", COST),
-        "num_target_evals": Entry("Target log-density (and gradient) evaluations over all particles.", COST),
         "num_resamplings": Entry("Levels at which particles were resampled.", "context"),
         "acceptance_rate": Entry("Mean acceptance rate of the inner MCMC moves.", "0.5-0.9"),
         "seconds_incl_compile": Entry("Seconds of annealing, compilation included.", COST),
-        "log_Z_exact": Entry("The target's exact log Z.", EXACT),
-        "log_Z_abs_err": Entry("|log_Z - log_Z_exact|.", "below 0.05 on the benchmark targets"),
     },
     "vi": {
-        **_TRAIN,
-        "final_loss": Entry("Mean training loss over the last updates (AISIVI, BSIVI: the negated ELBO of the step's draws).",
-                            "only comparable within one method and target"),
-        "log_Z_hat": Entry("log Z by importance sampling with the family as proposal (logsumexp of log weights - log n).",
-                           "the headline; equal to log_Z_exact within a few 0.01"),
-        "ess": Entry("Normalised importance ESS of the family's draws, (sum w)^2 / (n sum w^2), in (0, 1].",
-                     "1 is perfect; mass-covering families score higher"),
-        "elbo": Entry("Mean log weight log p(x) - log q(x) of the family's draws: the ELBO, a lower bound on log Z.",
-                      "close to log Z from below; the gap is KL(q || p)"),
-        "eubo": Entry("Mean log weight of the reference draws: the EUBO, an upper bound on log Z.",
-                      "close to log Z from above; the gap is KL(p || q), large when q misses mass"),
-        "log_Z_forward": Entry("log Z by reverse importance sampling from the reference draws (harmonic-mean type).",
-                               "close to log_Z_hat; a gap means missed mass"),
-        "log_Z_exact": Entry("The target's exact log normalising constant.", EXACT),
-        "<estimate>_abs_err": Entry("|estimate - log_Z_exact| for ``log_Z_hat`` (``log_Z_abs_err``), ``elbo`` (KL(q || p) "
-                                    "estimated), ``eubo`` (KL(p || q) estimated on the reference draws), ``log_Z_forward``.",
-                                    "0"),
-        "nonfinite_samples": Entry("Draws of q with a NaN/inf position or weight (left out of every figure).", "0"),
         "mean_log_q_reference": Entry("Mean log q of reference posterior draws (NUTS or exact).",
                                       "higher is better: it is minus the forward KL up to a constant"),
         "reference": Entry("Where the reference draws came from (exact samples or a NUTS run).", "context"),
@@ -153,32 +160,19 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "q_mass": Entry("The family's mass inside the quadrature box.", "close to 1"),
     },
     "diffusion": {
-        **_TRAIN,
-        **_LOG_Z_PATHS,
-        "target_evals": Entry("Target evaluations (log densities and gradients) during training.", COST),
-        "log_Z_learned": Entry("The log Z parameter the loss learns (trajectory balance); the KL and log-variance "
-                               "losses do not learn one and leave it at 0.", "close to log Z for TB; ignore otherwise"),
+        **_PATH_FIGURES,
     },
     "adjoint": {
-        **_LOG_Z_PATHS,
+        **_PATH_FIGURES,
         "epochs": Entry("Training epochs (``run.num_steps``).", SETTING),
-        "target_evals": Entry("Target energy (and force) evaluations during training.", COST),
-        "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
-        "final_loss": Entry("Mean adjoint-matching loss over the last epochs.", "only comparable within one target"),
         "final_corrector_loss": Entry("ASBS: mean corrector-matching loss over the last corrector epochs.", "context"),
         "energy_w2": Entry("W2 between the energy histograms of the draws and of the reference set (energy units).",
                            "compare with the reference set's own noise floor (BENCHMARKS.md)"),
         "w2": Entry("W2 between draws and reference (E(n)-invariant for particles: aligned by rotation and permutation).",
                     "compare with the noise floor; smaller is better"),
-        "nonfinite_samples": Entry("Draws with a NaN/inf position, weight or energy (left out of every figure).", "0"),
     },
     "tps_dps": {
         "rollouts": Entry("Training rollouts (``run.num_steps``).", SETTING),
-        "target_evals": Entry("Potential-energy (and force) evaluations over training.", COST),
-        "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
-        "final_loss": Entry("The last rollout's loss.", "context"),
-        "log_Z_learned": Entry("The learned log Z parameter of the path measure (the control variate).",
-                               "close to log_Z_hat"),
         "thp_per_rollout": Entry("Target hit percentage of each training rollout.", "rising to 100"),
         "ets_per_rollout": Entry("Highest energy along the transition paths of each rollout.", "falling to the reference"),
         "rmsd": Entry("Mean distance to the end state of each path's closest approach (paths are cut there).", "0"),
@@ -189,33 +183,12 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
                      "the reference's value (1.36 +- 0.16 on the synthetic double well); lower is a better path"),
         "ets_std": Entry("Standard deviation of that energy (NaN with fewer than two hits).", "context"),
         "hits": Entry("Paths that reached the target state.", "all evaluation paths"),
-        "ess": Entry("Normalised ESS of the path importance weights.", "close to 1"),
-        "log_Z_hat": Entry("log Z of the relaxed path measure by importance sampling with the evaluation paths "
-                           "(not the target's Boltzmann log Z: the samples are paths).", "context"),
-        "elbo": Entry("Mean path log weight: a lower bound on log_Z_hat's log Z.", "close to log_Z_hat from below"),
-        "nonfinite_samples": Entry("Evaluation paths with a NaN/inf log weight (left out of ess and log_Z_hat).", "0"),
     },
     "leaps": {
-        "train_steps": Entry("Training updates run.", SETTING),
-        "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
-        "final_loss": Entry("Mean PINN loss over the last 5% of updates (on the moving replay buffer).", "context"),
         "final_rollout_ess": Entry("ESS of the last training rollout's walkers.", "rising during training"),
         "eval_walkers": Entry("Walkers simulated for evaluation.", SETTING),
         "eval_steps": Entry("CTMC steps per evaluation walker.", SETTING),
-        "log_Z_learned": Entry("log Z read from the learned free-energy network: log Z_0 + F(0) - F(1).",
-                               "close to log_Z_exact"),
-        "log_Z_learned_abs_err": Entry("|log_Z_learned - log_Z_exact|.", "small; a learned estimate"),
-        "ess": Entry("Normalised ESS of the walkers under the headline weight rule (``weight_point``; the exact "
-                     "weights by default): the headline ESS.", "close to 1"),
         "ess_since_last_resample": Entry("With resampling on: the headline ESS since the last resampling.", "close to 1"),
-        "log_Z_hat": Entry("log Z by importance sampling under the headline weight rule: the headline estimate.",
-                           "equal to log_Z_exact within a few 0.01"),
-        "log_Z_exact": Entry("Kaufman's exact log Z of the Ising torus (or the enumerated one).", EXACT),
-        "log_Z_abs_err": Entry("|log_Z_hat - log_Z_exact|.", "0"),
-        "elbo": Entry("Mean log weight of the headline rule's walkers plus log Z_0: a lower bound on log Z.",
-                      "close to log Z from below"),
-        "elbo_abs_err": Entry("|elbo - log_Z_exact|.", "0"),
-        "nonfinite_samples": Entry("Headline walkers with a NaN/inf log weight (left out of every figure).", "0"),
         "log_w_var": Entry("Variance of the headline rule's log weights.", "0; below 1 gives a reliable log Z"),
         "ess_<rule>": Entry("Normalised ESS under a weight rule other than the headline one (whose ESS is ``ess``): "
                             "``exact``, the exact discrete-time weights, unbiased; ``quadrature_paper``, the paper's "
@@ -239,7 +212,6 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "two_point_max_abs_err": Entry("Largest error of the connected two-point function against the reference.", "0"),
     },
     "gflownet": {
-        "log_Z_exact": Entry("The environment's exact log Z (sum of rewards).", EXACT),
         "num_modes": Entry("Modes of the reward.", "context"),
         "trajectories": Entry("Trajectories sampled in training (steps x batch).", COST),
         "<policy>_log_Z_hat": Entry("log Z by importance sampling with the trained sampler's trajectory weights "
@@ -265,32 +237,19 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "<policy>_train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
     },
     "curves": {
-        **_TRAIN,
         "interpolation": Entry("The interpolation trained (``linear``, ``learned``, ``gradient_flow``).", SETTING),
         "diverged_collocation_points": Entry("Collocation trajectories that diverged and were left out of the loss.", "0"),
-        "train_target_evals": Entry("Target evaluations during training.", COST),
-        "nonfinite_samples": Entry("ODE samples whose state or either weight was not finite (left out).", "0"),
         "sample_target_evals": Entry("Target evaluations to draw the evaluation samples.", COST),
-        "ess": Entry("ESS of the change-of-variables weights (the headline).", "close to 1"),
         "ess_jarzynski": Entry("ESS of the Jarzynski-type weights.", "close to 1"),
-        "log_Z_hat": Entry("log Z by importance sampling with the change-of-variables weights (the headline).",
-                           "equal to the exact log Z"),
         "log_Z_hat_jarzynski": Entry("log Z by importance sampling with the Jarzynski-type weights.",
                                      "equal to log_Z_hat up to the ODE error"),
-        "log_Z_learned": Entry("log Z read from the learned curve's normaliser, log Z_0 + int C (no sampling).",
-                               "close to the exact log Z"),
-        "log_Z_exact": Entry("The target's exact log normalising constant.", EXACT),
-        "elbo": Entry("Mean change-of-variables log weight plus log Z_0: a lower bound on log Z.", "close to log Z from below"),
-        "log_Z_abs_err": Entry("|log_Z_hat - log_Z_exact|.", "0"),
         "log_Z_abs_err_jarzynski": Entry("|log_Z_hat_jarzynski - log_Z_exact|.", "0"),
-        "<estimate>_abs_err": Entry("|estimate - log_Z_exact| for ``elbo`` and ``log_Z_learned``.", "0"),
         "mmd": Entry("MMD between unweighted samples and exact target samples.", "0; compare with two exact sets"),
         "max_velocity": Entry("Largest |v_t(x_t)| over time and samples.", "moderate; a spike means a stiff curve"),
         "peak_mean_velocity": Entry("Largest over t of the mean |v_t(x_t)|.", "context"),
         "langevin_acceptance": Entry("Acceptance of the optional MALA corrections (NaN without).", "0.5-0.9"),
     },
     "bernoulli_denoising": {
-        **_TRAIN,
         "final_bit_error": Entry("Fraction of bits the denoiser gets wrong on the last training batches.", "context"),
         "num_train": Entry("Training samples.", SETTING),
         "num_samples": Entry("Samples drawn for evaluation.", SETTING),
@@ -373,13 +332,18 @@ def describe(kind: str, key: str) -> Entry | None:
     placeholder keys the one with more fixed text (``tlm_policy_l1`` is ``<policy>_policy_l1``,
     not ``<policy>_l1``).
     """
-    entries = {**GLOSSARY.get(kind, {}), **COMMON}
+    entries = {**VOCABULARY, **GLOSSARY.get(kind, {}), **COMMON}
     if key in entries:
         return entries[key]
     matches = [pattern for pattern in entries if "<" in pattern and _pattern(pattern).match(key)]
     if not matches:
         return None
     return entries[max(matches, key=lambda pattern: len(re.sub(r"<[a-z_]+>", "", pattern)))]
+
+
+def vocabulary_problems(keys) -> list[str]:
+    """What is wrong with a run's or a method's figure names: a retired or ambiguous name, with the name to use."""
+    return [f"{key!r} is retired: use {RETIRED[key]}" for key in sorted(keys) if key in RETIRED]
 
 
 def check_documented(kind: str, keys) -> list[str]:

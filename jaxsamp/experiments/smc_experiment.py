@@ -126,10 +126,10 @@ def run_smc(cfg, target, settings: SMCSettings, run_dir: Path) -> dict[str, Any]
     samples, trace, levels = result.samples, result.trace, result.num_levels
     log_Z = float(samples.log_Z)
     metrics = {
-        "log_Z": log_Z,
+        "log_Z_hat": log_Z,
         "ess": float(samples.ess),
         "num_levels": levels,
-        "num_target_evals": result.num_target_evals,
+        "target_evals": result.num_target_evals,
         "num_resamplings": int(np.asarray(trace.resampled).sum()),
         "acceptance_rate": float(np.nanmean(np.asarray(trace.acceptance_rate)[:levels])),
         "seconds_incl_compile": elapsed,

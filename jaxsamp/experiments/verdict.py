@@ -72,15 +72,15 @@ def _mcmc(cfg, metrics, target) -> str:
 
 def _smc(cfg, metrics, target) -> str:
     if "log_Z_exact" not in metrics:
-        return f"log Z {metrics['log_Z']:.4f}; no exact log Z for this target"
-    return (f"log Z {metrics['log_Z']:.4f} vs exact {metrics['log_Z_exact']:.4f} (error "
-            f"{metrics['log_Z'] - metrics['log_Z_exact']:+.4f}); one SMC run carries no standard error: "
+        return f"log Z {metrics['log_Z_hat']:.4f}; no exact log Z for this target"
+    return (f"log Z {metrics['log_Z_hat']:.4f} vs exact {metrics['log_Z_exact']:.4f} (error "
+            f"{metrics['log_Z_hat'] - metrics['log_Z_exact']:+.4f}); one SMC run carries no standard error: "
             "compare seeds")
 
 
 def _weighted(estimate_key: str, what: str):
     def judge(cfg, metrics, target) -> str:
-        n = int(cfg.run.num_eval_samples) - int(metrics.get("nonfinite_paths", 0) or metrics.get("nonfinite_samples", 0) or 0)
+        n = int(cfg.run.num_eval_samples) - int(metrics.get("nonfinite_samples", 0) or 0)
         exact = metrics.get("log_Z_exact", None if target.log_Z is None else float(target.log_Z))
         line = _log_z(metrics.get(estimate_key, float("nan")), exact, metrics.get("ess", float("nan")), n, what)
         if exact is None and "w2" in metrics:

@@ -71,7 +71,7 @@ def test_a_trained_curve_reaches_the_gaussian_log_z_and_a_finished_run_resumes(
         abs(metrics["log_Z_hat"] - metrics["log_Z_hat_jarzynski"]) < 1e-3
     )  # equal up to the RK4 error (module docstring)
     assert metrics["log_Z_learned_abs_err"] < 0.4
-    assert metrics["train_target_evals"] == 1024 + 300 * 128
+    assert metrics["target_evals"] == 1024 + 300 * 128
     assert metrics["sample_target_evals"] == 512 * (4 * 16 + 1)
     assert (
         np.isfinite(metrics["mmd"])

@@ -11,6 +11,8 @@ import json
 
 import numpy as np
 import pytest
+
+from jaxsamp.experiments import glossary
 from recorded_numbers import CASES, RECORD, compute
 
 #: method names changed by the refactor: recorded name -> registered name
@@ -50,6 +52,20 @@ def renamed(record: dict, method: str) -> dict:
     return out
 
 
+def assert_one_vocabulary(record: dict) -> None:
+    """No retired or ambiguous name, and the canonical figures mean what the vocabulary says they mean."""
+    assert glossary.vocabulary_problems(set(record["history"]) | set(record["evaluate"])) == []
+    figures = record["evaluate"]
+    for estimate, error in (("log_Z_hat", "log_Z_abs_err"), ("elbo", "elbo_abs_err"), ("eubo", "eubo_abs_err"),
+                            ("log_Z_learned", "log_Z_learned_abs_err")):
+        if error in figures:
+            assert figures[error] == pytest.approx(abs(figures[estimate] - figures["log_Z_exact"]), rel=1e-6, abs=1e-9)
+    if np.isfinite(figures.get("ess", np.nan)):
+        assert 0.0 < figures["ess"] <= 1.0 + 1e-6  # normalised, everywhere
+    if "elbo" in figures and np.isfinite(figures.get("log_Z_hat", np.nan)):
+        assert figures["elbo"] <= figures["log_Z_hat"] + 1e-6  # Jensen on the same draws
+
+
 def test_every_registered_method_is_recorded():
     import jaxsamp.learned.methods  # noqa: F401
     from jaxsamp.core.registry import LEARNED
@@ -63,6 +79,7 @@ def test_numbers_are_unchanged(method):
     now = compute(method, RENAMED.get(method, method))
     for section in ("history", "evaluate"):  # figures may be added, none may be lost
         assert set(recorded[section]) <= set(now[section]), (section, set(recorded[section]) - set(now[section]))
+    assert_one_vocabulary(now)
     assert [s for s, _, _ in now["state"]] == [s for s, _, _ in recorded["state"]]
     for name, old in recorded["history"].items():
         np.testing.assert_allclose(now["history"][name], old, rtol=RELATIVE, atol=ABSOLUTE, err_msg=name)
