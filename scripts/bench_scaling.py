@@ -9,10 +9,13 @@ Protocol (fixed before the first run):
   64 paths of 32 SDE steps per update, LangevinNet 2 x 64, KL loss; ``leaps``: LEAPS on the critical 8 x 8
   Ising torus, LE-conv kernels 3, 5 x 8 channels, 64 walkers of 20-step rollouts (one every 5 updates, no
   curriculum: steady state), loss batch 64.
-* **Timing**: one driver call of ``CHUNK`` updates compiles (reported as ``{family}_first_call_s_dev{n}``),
-  then chunks of ``CHUNK`` updates repeat until ``--seconds`` have passed (at least one), after
-  ``block_until_ready``: ``{family}_updates_per_s_dev{n}``, and ``{family}_speedup_dev{n}`` its ratio to the
-  1-device figure. Seed 0.
+* **Timing**: one :func:`jaxsamp.fit` per family and device count, ``mesh=`` the ``n`` devices, in chunks of
+  ``CHUNK`` updates until ``--seconds`` of training have passed (``max_seconds``, compilation left out; at
+  least one chunk): ``{family}_updates_per_s_dev{n}`` is the updates made over ``Fitted.seconds -
+  Fitted.compile_seconds``, ``{family}_first_call_s_dev{n}`` the compilation (``Fitted.compile_seconds``;
+  before 2026-12-06 it was the first call of ``CHUNK`` updates, compilation included, so it read about one
+  chunk's time higher), and ``{family}_speedup_dev{n}`` the rate's ratio to the 1-device figure. Seed 0
+  (``fit``'s key 1; the runs before 2026-12-06 drew another stream: the same protocol).
 * **Reading it**: forced CPU devices share the machine's cores (2 here), so on this machine the curve shows
   the overhead of partitioning (collectives, smaller per-device kernels), not a speed-up; on ``n`` real
   devices the same code splits the per-sample work ``n`` ways.
@@ -30,7 +33,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,21 +42,23 @@ from benchmark_io import write_results  # noqa: E402
 FAMILIES = ("pis", "leaps")
 DEVICES = (1, 2, 4, 8)
 CHUNK = 10
+MAX_UPDATES = 10**6  # the cap; --seconds ends every run long before it
 EVENT = "@@bench_scaling "
 
 
-def trainer(family: str, quick: bool):
-    """The small config of ``family`` (tiny with ``quick``); batches divisible by 8."""
+def method(family: str, quick: bool) -> tuple[str, object, object, int]:
+    """``(registered name, target, settings, batch size)`` of ``family``'s small config (tiny with ``quick``);
+    batches divisible by 8."""
     import jaxsamp
 
     if family == "pis":
         from bench_paths import build_target
 
-        from jaxsamp.learned.diffusion.pis_dds import PisDds, PisSettings
+        from jaxsamp.learned.diffusion.pis_dds import PisSettings
 
         settings = PisSettings(num_steps=4 if quick else 32, hidden=8 if quick else 64, num_layers=2)
-        return PisDds(build_target("funnel"), settings, 8 if quick else 64)
-    from jaxsamp.learned.leaps.training import Leaps, LeapsSettings
+        return "pis", build_target("funnel"), settings, 8 if quick else 64
+    from jaxsamp.learned.leaps.training import LeapsSettings
 
     settings = LeapsSettings(
         network="conv", network_params={"kernel_sizes": [3] if quick else [3, 5], "channels": 4 if quick else 8,
@@ -63,33 +67,24 @@ def trainer(family: str, quick: bool):
         curriculum_steps=0, warm_up=0, rollout_every=5, buffer_rollouts=1, states_per_walker=2 if quick else 4,
         mcmc_updates=1 if quick else 8,
     )
-    target = jaxsamp.targets.get("ising", L=4 if quick else 8, beta=0.4407)
-    return Leaps(target, settings, 8 if quick else 64)
+    return "leaps", jaxsamp.targets.get("ising", L=4 if quick else 8, beta=0.4407), settings, 8 if quick else 64
 
 
 def child(devices: int, families: list[str], quick: bool, seconds: float) -> None:
     """Time each family on a mesh of ``devices`` devices; print one event line per family."""
     import jax
 
-    from jaxsamp.core import run
-    from jaxsamp.core.data_parallel import batch_mesh, data_parallel
+    import jaxsamp
 
     assert jax.device_count() == devices, jax.devices()
     for family in families:
-        parallel = data_parallel(trainer(family, quick), batch_mesh(devices))
-        state, key = parallel.init(jax.random.key(0)), jax.random.key(1)
-        start = time.perf_counter()
-        state, _ = run(parallel.step, state, jax.random.fold_in(key, 0), CHUNK, chunk=CHUNK, progress=False)
-        jax.block_until_ready(state)
-        first = time.perf_counter() - start
-        done, start = 0, time.perf_counter()
-        while done == 0 or time.perf_counter() - start < seconds:
-            state, _ = run(parallel.step, state, jax.random.fold_in(key, 1 + done), CHUNK, chunk=CHUNK, progress=False)
-            jax.block_until_ready(state)
-            done += CHUNK
-        rate = done / (time.perf_counter() - start)
-        print(EVENT + json.dumps({"family": family, "first_call_s": first, "updates_per_s": rate, "updates": done}),
-              flush=True)
+        name, target, settings, batch = method(family, quick)
+        fitted = jaxsamp.fit(name, target, num_steps=MAX_UPDATES, key=1, settings=settings, batch_size=batch,
+                             mesh=jaxsamp.batch_mesh(devices), chunk=CHUNK, max_seconds=seconds, progress=False)
+        done = len(fitted.history["loss"])
+        rate = done / (fitted.seconds - fitted.compile_seconds)
+        print(EVENT + json.dumps({"family": family, "first_call_s": fitted.compile_seconds, "updates_per_s": rate,
+                                  "updates": done}), flush=True)
 
 
 def measure(devices: int, families: list[str], quick: bool, seconds: float) -> list[dict]:

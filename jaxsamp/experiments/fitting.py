@@ -46,7 +46,7 @@ def fit_method(cfg, target, settings, run_dir: Path, key, *, method: str | None 
 
     Every learned kind trains through this one call: ``run.num_steps`` steps of ``run.num_chains``
     (the method's batch), checkpoints in ``run_dir/folder`` every ``run.checkpoint_every`` steps (so
-    that ``jaxsamp resume`` continues a killed run bit for bit), ``run.progress``, and with
+    that ``jaxsamp resume`` continues a killed run bit for bit), ``run.progress``, ``run.chunk``, and with
     ``run.shard`` data-parallel over every device. The health warnings of the training are in the
     result's ``warnings`` (the runner reports a run's warnings), not emitted.
     """
@@ -54,5 +54,5 @@ def fit_method(cfg, target, settings, run_dir: Path, key, *, method: str | None 
         warnings.simplefilter("ignore", RunHealthWarning)
         return fit(method or cfg.sampler.name, target, num_steps=cfg.run.num_steps, key=key, settings=settings,
                    batch_size=cfg.run.num_chains, checkpoint=Path(run_dir) / folder,
-                   checkpoint_every=cfg.run.checkpoint_every, progress=cfg.run.progress,
+                   checkpoint_every=cfg.run.checkpoint_every, progress=cfg.run.progress, chunk=cfg.run.chunk,
                    mesh=batch_mesh() if cfg.run.shard else None)

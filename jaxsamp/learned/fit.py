@@ -235,7 +235,7 @@ class _Budget:
     """What :func:`fit` does between the driver's chunks: stop at a budget, evaluate the learning curve."""
 
     def __init__(self, sampler, trainer, state, key, num_steps, max_seconds, max_target_evals, evaluate_every,
-                 evaluate_samples, evaluate_options, checkpoint_every):
+                 evaluate_samples, evaluate_options, checkpoint_every, chunk):
         if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float))
                                         or not max_seconds > 0):
             raise InputError(f"max_seconds must be a positive number, got {max_seconds!r}")
@@ -252,7 +252,12 @@ class _Budget:
                 raise InputError("max_target_evals needs a method that counts its target evaluations "
                                  "(a target_evals metric); this one does not", "budget it in num_steps or max_seconds")
         self.active = self.max_seconds is not None or self.max_target_evals is not None or self.every is not None
-        if self.every is not None:
+        if chunk is not None:
+            if self.every is not None and self.every % chunk:
+                raise InputError(f"chunk={chunk} does not divide evaluate_every={self.every}",
+                                 "the learning curve is evaluated at chunk ends")
+            self.chunk = chunk
+        elif self.every is not None:
             self.chunk = math.gcd(self.every, checkpoint_every or num_steps)
         elif self.active:
             self.chunk = max(1, min(1000, math.ceil(num_steps / 50)))
@@ -308,6 +313,7 @@ def fit(
     checkpoint: str | Path | None = None,
     checkpoint_every: int | None = None,
     progress: bool = True,
+    chunk: int | None = None,
     strict: bool = False,
     mesh: jax.sharding.Mesh | None = None,
     max_seconds: float | None = None,
@@ -351,6 +357,11 @@ def fit(
         As in :func:`jaxsamp.sample`.
     checkpoint, checkpoint_every, progress
         Passed to :func:`jaxsamp.run`: a killed ``fit`` resumes bit for bit.
+    chunk : int, optional
+        Updates per compiled chunk of the driver (default: the driver's, or about a
+        fiftieth of ``num_steps`` under a budget, ``evaluate_every``'s divisor with a
+        learning curve, which ``chunk`` must then divide). A budget is checked, and
+        the progress bar moves, once per chunk.
     strict : bool
         Raise :class:`~jaxsamp.core.errors.RunHealthError` instead of warning when
         training is unhealthy (a NaN/inf or exploding loss, no improvement, or the
@@ -426,7 +437,7 @@ def fit(
     k_init, k_train = jax.random.split(key)
     state = jax.jit(trainer.init)(k_init)
     budget = _Budget(sampler, trainer, state, k_train, num_steps, max_seconds, max_target_evals, evaluate_every,
-                     evaluate_samples, evaluate_options, checkpoint_every)
+                     evaluate_samples, evaluate_options, checkpoint_every, check_int("chunk", chunk, ge=1, optional=True))
     with compile_timer() as compiling:
         budget.start(compiling)
         state, history = run(

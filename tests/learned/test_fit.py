@@ -214,5 +214,10 @@ def test_the_learning_curve_evaluates_every_k_updates_apart_from_the_training_ti
     plain = jaxsamp.fit("pis", TARGET, num_steps=10, settings=settings, batch_size=16, progress=False, key=4)
     np.testing.assert_array_equal(fitted.history["loss"], plain.history["loss"])  # evaluating changes no update
     assert plain.curve == {}
+    chunked = jaxsamp.fit("pis", TARGET, num_steps=10, settings=settings, batch_size=16, progress=False, key=4,
+                          evaluate_every=4, evaluate_samples=64, evaluate_options={"sinkhorn": False}, chunk=2)
+    np.testing.assert_array_equal(chunked.curve["step"], [4, 8, 10])
+    with pytest.raises(InputError, match="chunk=3 does not divide evaluate_every=4"):
+        jaxsamp.fit("pis", TARGET, num_steps=10, settings=settings, evaluate_every=4, chunk=3)
     with pytest.raises(InputError, match="evaluate_options without evaluate_every"):
         jaxsamp.fit("pis", TARGET, num_steps=2, settings=settings, evaluate_options={"sinkhorn": False})
