@@ -79,18 +79,18 @@ def fingerprint_seconds(step, state, key, repeats: int = 5) -> float:
 
 
 def leaps_trainer(quick: bool):
-    """The LEAPS trainer and its initial state at the paper's 15 x 15 config (8 x 8 with ``--quick``)."""
+    """The LEAPS training step and its initial state at the paper's 15 x 15 config (8 x 8 with ``--quick``)."""
     from pathlib import Path
 
     from jaxsamp.experiments.config import load_config
     from jaxsamp.experiments.leaps_experiment import check
-    from jaxsamp.learned.leaps.training import Leaps
+    from jaxsamp.learned.leaps.training import build
 
     name = "leaps_ising_L8" if quick else "leaps_ising_L15"
     cfg = load_config(Path(__file__).resolve().parent.parent / "configs" / f"{name}.yaml")
     target = jaxsamp.targets.get(cfg.target.name, **cfg.target.params)
-    trainer = Leaps(target, check(cfg, target), cfg.run.num_chains)
-    return trainer.step, jax.jit(trainer.init)(jax.random.key(0))
+    sampler = build(target, check(cfg, target), batch_size=cfg.run.num_chains)
+    return sampler.step, jax.jit(sampler.init)(jax.random.key(0))
 
 
 def main(argv=None):
