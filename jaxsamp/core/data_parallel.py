@@ -58,7 +58,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import Trainer
+from jaxsamp.core.protocols import LearnedSampler, Trainer
 from jaxsamp.core.sharding import chain_mesh
 
 BATCH = "batch"
@@ -169,13 +169,17 @@ def place_state(state: Any, mesh: jax.sharding.Mesh, axis: str = BATCH) -> Any:
     return jax.tree.map(_put, state, state_shardings(state, mesh, axis))
 
 
-def data_parallel(trainer, mesh: jax.sharding.Mesh | None = None, axis: str = BATCH) -> Trainer:
-    """``trainer`` trained data-parallel over ``mesh[axis]``: a :class:`~jaxsamp.core.Trainer` of the same state.
+def data_parallel(trainer, mesh: jax.sharding.Mesh | None = None, axis: str = BATCH):
+    """``trainer`` trained data-parallel over ``mesh[axis]``: the same kind of thing, of the same state.
+
+    A wrapper in optax's manner: a :class:`~jaxsamp.core.LearnedSampler` in, a
+    LearnedSampler out (its ``init`` and ``step`` wrapped; ``sample``, ``evaluate``
+    and its health as they were), or a :class:`~jaxsamp.core.Trainer` in, a Trainer out.
 
     Parameters
     ----------
-    trainer : Trainer or object with ``init(key)`` and ``step(key, state)``
-        Any learned method (``jaxsamp.learned.methods``) or Trainer.
+    trainer : LearnedSampler, Trainer or object with ``init(key)`` and ``step(key, state)``
+        Any learned method (a registered method's ``build``) or Trainer.
     mesh : jax.sharding.Mesh, optional
         Default :func:`batch_mesh` over every device.
     axis : str
@@ -183,7 +187,7 @@ def data_parallel(trainer, mesh: jax.sharding.Mesh | None = None, axis: str = BA
 
     Returns
     -------
-    Trainer
+    LearnedSampler or Trainer
         ``init(key)`` is ``trainer.init(key)`` placed by :func:`place_state`;
         ``step(key, state)`` runs ``trainer.step`` with :func:`batch_constraint`
         active and constrains the new state to the same layout. Run it with
@@ -203,6 +207,8 @@ def data_parallel(trainer, mesh: jax.sharding.Mesh | None = None, axis: str = BA
             new, metrics = trainer.step(key, state)
         return jax.tree.map(jax.lax.with_sharding_constraint, new, state_shardings(new, mesh, axis)), metrics
 
+    if isinstance(trainer, LearnedSampler):
+        return trainer._replace(init=init, step=step)
     return Trainer(init, step)
 
 

@@ -427,13 +427,13 @@ def fit(
             f"method must be a registered name or a LearnedSampler, got {type(method).__name__}",
             f"registered methods: {', '.join(LEARNED.names())}",
         )
-    trainer = sampler.trainer
     if mesh is not None:
         axis = _batch_axis(mesh)
         if batch is not None and batch % mesh.shape[axis]:
             raise InputError(f"batch_size={batch} is not divisible by the {mesh.shape[axis]} devices of the mesh's "
                              f"{axis!r} axis", "give a batch_size that is a multiple of the device count")
-        trainer = data_parallel(trainer, mesh, axis)
+        sampler = data_parallel(sampler, mesh, axis)
+    trainer = sampler.trainer
     k_init, k_train = jax.random.split(key)
     state = jax.jit(trainer.init)(k_init)
     budget = _Budget(sampler, trainer, state, k_train, num_steps, max_seconds, max_target_evals, evaluate_every,

@@ -52,3 +52,17 @@ def test_the_wrapped_trainer_runs_the_same_step_on_one_device():
     np.testing.assert_array_equal(jax.jit(wrapped.step)(key, wrapped.init(key))[0], bare[0])
     with pytest.raises(InputError, match="no axis 'rows'"):
         data_parallel(Trainer(lambda key: 0, step), batch_mesh(1), axis="rows")
+
+
+def test_data_parallel_wraps_a_learned_sampler_as_a_learned_sampler():
+    """Like an optax transform: a LearnedSampler in, a LearnedSampler out, its sampling and health untouched."""
+    import jaxsamp
+    from jaxsamp.core.protocols import LearnedSampler
+    from jaxsamp.learned.vi import elbo
+
+    sampler = elbo.build(jaxsamp.targets.get("gaussian", dim=2), batch_size=8)
+    wrapped = data_parallel(sampler)
+    assert isinstance(wrapped, LearnedSampler) and wrapped.init is not sampler.init
+    assert (wrapped.sample, wrapped.evaluate, wrapped.health) == (sampler.sample, sampler.evaluate, sampler.health)
+    state = wrapped.init(jax.random.key(0))
+    assert all(leaf.sharding.is_fully_replicated for leaf in jax.tree.leaves(state.params))
