@@ -6,6 +6,8 @@
 * :mod:`~jaxsamp.diagnostics.discrepancies` -- MMD, Sinkhorn (ott-jax), exact and 1-D / energy W2 (POT);
 * :mod:`~jaxsamp.diagnostics.geometric_wasserstein` -- E(n)-invariant W2 of particle systems (iDEM protocol),
   on the batched exact assignment solver of :mod:`~jaxsamp.diagnostics.assignment`;
+* :mod:`~jaxsamp.diagnostics.particles` -- the particle evaluation protocol of Adjoint Sampling and ASBS:
+  geometric and energy W2 of draws against the shipped reference sets, with their noise floors;
 * :mod:`~jaxsamp.diagnostics.grid_divergences` -- forward KL of two 2-D densities by quadrature;
 * :mod:`~jaxsamp.diagnostics.mode_coverage` -- entropic mode coverage;
 * :mod:`~jaxsamp.diagnostics.stein` / :mod:`~jaxsamp.diagnostics.polynomial_stein` -- KSD and PSD tests;
@@ -30,6 +32,7 @@ _NAMES_BY_SUBMODULE = {
         "posterior_summary", "to_inference_data",
     ],
     "mode_coverage": ["entropic_mode_coverage"],
+    "particles": ["SampleScorer", "interatomic_distances", "is_particle_system", "reference_samples"],
     "observables": [
         "connected_two_point", "magnetization", "magnetization_histogram", "mean_abs_magnetization",
         "mean_potts_magnetization", "potts_magnetization", "self_normalized_mean",

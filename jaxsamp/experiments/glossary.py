@@ -166,10 +166,18 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         **_PATH_FIGURES,
         "epochs": Entry("Training epochs (``run.num_steps``).", SETTING),
         "final_corrector_loss": Entry("ASBS: mean corrector-matching loss over the last corrector epochs.", "context"),
-        "energy_w2": Entry("W2 between the energy histograms of the draws and of the reference set (energy units).",
-                           "compare with the reference set's own noise floor (BENCHMARKS.md)"),
+        "energy_w2": Entry("W2 between the energy histograms of the draws and of the reference set (energy units; "
+                           "``jaxsamp.diagnostics.particles``).", "compare with energy_w2_floor; smaller is better"),
         "w2": Entry("W2 between draws and reference (E(n)-invariant for particles: aligned by rotation and permutation).",
-                    "compare with the noise floor; smaller is better"),
+                    "compare with w2_floor; smaller is better"),
+        "energy_median": Entry("Median energy -log_prob of the draws (energy units).",
+                               "close to the reference set's; far above it means high-energy (clashing) draws"),
+        "w2_floor": Entry("Particle systems: the geometric W2 of as many test-split configurations against "
+                          "validation-split ones, the figure a perfect sampler would score at this size.",
+                          "context: w2 at this value is as good as the reference set can tell"),
+        "energy_w2_floor": Entry("Particle systems: the energy W2 of the test split against the validation split at "
+                                 "this size (the noise floor of energy_w2).",
+                                 "context: energy_w2 at this value is as good as the reference set can tell"),
     },
     "tps_dps": {
         "rollouts": Entry("Training rollouts (``run.num_steps``).", SETTING),

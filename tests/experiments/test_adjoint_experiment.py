@@ -107,27 +107,3 @@ def test_shipped_config_trains_and_samples_through_the_driver(name, tmp_path):
     assert all(np.isfinite(metrics[k]) for k in ("log_Z_hat", "ess", "energy_w2") if metrics.get(k) is not None)
     assert ("sinkhorn" in metrics) == (cfg.target.name == "gmm")  # not for the particle systems
 
-
-def test_a_scorer_compiles_its_sampler_and_energy_once_for_every_draw(caplog):
-    """A learning curve draws and scores many times: only the first draw and score of a size may compile."""
-    import jax
-
-    import jaxsamp.targets
-    from jaxsamp.experiments.adjoint_experiment import SampleScorer
-    from jaxsamp.learned.diffusion.adjoint import AdjointSettings, build
-
-    target = jaxsamp.targets.get("gaussian", dim=2, scale=0.7)
-    sampler = build(target, AdjointSettings(network="mlp", hidden=8, num_layers=1, nfe=5), batch_size=8)
-    scorer = SampleScorer(target, sampler.sample)
-    state = sampler.init(jax.random.key(0))
-    ref = np.asarray(target.sample(jax.random.key(1), 16))
-
-    def draw_and_score(seed):
-        x, log_w = scorer.draw(jax.random.key(seed), state, 16)
-        return scorer.score(x, log_w, ref, scorer.energy(ref))
-
-    draw_and_score(2)
-    with jax.log_compiles(), caplog.at_level("WARNING"):
-        energies, finite, figures = draw_and_score(3)
-    assert not [r for r in caplog.records if "Compiling" in r.getMessage()]
-    assert finite.all() and energies.shape == (16,) and figures["w2"] > 0 and figures["energy_w2"] > 0

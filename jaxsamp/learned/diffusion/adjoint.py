@@ -43,6 +43,7 @@ from flax import nnx
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
 from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt, check_fields, check_int
+from jaxsamp.diagnostics.particles import SampleScorer
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.diffusion import sde
 from jaxsamp.learned.diffusion.evaluation import check_options, path_figures
@@ -355,6 +356,10 @@ class AdjointSampling:
         self.train_batch_size = settings.train_batch_size or batch_size
         self.optimizer = optax.adam(settings.learning_rate, eps=settings.adam_eps) if optimizer is None else optimizer
         self.graphdef, _ = nnx.split(drift_network(settings, self.space, jax.random.key(0)))
+        # the evaluation's functions, compiled once: evaluating again (a learning curve) compiles nothing
+        self._sample_at = jax.jit(self.sample_at, static_argnums=2)
+        self._backward_log_weights = jax.jit(self.backward_log_weights)
+        self.scorer = SampleScorer(target)
 
     def drift(self, params: nnx.State) -> Callable:
         """The control ``u(t, x)`` of network parameters ``params``: ``(B,), (B, D) -> (B, D)``."""
@@ -417,11 +422,26 @@ class AdjointSampling:
     def evaluate(self, key, state, num_samples: int, **options) -> dict:
         """The protocol's figures of the averaged network (:func:`~jaxsamp.learned.diffusion.evaluation.path_figures`).
 
+        The path figures (``log_Z_hat``, ``elbo``, ``ess``, and against the reference ``eubo``,
+        ``log_Z_forward``) and the particle protocol of Adjoint Sampling and ASBS
+        (:mod:`jaxsamp.diagnostics.particles`; Havens et al. 2025, Sec. 5; Liu et al. 2025, Sec. 5):
+        ``w2`` (geometric for particle systems), ``energy_w2`` and ``energy_median`` of the draws
+        against ``num_samples`` reference samples (a random subset of a particle system's test split,
+        or exact samples), and for particle systems their noise floors ``w2_floor`` and
+        ``energy_w2_floor`` (test split against validation split at ``num_samples``).
+
         ``options``: ``reference``, ``forward``, ``sinkhorn`` (default: not for particle systems),
-        ``num_sets`` (as that function takes them).
+        ``num_sets`` (as :func:`~jaxsamp.learned.diffusion.evaluation.path_figures` takes them), and
+        ``raw_network`` (default False): also score the draws of the raw parameters (the last
+        update's, not their average), made with the same key against the same reference, as
+        ``raw_w2``, ``raw_energy_w2`` and ``raw_energy_median`` -- whether the average leads or lags
+        the network it averages (a learning curve's question).
         """
-        return path_figures(key, state.ema_params, num_samples, target=self.target, sample_at=self.sample_at,
-                            backward_log_weights=self.backward_log_weights, **check_options(options))
+        options = check_options(options, extra=("raw_network",))
+        raw_params = state.params if options.pop("raw_network", False) else None
+        return path_figures(key, state.ema_params, num_samples, target=self.target, sample_at=self._sample_at,
+                            backward_log_weights=self._backward_log_weights, scorer=self.scorer,
+                            raw_params=raw_params, **options)
 
 
 def epoch_metrics(losses, energy, energy_evals) -> dict:

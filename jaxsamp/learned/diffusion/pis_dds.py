@@ -226,6 +226,9 @@ class PisDds:
         score_evals = k if settings.langevin else 0
         # per path: the scores along the simulation, the log density at its end, and, off-policy, the scores again
         self.evals_per_path = score_evals + 1 + (score_evals if settings.loss != "kl" else 0)
+        # the evaluation's functions, compiled once: evaluating again (a learning curve) compiles nothing
+        self._sample_at = jax.jit(self.sample_at, static_argnums=2)
+        self._backward_log_weights = jax.jit(self.backward_log_weights)
 
     def _network(self, key) -> LangevinNet:
         s = self.settings
@@ -314,8 +317,8 @@ class PisDds:
 
         ``options``: ``reference``, ``forward``, ``sinkhorn``, ``num_sets`` (as that function takes them).
         """
-        return path_figures(key, state.params, num_samples, target=self.target, sample_at=self.sample_at,
-                            backward_log_weights=self.backward_log_weights, **check_options(options))
+        return path_figures(key, state.params, num_samples, target=self.target, sample_at=self._sample_at,
+                            backward_log_weights=self._backward_log_weights, **check_options(options))
 
 
 def _build(settings_class, target, settings, batch_size: int | None, optimizer) -> LearnedSampler:
