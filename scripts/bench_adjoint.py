@@ -19,21 +19,24 @@ Protocol (fixed before the first run):
   ``asbs_official_dw4_{metric}``, headline ``w2`` against ``asbs_dw4_w2`` (the issue's goal: W2 <= 0.80).
 * **Budgets**: each run trains for its config's epochs or until its wall-clock cap, whichever
   comes first: DW-4 30 minutes per run and seeds 0, 1, 2; LJ-13 90 minutes and seed 0 only (the
-  paper reports 3 seeds of GPU runs). ``--until-cap`` lifts the config's epoch count, so the cap
-  alone ends each run (the issue's whole budget; the LJ-13 runs used 39-44 of their 90 minutes for
+  paper reports 3 seeds of GPU runs); the cap is checked every 10 epochs. ``--until-cap`` lifts the config's
+  epoch count, so the cap alone ends each run (the issue's whole budget; the LJ-13 runs used 39-44 of their 90 minutes for
   1000 epochs); its figures are ``{method}_{system}_until_cap_{metric}``, beside
   the config-epoch ones. ``--cap-minutes M`` replaces the cap, so that the config's epochs end every run on a
   shared machine (each run's ``epochs`` is recorded, and shows whether the epochs or the cap ended it).
-* **Evaluation** (iDEM / Adjoint Sampling protocol): 2000 samples of the averaged network against
+* **Evaluation** (iDEM / Adjoint Sampling protocol, :mod:`jaxsamp.diagnostics.particles` through the
+  sampler's ``evaluate``): 2000 samples of the averaged network against
   2000 random samples of the test split: geometric W2 (``w2``, the headline) and energy W2, ESS of
   the path weights, ``nonfinite`` samples (dropped before W2, counted here), energy evaluations,
-  training minutes; plus the metrics' noise floor (test split against validation split). Every
+  training minutes; plus the metrics' noise floor (test split against validation split,
+  ``{system}_w2_floor`` and ``{system}_energy_w2_floor``). Every
   figure ``{as,asbs}_{system}_{metric}`` is recorded per seed as the run lands, with the mean, sd
   and number of seeds so far.
 * **Speed**: ``epoch_seconds_dw4_paper_config``: seconds per epoch of Adjoint Sampling at the
   paper's DW-4 settings (``configs/adjoint_dw4.yaml``: EGNN 5 x 128, 512 paths, 200 time points, 100
-  Adam steps of batch 512), the mean of 2 epochs after one compiling epoch, with its rollout part
-  (simulation and energy gradients) as ``rollout_seconds_dw4_paper_config``. The PyTorch reference
+  Adam steps of batch 512), the mean of 2 epochs (``fit``'s training seconds less its compile seconds),
+  with its rollout part (simulation and energy gradients, the mean of 2 after a compiling one) as
+  ``rollout_seconds_dw4_paper_config``. The PyTorch reference
   takes about 25 s per epoch on this machine (9 s rollout, 15.5 s updates). Next to them, the
   arithmetic bound: ``epoch_gflop_dw4_paper_config`` (XLA's cost analysis of one network call at the
   rollout's batch times the ``nfe - 1`` calls of a rollout, plus one loss gradient at the training
@@ -49,34 +52,44 @@ Usage: python scripts/bench_adjoint.py [--quick] [--methods as asbs as_reference
        [--no-speed] [--speed-only] [--until-cap] [--cap-minutes M] [--keep DIR] [--curve-every EPOCHS]
 ``--keep DIR`` also writes each run's trained state (a driver checkpoint), evaluation samples and histograms
 to ``DIR/<method>_<system>_seed<k>/``, for inspecting a figure after the run. ``--curve-every EPOCHS`` records
-each run's learning curve as ``{method}_{system}_curve_seed{k}``: every EPOCHS epochs, geometric and energy W2
-and the median energy of 500 samples of the network and of its average against 500 test samples (the
-evaluations' time is left out of the training minutes and the cap; training is unchanged), and each epoch's
-mean rollout energy.
+each run's learning curve as ``{method}_{system}_curve_seed{k}``: every EPOCHS epochs (and after the last), geometric
+and energy W2 and the median energy of 500 samples of the network and of its average against 500 test samples
+(``fit``'s learning curve, ``evaluate(..., raw_network=True)``: the evaluations' time is left out of the training
+minutes and the cap; training is unchanged), and each epoch's mean rollout energy.
 Writes benchmarks/results/bench_adjoint.json (``--quick``: bench_adjoint_quick.json), merging.
+
+Every run trains through :func:`jaxsamp.fit` (registered ``adjoint`` or ``asbs`` with the config's settings
+object, ``key`` the run's seed, the cap as ``max_seconds``, checked every 10 epochs as ``chunk``). Changes
+from the results recorded before training moved onto ``fit`` (same protocol): ``fit`` initialises at the
+same key but folds each epoch's index into one training key, where the earlier runs folded it into a key per
+block of 10 epochs, so the random stream of training (and of the learning curve's draws) differs; the cap
+counts training without compilation (before, compilation counted, a few seconds of a 30-minute cap);
+``train_minutes`` is ``fit``'s seconds (compilation included, the curve's evaluations left out, as before);
+the paper-config epoch time is the mean of 2 epochs of ``fit`` less its compile seconds (before, the mean of
+2 epochs timed after a compiling one); a learning curve also has a point after the last epoch when that is
+not a multiple of ``--curve-every``.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import time
 from pathlib import Path
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from benchmark_io import best_seconds, record_seed, timed, write_results
 
-import jaxsamp.targets
-from jaxsamp.core import checkpoint, run
+import jaxsamp
+from jaxsamp.core import checkpoint
 from jaxsamp.core.registry import validate_dataclass
-from jaxsamp.diagnostics import discrepancies
-from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
-from jaxsamp.experiments.adjoint_experiment import SampleScorer, evaluate, reference_samples
+from jaxsamp.experiments.adjoint_experiment import evaluate
 from jaxsamp.experiments.config import load_config
 from jaxsamp.learned.diffusion.adjoint import AdjointSampling, AdjointSettings, adjoint_matching_loss, energy_gradients
-from jaxsamp.learned.diffusion.asbs import Asbs, AsbsSettings
+from jaxsamp.learned.diffusion.asbs import AsbsSettings
+from jaxsamp.learned.fit import Fitted
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 CONFIG = {"as": "adjoint_{}_cpu.yaml", "asbs": "asbs_{}_cpu.yaml", "as_reference": "adjoint_{}_cpu.yaml",
@@ -88,103 +101,85 @@ SEEDS = {"dw4": (0, 1, 2), "lj13": (0,)}
 QUICK = dict(hidden=8, num_layers=1, nfe=10, steps_per_epoch=5, train_batch_size=32)
 QUICK_ASBS = dict(adjoint_epochs=2, corrector_epochs=1)
 CURVE_SAMPLES = 500
+CURVE_FIGURES = ("w2", "energy_w2", "energy_median")  # a curve point's figures, of the network and of its average
 QUICK_RUNS = {("as", "dw4"), ("asbs", "lj13")}  # quick: each method and each system once, in two runs
-SAMPLERS = {"adjoint": (AdjointSampling, AdjointSettings), "asbs": (Asbs, AsbsSettings)}  # what this loop trains
+SETTINGS = {"adjoint": AdjointSettings, "asbs": AsbsSettings}  # registered method: its settings
+LABEL = {"adjoint": "Adjoint Sampling", "asbs": "ASBS"}  # the evaluation histograms' label
+UNTIL_CAP_EPOCHS = 100_000  # --until-cap's epoch bound, which no capped run reaches (LJ-13: about 2000 in 90 minutes)
+SPEED_EPOCHS = 2  # epochs timed at the paper's DW-4 config
 
 
-def build(config: str, quick: bool, seed: int = 0, overrides: dict | None = None):
-    """Sampler, epochs, evaluation size and seed of a config (tiny in quick mode), ``overrides`` replacing settings."""
+class Run(NamedTuple):
+    """One benchmark run of a config: registered method, target, settings, rollout paths per epoch, the config's
+    epochs, the evaluation samples and the run's seed."""
+
+    method: str
+    target: object
+    settings: AdjointSettings
+    batch_size: int
+    epochs: int
+    num_eval_samples: int
+    seed: int
+
+
+def build(config: str, quick: bool, seed: int = 0, overrides: dict | None = None) -> Run:
+    """The run of a config (tiny in quick mode) for protocol seed ``seed``, ``overrides`` replacing settings."""
     cfg = load_config(CONFIGS / config)
-    sampler_class, settings_class = SAMPLERS[cfg.sampler.name]
-    settings = dataclasses.replace(validate_dataclass("sampler", cfg.sampler.params, settings_class), **(overrides or {}))
+    method = cfg.sampler.name
+    settings = validate_dataclass("sampler", cfg.sampler.params, SETTINGS[method])
+    settings = dataclasses.replace(settings, **(overrides or {}))
     target = jaxsamp.targets.get(cfg.target.name, **cfg.target.params)
     if quick:
-        settings = dataclasses.replace(settings, **QUICK, **(QUICK_ASBS if cfg.sampler.name == "asbs" else {}))
-        return sampler_class(target, settings, 32), 3, 64, cfg.seed + seed
-    return sampler_class(target, settings, cfg.run.num_chains), cfg.run.num_steps, cfg.run.num_eval_samples, cfg.seed + seed
+        settings = dataclasses.replace(settings, **QUICK, **(QUICK_ASBS if method == "asbs" else {}))
+        return Run(method, target, settings, 32, 3, 64, cfg.seed + seed)
+    run = cfg.run
+    return Run(method, target, settings, run.num_chains, run.num_steps, run.num_eval_samples, cfg.seed + seed)
 
 
-def train(sampler, seed: int, epochs: int | None, minutes: float, block: int, name: str, curve_every: int = 0,
-          curve_samples: int = CURVE_SAMPLES):
-    """Train in driver calls of ``block`` epochs until ``epochs`` (``None``: no limit) or ``minutes`` have passed.
-
-    Returns the state, the epochs done, the training minutes (the learning curve's evaluations excluded) and
-    the learning curve: with ``curve_every`` a multiple of ``block``, every ``curve_every`` epochs
-    :func:`curve_point` of the network and of its average on ``curve_samples`` samples, and each epoch's mean
-    rollout energy.
-    """
-    k_init, k_train = jax.random.split(jax.random.key(seed))
-    state = sampler.init(k_init)
-    curve, energy_mean, evaluating = [], [], 0.0
-    scorer = SampleScorer(sampler.target, sampler.sample_at) if curve_every else None
-    start, done = time.perf_counter(), 0
-    while (epochs is None or done < epochs) and time.perf_counter() - start - evaluating < 60 * minutes:
-        n = block if epochs is None else min(block, epochs - done)
-        state, trace = run(sampler.step, state, jax.random.fold_in(k_train, done), n, chunk=n, progress=False,
-                           trace=rollout_energy)
-        energy_mean.extend(np.asarray(trace).tolist())
-        done += n
-        print(f"{name}: epoch {done}{'' if epochs is None else f'/{epochs}'}, {(time.perf_counter() - start - evaluating) / 60:.1f} min, "
-              f"{int(state.energy_evals)} energy evaluations", flush=True)
-        if curve_every and done % curve_every == 0:  # main() checks that curve_every is a multiple of block
-            tic = time.perf_counter()
-            curve.append({"epoch": done, **curve_point(scorer, sampler.target, state, jax.random.key(seed + done), curve_samples)})
-            evaluating += time.perf_counter() - tic
-            print(f"{name}: curve {curve[-1]}", flush=True)
-    took = (time.perf_counter() - start - evaluating) / 60
-    return state, done, took, {"points": curve, "rollout_energy_mean": energy_mean} if curve_every else None
+def fit_run(run: Run, minutes: float, *, until_cap: bool = False, block: int = 10, curve_every: int = 0,
+            curve_samples: int = CURVE_SAMPLES, progress: bool = False) -> Fitted:
+    """:func:`jaxsamp.fit` of ``run`` for its epochs (``until_cap``: no limit) or ``minutes`` of training, whichever
+    ends first, the cap checked every ``block`` epochs; with ``curve_every`` (a multiple of ``block``) the learning
+    curve of :func:`learning_curve` every ``curve_every`` epochs on ``curve_samples`` samples."""
+    curve = {}
+    if curve_every:
+        curve = dict(evaluate_every=curve_every, evaluate_samples=curve_samples,
+                     evaluate_options={"raw_network": True})
+    return jaxsamp.fit(run.method, run.target, settings=run.settings, batch_size=run.batch_size, key=run.seed,
+                       num_steps=UNTIL_CAP_EPOCHS if until_cap else run.epochs, max_seconds=60 * minutes, chunk=block,
+                       progress=progress, **curve)
 
 
-def rollout_energy(state, metrics):
-    """The driver's trace of an epoch: its mean rollout energy (one function, so each block reuses the compiled chunk)."""
-    return metrics["energy_mean"]
-
-
-def curve_point(scorer: SampleScorer, target, state, key, n: int = CURVE_SAMPLES) -> dict:
-    """Geometric W2, energy W2 and median energy of ``n`` samples of the network and of its average (``ema_``)
-    against ``n`` test samples, as the final evaluation scores them: a learning-curve point, noisier than its 2000."""
-    ref = reference_samples(target, jax.random.fold_in(key, 1), n)
-    ref_energies = scorer.energy(ref)
-    point = {}
-    for prefix, params in (("", state.params), ("ema_", state.ema_params)):
-        energies, finite, figures = scorer.score(*scorer.draw(key, params, n), ref, ref_energies)
-        point.update({f"{prefix}{k}": v for k, v in figures.items()})
-        point[f"{prefix}energy_median"] = float(np.median(energies[finite]))
-    return point
-
-
-def noise_floor(target, n: int) -> dict:
-    """Geometric and energy W2 of the test split against the validation split, n vs n samples."""
-    rng = np.random.default_rng(0)
-    test, val = (s[rng.permutation(len(s))[:n]] for s in (target.reference("test"), target.reference("val")))
-    return {
-        "w2_floor": geometric_w2(test, val, target.n_particles, target.spatial_dim),
-        "energy_w2_floor": discrepancies.energy_w2(target.energy, test, val),
-    }
+def learning_curve(fitted: Fitted) -> dict:
+    """The recorded learning curve of a fit with a curve: per point the epoch, geometric W2, energy W2 and median
+    energy of the network (``raw_`` figures of ``evaluate``) and of its average (``ema_``), and each epoch's mean
+    rollout energy."""
+    curve = fitted.curve
+    points = [{"epoch": int(epoch),
+               **{name: float(curve[f"raw_{name}"][i]) for name in CURVE_FIGURES},
+               **{f"ema_{name}": float(curve[name][i]) for name in CURVE_FIGURES}}
+              for i, epoch in enumerate(curve["step"])]
+    return {"points": points, "rollout_energy_mean": np.asarray(fitted.history["energy_mean"]).tolist()}
 
 
 def epoch_seconds(quick: bool) -> dict:
     """Seconds per epoch (and per rollout with its energy gradients) of the paper's DW-4 Adjoint Sampling config."""
-    sampler, *_ = build("adjoint_dw4.yaml", quick)
-    state = sampler.init(jax.random.key(0))
-    step = jax.jit(sampler.step)
+    run = build("adjoint_dw4.yaml", quick)
+    fitted = jaxsamp.fit(run.method, run.target, settings=run.settings, batch_size=run.batch_size, key=0,
+                         num_steps=SPEED_EPOCHS, progress=False)
+    numerics = AdjointSampling(run.target, run.settings, run.batch_size)  # the rollout and the bound's arithmetic
 
     @jax.jit
     def rollout(params, key):
-        x1 = sampler.rollout(params, key, sampler.batch_size).x1
-        return energy_gradients(sampler.target, x1, sampler.space, sampler.settings.max_grad_norm)
+        x1 = numerics.rollout(params, key, numerics.batch_size).x1
+        return energy_gradients(numerics.target, x1, numerics.space, numerics.settings.max_grad_norm)
 
-    state, _ = jax.block_until_ready(step(jax.random.key(1), state))  # compiles
-    jax.block_until_ready(rollout(state.params, jax.random.key(1)))
-    times, roll_times = [], []
-    for i in range(2):
-        start = time.perf_counter()
-        state, _ = jax.block_until_ready(step(jax.random.key(2 + i), state))
-        times.append(time.perf_counter() - start)
-        roll_times.append(timed(rollout, state.params, jax.random.key(2 + i)))
-    return {"epoch_seconds_dw4_paper_config": float(np.mean(times)),
+    params = fitted.state.params
+    jax.block_until_ready(rollout(params, jax.random.key(1)))  # compiles
+    roll_times = [timed(rollout, params, jax.random.key(2 + i)) for i in range(2)]
+    return {"epoch_seconds_dw4_paper_config": (fitted.seconds - fitted.compile_seconds) / SPEED_EPOCHS,
             "rollout_seconds_dw4_paper_config": float(np.mean(roll_times)),
-            **arithmetic_bound(sampler, state.params)}
+            **arithmetic_bound(numerics, params)}
 
 
 def gflop(fn, *args) -> float:
@@ -273,29 +268,30 @@ def main(argv=None):
             for method in args.methods:
                 if args.quick and (method, system) not in QUICK_RUNS:
                     continue
-                sampler, epochs, n_eval, run_seed = build(CONFIG[method].format(system), args.quick, seed,
-                                                          REFERENCE_RULES if method == "as_reference" else None)
+                run = build(CONFIG[method].format(system), args.quick, seed,
+                            REFERENCE_RULES if method == "as_reference" else None)
                 name = f"{method}_{system}{'_until_cap' if args.until_cap else ''}"
-                cap = args.cap_minutes or MINUTES[system]
-                state, done, took, curve = train(sampler, run_seed, None if args.until_cap else epochs, cap,
-                                                 block, f"{name} seed {seed}", args.curve_every, min(CURVE_SAMPLES, n_eval))
+                fitted = fit_run(run, args.cap_minutes or MINUTES[system], until_cap=args.until_cap, block=block,
+                                 curve_every=args.curve_every, curve_samples=min(CURVE_SAMPLES, run.num_eval_samples),
+                                 progress=not args.quick)
+                done = len(fitted.history["loss"])
                 run_dir = None
                 if args.keep is not None:
                     run_dir = args.keep / f"{name}_seed{seed}"
-                    checkpoint.save(run_dir / "checkpoint", done, state, None, [])
-                metrics = evaluate(sampler, sampler.target, state, jax.random.key(run_seed + 1), n_eval, run_dir, name,
-                                   sampler.method)
+                    checkpoint.save(run_dir / "checkpoint", done, fitted.state, None, [])
+                metrics = evaluate(fitted.sampler, run.target, fitted.state, jax.random.key(run.seed + 1),
+                                   run.num_eval_samples, run_dir, name, LABEL[run.method])
                 figures = {"w2": metrics["w2"], "energy_w2": metrics["energy_w2"], "ess": metrics["ess"],
-                           "nonfinite": metrics["nonfinite_samples"], "energy_evals": int(state.energy_evals),
-                           "train_minutes": took, "epochs": done, "log_Z_reverse": metrics["log_Z_hat"]}
+                           "nonfinite": metrics["nonfinite_samples"],
+                           "energy_evals": int(fitted.history["target_evals"][-1]),
+                           "train_minutes": fitted.seconds / 60, "epochs": done, "log_Z_reverse": metrics["log_Z_hat"]}
                 for fig, value in figures.items():
                     record_seed(results, "bench_adjoint", f"{name}_{fig}", seed, value, args.quick)
-                if curve is not None:
-                    results[f"{name}_curve_seed{seed}"] = curve
+                if args.curve_every:
+                    results[f"{name}_curve_seed{seed}"] = learning_curve(fitted)
                 print(f"{name} seed {seed}: " + ", ".join(f"{k}={v:.4g}" for k, v in figures.items()), flush=True)
+                results.update({f"{system}_{k}": metrics[k] for k in ("w2_floor", "energy_w2_floor")})
                 save()
-        results.update({f"{system}_{k}": v for k, v in noise_floor(sampler.target, n_eval).items()})
-        save()
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@
 import dataclasses
 from pathlib import Path
 
-import jax
 import numpy as np
 import pytest
 
@@ -36,8 +35,8 @@ def test_the_reference_baseline_uses_the_pre_fix_rules_on_the_same_config(monkey
     monkeypatch.syspath_prepend(str(ROOT / "scripts"))
     import bench_adjoint
 
-    fixed, *_ = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=False)
-    reference, *_ = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=False, overrides=bench_adjoint.REFERENCE_RULES)
+    fixed = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=False)
+    reference = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=False, overrides=bench_adjoint.REFERENCE_RULES)
     assert (fixed.settings.exact_variance, fixed.settings.ema_decay) == (True, 0.999)
     assert (reference.settings.exact_variance, reference.settings.ema_decay) == (False, 0.0)
     assert reference.settings.buffer_epochs * reference.batch_size == 9984  # the reference's 10 000 samples
@@ -67,29 +66,29 @@ def test_cap_minutes_must_be_positive_and_not_with_until_cap(monkeypatch, capsys
 
 
 def test_training_blocks_reuse_one_compiled_chunk(monkeypatch):
-    """Every block of epochs runs the same compiled chunk (a fresh trace function per block recompiled each one,
-    which slowed a 1000-epoch LJ-13 run and exhausted its memory for compiled code after 700 epochs)."""
+    """Every block of epochs of a run (fit's chunks) runs the same compiled chunk (a fresh trace function per block
+    recompiled each one, which slowed a 1000-epoch LJ-13 run and exhausted its memory for compiled code after 700
+    epochs)."""
     monkeypatch.syspath_prepend(str(ROOT / "scripts"))
     import bench_adjoint
 
     from jaxsamp.core.driver import _scan_chunk
 
-    sampler, *_ = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=True)
-    bench_adjoint.train(sampler, 0, 1, 10.0, 1, "warm-up")
+    run = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=True)
     compiled = _scan_chunk._cache_size()
-    _, done, _, curve = bench_adjoint.train(sampler, 0, 3, 10.0, 1, "three blocks", curve_every=0)
-    assert done == 3 and curve is None and _scan_chunk._cache_size() == compiled
+    fitted = bench_adjoint.fit_run(run, 10.0, block=1)
+    assert len(fitted.history["loss"]) == run.epochs == 3 and _scan_chunk._cache_size() == compiled + 1
 
 
 def test_until_cap_trains_past_the_config_epochs_until_the_clock_ends_it(monkeypatch):
-    """``--until-cap``: no epoch limit, the cap alone ends training (a 1-second cap on blocks of one epoch)."""
+    """``--until-cap``: no epoch limit, the cap alone ends training (a 1-second cap on blocks of one epoch; the cap
+    counts training, compilation left out)."""
     monkeypatch.syspath_prepend(str(ROOT / "scripts"))
     import bench_adjoint
 
-    sampler, epochs, *_ = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=True)
-    bench_adjoint.train(sampler, 0, 1, 10.0, 1, "warm-up")  # compile first, so the cap times epochs only
-    _, done, took, _ = bench_adjoint.train(sampler, 0, None, 1 / 60, 1, "until the cap")
-    assert done > epochs and took >= 1 / 60
+    run = bench_adjoint.build("adjoint_dw4_cpu.yaml", quick=True)
+    fitted = bench_adjoint.fit_run(run, 1 / 60, until_cap=True, block=1)
+    assert len(fitted.history["loss"]) > run.epochs and fitted.seconds - fitted.compile_seconds >= 1.0
 
 
 def test_the_official_asbs_variant_differs_from_the_cpu_config_only_in_adam_and_the_corrector_buffer(monkeypatch):
@@ -99,20 +98,18 @@ def test_the_official_asbs_variant_differs_from_the_cpu_config_only_in_adam_and_
     monkeypatch.syspath_prepend(str(ROOT / "scripts"))
     import bench_adjoint
 
-    cpu, epochs, n_eval, _ = bench_adjoint.build("asbs_dw4_cpu.yaml", quick=False)
-    official, epochs_official, n_eval_official, _ = bench_adjoint.build(bench_adjoint.CONFIG["asbs_official"].format("dw4"),
-                                                                        quick=False)
+    cpu = bench_adjoint.build("asbs_dw4_cpu.yaml", quick=False)
+    official = bench_adjoint.build(bench_adjoint.CONFIG["asbs_official"].format("dw4"), quick=False)
     changed = {"learning_rate": 1e-4, "adam_eps": 1e-10, "corrector_buffer_epochs": 10, "corrector_buffer_per_stage": True}
     assert {k: getattr(official.settings, k) for k in changed} == changed
     assert dataclasses.replace(official.settings, **{k: getattr(cpu.settings, k) for k in changed}) == cpu.settings
-    assert (epochs_official, n_eval_official, official.batch_size) == (epochs, n_eval, cpu.batch_size)
-    sampler, *_ = bench_adjoint.build("asbs_dw4_cpu_official.yaml", quick=True)
-    assert sampler.settings.corrector_buffer_per_stage and sampler.settings.adam_eps == 1e-10
-    state = sampler.init(jax.random.key(0))
-    step = jax.jit(sampler.step)
-    for epoch in range(sampler.stage_length):  # 2 adjoint epochs, then the corrector's
-        state, metrics = step(jax.random.key(epoch), state)
-        assert np.isfinite(float(metrics["loss"])), epoch
-    assert bool(metrics["corrector_epoch"]) and int(state.corrector_buffer.size) == sampler.batch_size
+    assert (official.epochs, official.num_eval_samples, official.batch_size) == (
+        cpu.epochs, cpu.num_eval_samples, cpu.batch_size)
+    run = bench_adjoint.build("asbs_dw4_cpu_official.yaml", quick=True)
+    assert run.settings.corrector_buffer_per_stage and run.settings.adam_eps == 1e-10
+    fitted = bench_adjoint.fit_run(run, 10.0, block=1)  # 2 adjoint epochs, then the corrector's
+    assert np.all(np.isfinite(fitted.history["loss"]))
+    assert fitted.history["corrector_epoch"].tolist() == [False, False, True]
+    assert int(fitted.state.corrector_buffer.size) == run.batch_size
     with pytest.raises(SystemExit):
         bench_adjoint.main(["--methods", "asbs_official", "--systems", "lj13", "--no-speed"])
