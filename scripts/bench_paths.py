@@ -64,6 +64,13 @@ Protocol (fixed before the first run; every variant gets the same budget):
   JSON merges), and ``{figure}`` / ``{figure}_sd`` are the mean and standard deviation over the
   seeds recorded so far (``{figure}_seeds`` counts them). Runs go seed by seed, cheapest target first.
 
+Every learned run trains through :func:`jaxsamp.fit` (registered ``pis``, ``dds`` and ``tps_dps`` with their
+settings objects, ``key`` the seed's key); the evaluation and sample keys are the seed key's ``fold_in`` 2 and 3,
+as before. Changes from the results recorded before training moved onto ``fit`` (same protocol): ``fit`` splits
+the seed's key into the initialisation and the training key, where the earlier runs initialised at its
+``fold_in`` 0 and trained at its ``fold_in`` 1, so the random stream of training differs; ``tps_train_minutes``
+is ``fit``'s training seconds (compilation included), where before it also counted the evaluation's 512 paths.
+
 Usage: python scripts/bench_paths.py [--quick] [--groups diffusion smc tps] [--targets ...] [--seeds 0 1 2]
        [--variants pis-kl ... pis-kl_nostochastic dds-kl_nostochastic] [--variates learned batch_mean zero]
        [--eval-paths 10000] [--eval-sets 5] [--budget-scale 1]
@@ -73,7 +80,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import benchmark_io
 import blackjax
@@ -81,9 +87,8 @@ import jax
 import numpy as np
 
 import jaxsamp
-from jaxsamp.core import run
-from jaxsamp.learned.diffusion.pis_dds import DdsSettings, PisDds, PisSettings
-from jaxsamp.learned.diffusion.tps_dps import TpsDps, TpsDpsSettings
+from jaxsamp.learned.diffusion.pis_dds import DdsSettings, PisSettings
+from jaxsamp.learned.diffusion.tps_dps import TpsDpsSettings
 
 TARGETS = {  # name: (registry params, PIS max_diffusion, DDS init_std, training updates, SMC base scale, MALA step)
     "funnel": ({"name": "funnel", "dim": 10}, 4.0, 1.0, 950, 1.0, 0.05),
@@ -115,13 +120,10 @@ def train_diffusion(method, loss, target_name, seed, quick, n_eval: int, n_sets:
         settings = PisSettings(**common, max_diffusion=max_diffusion)
     else:
         settings = DdsSettings(**common, init_std=init_std)
-    sampler = PisDds(target, settings, batch)
     key = jax.random.key(seed)
-    state = jax.jit(sampler.init)(jax.random.fold_in(key, 0))
-    start = time.perf_counter()
-    state, _ = run(sampler.step, state, jax.random.fold_in(key, 1), updates, chunk=100, progress=False)
-    train_minutes = (time.perf_counter() - start) / 60
-    figures = sampler.evaluate(jax.random.fold_in(key, 2), state, n_eval, num_sets=n_sets)
+    fitted = jaxsamp.fit(method, target, settings=settings, batch_size=batch, num_steps=updates, key=key,
+                         progress=False)
+    figures = fitted.evaluate(jax.random.fold_in(key, 2), n_eval, num_sets=n_sets)
     nan = float("nan")
     out = {  # a run whose every path is non-finite has no log Z: recorded as NaN, with the count
         "logz_abs_err": figures.get("log_Z_abs_err", nan),
@@ -133,14 +135,14 @@ def train_diffusion(method, loss, target_name, seed, quick, n_eval: int, n_sets:
         "eubo": figures.get("eubo", nan),
         "ess": figures.get("ess", 0.0),
         "sinkhorn": figures.get("sinkhorn", nan),
-        "nonfinite_paths": figures["nonfinite_samples"],
-        "energy_evals": int(state.energy_evals),
-        "train_minutes": train_minutes,
-        "skipped_updates": int(state.opt_state.total_notfinite),
+        "nonfinite_paths": int(figures["nonfinite_samples"]),
+        "energy_evals": int(fitted.history["target_evals"][-1]),
+        "train_minutes": fitted.seconds / 60,
+        "skipped_updates": int(fitted.state.opt_state.total_notfinite),
     }
     if "emc" in figures:
         out["emc"] = figures["emc"]
-    samples = np.asarray(sampler.sample(jax.random.fold_in(key, 3), state, n_eval // n_sets).x)
+    samples = np.asarray(fitted.sample(jax.random.fold_in(key, 3), n_eval // n_sets).x)
     return out, samples
 
 
@@ -209,15 +211,13 @@ def tps(variate, seed, quick):
         settings = TpsDpsSettings(batch_size=256, updates_per_rollout=100, annealing_rollouts=10, control_variate=variate,
                                   learning_rate=1e-3, log_z_learning_rate=1e-2)
         paths, rollouts, n_eval = 256, 19, 512
-    sampler = TpsDps(target, settings, paths)
     key = jax.random.key(seed)
-    start = time.perf_counter()
-    state, _ = run(sampler.step, sampler.init(jax.random.fold_in(key, 0)), jax.random.fold_in(key, 1), rollouts,
-                   progress=False)
-    evaluation = sampler.evaluate(jax.random.fold_in(key, 2), state, n_eval)
+    fitted = jaxsamp.fit("tps_dps", target, settings=settings, batch_size=paths, num_steps=rollouts, key=key,
+                         progress=False)
+    evaluation = fitted.evaluate(jax.random.fold_in(key, 2), n_eval)
     figures = {f"tps_{name}": evaluation[name] for name in ("thp", "ets", "ets_std", "rmsd", "rmsd_std")}
-    figures["tps_energy_evals"] = evaluation["target_evals"]  # the name of the recorded results
-    figures["tps_train_minutes"] = (time.perf_counter() - start) / 60
+    figures["tps_energy_evals"] = int(evaluation["target_evals"])  # the name of the recorded results
+    figures["tps_train_minutes"] = fitted.seconds / 60
     return figures
 
 
