@@ -111,7 +111,9 @@ class Fitted:
         Adjoint Sampling, ASBS) ``sinkhorn=False`` skips the Sinkhorn divergence, the costliest
         figure (ε = 1e-3 on ``num_samples`` points; about half a minute at 2000 on 2 CPU cores;
         left out by default for particle systems, to which it is not invariant), and
-        ``reference=`` scores against samples of your own.
+        ``reference=`` scores against samples of your own; Adjoint Sampling and ASBS add the
+        particle protocol's ``w2``, ``energy_w2`` and their noise floors
+        (:mod:`jaxsamp.diagnostics.particles`), and take ``raw_network=True``.
         """
         num_samples = check_int("num_samples", num_samples, ge=2)
         try:
