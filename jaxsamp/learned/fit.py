@@ -37,8 +37,8 @@ import jax
 import numpy as np
 import optax
 
-from jaxsamp.core.data_parallel import BATCH, data_parallel
 from jaxsamp.core.checkpoint import step_dir as checkpoint_folder
+from jaxsamp.core.data_parallel import BATCH, data_parallel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError, RunHealthError, RunHealthWarning
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
