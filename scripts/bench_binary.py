@@ -82,8 +82,6 @@ from jaxsamp.diagnostics.binary_discrepancies import expected_tv_of_exact_sample
 from jaxsamp.experiments.bernoulli_denoising_experiment import (
     enumerated_law,
     glauber_samples,
-    ising_abs_m,
-    magnetization_tv,
     sample_grid,
 )
 from jaxsamp.learned.binary import bernoulli_samplers as bs
@@ -219,7 +217,7 @@ def digits_part(seed: int, quick: bool) -> dict:
 def ising_part(seed: int, quick: bool) -> dict:
     L = 4 if quick else 8
     target = jaxsamp.targets.get("ising", L=L, beta=0.4407)
-    exact = ising_abs_m(target)
+    exact = obs.exact_magnetization_observables(target)["abs_order"]
     key = jax.random.key(seed)
     k_data, k_train, k_sample = jax.random.split(key, 3)
     chains, sweeps, steps, n = (256, 20, 50, 256) if quick else (10_000, 1000, 4000, 4000)
@@ -229,14 +227,14 @@ def ising_part(seed: int, quick: bool) -> dict:
     out = {f"ising_L8_{k}": v for k, v in train_figures.items()}
     out["ising_L8_abs_m_exact"] = exact
     out["ising_L8_glauber_abs_m_err"] = abs(float(obs.mean_abs_magnetization(data)) - exact)
-    out["ising_L8_glauber_m_tv"] = magnetization_tv(target, data)
+    out["ising_L8_glauber_m_tv"] = obs.magnetization_tv(target, data)
     for name, sampler in sampler_settings(quick).items():
         x = draw(sampler, learned, jax.random.fold_in(k_sample, len(name)), n, (L, L))
         value = float(obs.mean_abs_magnetization(x))
         suffix = "" if name == "multi_m4" else f"_{name}"
         out[f"ising_L8_abs_m{suffix}"] = value
         out[f"ising_L8_abs_m_err{suffix}"] = abs(value - exact)
-        out[f"ising_L8_m_tv{suffix}"] = magnetization_tv(target, x)
+        out[f"ising_L8_m_tv{suffix}"] = obs.magnetization_tv(target, x)
     return out
 
 

@@ -10,11 +10,14 @@ Protocol (fixed in this docstring before the first full run; every interpolation
   ``learned``, ``gradient_flow``, and the config's collocation batch (``run.num_chains``).
 * **Budgets** as update counts, so that the quality figures do not depend on machine load: the issue's
   CPU caps (2 minutes per run on gmm2d, 8 on the others) divided by the seconds per update of the
-  slowest interpolation of that target, timed after compilation (``--calibrate`` prints them) on the
+  slowest interpolation of that target, timed with compilation left out (``--calibrate`` prints them) on the
   2-core development machine, recorded as each config's ``run.num_steps`` (gmm2d timed while other jobs
   were running, so its count is conservative; the lattice and many-well counts calibrated alone on the
   machine of the full run, before it started), so ``jaxsamp run configs/<config>.yaml`` trains as long as
-  a benchmark run. ``train_minutes`` is recorded as measured.
+  a benchmark run. ``train_minutes`` is recorded as measured (compilation included).
+* **Training** is ``jaxsamp.fit("curves", target, key=seed, ...)`` with the config's settings. ``fit`` splits the
+  seed's key its own way: the runs recorded before it trained the curves (initialisation ``fold_in(key, 0)``,
+  updates ``fold_in(key, 1)``) drew another random stream under the same protocol.
 * **Evaluation** (:meth:`jaxsamp.learned.curves.training.Curves.evaluate`): 2000 samples by the config's RK4
   ODE (64 steps). Figures, for each interpolation and target: ``{interp}_{target}_ess``;
   ``_logz_abs_err`` (the change-of-variables estimate: the headline), ``_logz_jarzynski_abs_err`` (the
@@ -54,7 +57,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import benchmark_io
@@ -62,12 +64,14 @@ import blackjax
 import jax
 import numpy as np
 
+import jaxsamp
 import jaxsamp.targets  # noqa: F401  (registers the targets)
-from jaxsamp.core import WeightedSamples, run
+from jaxsamp.core import WeightedSamples
 from jaxsamp.core.registry import TARGETS
 from jaxsamp.experiments.config import load_config
-from jaxsamp.learned.curves.training import Curves, CurvesSettings
+from jaxsamp.learned.curves.interpolations import make_interpolation
 from jaxsamp.learned.curves.ode import exact_speeds_1d, mixture_curves_1d
+from jaxsamp.learned.curves.training import Curves, CurvesSettings
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 INTERPOLATIONS = ("linear", "learned", "gradient_flow")
@@ -93,45 +97,29 @@ QUICK = {  # one interpolation (the one with every network); the unit tests cove
 }
 
 
-def build(target_name: str, interp: str, quick: bool):
-    """The target and the curve sampler of the shipped config, with the interpolation set to ``interp``."""
+def problem(target_name: str, interp: str, quick: bool) -> tuple:
+    """The target, the curve's settings and its collocation batch of the shipped config, the interpolation ``interp``."""
     cfg = load_config(CONFIGS / CONFIG_OF[target_name].format(interp=interp))
     target = TARGETS.get(cfg.target.name, **cfg.target.params)
     params = {**cfg.sampler.params, "interpolation": interp}
     batch = cfg.run.num_chains
     if quick:
-        params.update(
-            hidden=QUICK["hidden"], ode_steps=QUICK["ode_steps"], trajectory_steps=2
-        )
+        params.update(hidden=QUICK["hidden"], ode_steps=QUICK["ode_steps"], trajectory_steps=2)
         batch = QUICK["num_chains"]
-    return target, Curves(target, CurvesSettings(**params), batch)
-
-
-def _diverged_points(state, metrics):
-    """The driver's trace: collocation points of each update left out of the loss (diverged trajectories)."""
-    return metrics["diverged_points"]
+    return target, CurvesSettings(**params), batch
 
 
 def train_and_evaluate(target_name: str, interp: str, seed: int, quick: bool):
-    """One training run at the target's update budget; the figures and the samples."""
-    _, curve = build(target_name, interp, quick)
+    """One training run at the target's update budget (:func:`jaxsamp.fit`); the figures and the samples."""
+    target, settings, batch = problem(target_name, interp, quick)
     budget = load_config(CONFIGS / CONFIG_OF[target_name].format(interp=interp)).run.num_steps
     updates, n_eval = (QUICK["updates"], QUICK["num_eval"]) if quick else (budget, 2000)
     key = jax.random.key(seed)
-    state = jax.jit(curve.init)(jax.random.fold_in(key, 0))
-    start = time.perf_counter()
-    state, diverged = run(
-        curve.step,
-        state,
-        jax.random.fold_in(key, 1),
-        updates,
-        trace=_diverged_points,
-        chunk=100,
-        progress=False,
-    )
-    jax.block_until_ready(state)
-    train_minutes = (time.perf_counter() - start) / 60
-    figures, out = curve.evaluate_with_transport(jax.random.fold_in(key, 2), state, n_eval)
+    fitted = jaxsamp.fit("curves", target, key=seed, settings=settings, batch_size=batch, num_steps=updates,
+                         progress=False)
+    # the whole ODE run (samples and speeds along t), by the method's numerics
+    curve = Curves(target, fitted.settings, batch)
+    figures, out = curve.evaluate_with_transport(jax.random.fold_in(key, 2), fitted.state, n_eval)
     nan = float("nan")
     row = {
         "ess": figures.get("ess", 0.0),
@@ -140,10 +128,10 @@ def train_and_evaluate(target_name: str, interp: str, seed: int, quick: bool):
         "logz_learned_abs_err": figures.get("log_Z_learned_abs_err", nan),
         "mmd": figures.get("mmd", nan),
         "max_velocity": figures["max_velocity"],
-        "train_minutes": train_minutes,
-        "target_evals": int(state.target_evals) + figures["sample_target_evals"],
+        "train_minutes": fitted.seconds / 60,
+        "target_evals": int(fitted.state.target_evals) + figures["sample_target_evals"],
         "nonfinite_samples": figures["nonfinite_samples"],
-        "diverged_points": int(np.sum(np.asarray(diverged))),
+        "diverged_points": int(np.sum(fitted.history["diverged_points"])),
     }
     speeds = (
         np.asarray(out.times),
@@ -158,7 +146,7 @@ def smc_at_budget(target_name: str, seed: int, budget: float, quick: bool) -> di
     from jaxsamp.smc import anneal
     from jaxsamp.targets.annealing import geometric_path
 
-    target, _ = build(target_name, "linear", quick)
+    target, _, _ = problem(target_name, "linear", quick)
     path = geometric_path(target, base_scale=1.0)
     particles, moves = (64, 2) if quick else (2000, 5)
     levels = max(2, int(budget // (particles * (moves + 1))))
@@ -181,11 +169,12 @@ def smc_at_budget(target_name: str, seed: int, budget: float, quick: bool) -> di
 
 def base_importance_sampling(target_name: str, seed: int, quick: bool) -> dict:
     """Importance sampling from the curves' base ``N(0, I)`` (the ``v = 0`` curve), as many samples as they get."""
-    target, curve = build(target_name, "linear", quick)
+    target, settings, _ = problem(target_name, "linear", quick)
     n = QUICK["num_eval"] if quick else 2000
-    x = jax.random.normal(jax.random.key(2000 + seed), (n, curve.dim))
+    base = make_interpolation("linear", target, settings.base_scale)
+    x = jax.random.normal(jax.random.key(2000 + seed), (n, base.dim))
     log_w = jax.vmap(target.log_prob)(x) + 0.5 * jax.numpy.sum(x**2, axis=1)
-    weighted = WeightedSamples(x, log_w, curve.interpolation.log_Z0)
+    weighted = WeightedSamples(x, log_w, base.log_Z0)
     return {
         "logz_abs_err": abs(float(weighted.log_Z) - float(target.log_Z)),
         "ess": float(weighted.ess),
@@ -257,27 +246,14 @@ def exact_velocity_figure(path: Path, half_separations=(2.0, 3.0, 4.0)) -> dict:
 
 
 def calibrate(targets) -> None:
-    """Print, per target, the seconds per update of each curve (after compilation) and the count that fits its cap."""
+    """Print, per target, the seconds per update of each curve (compilation left out) and the count that fits its cap."""
     for target_name in targets:
         slowest = 0.0
         for interp in INTERPOLATIONS:
-            _, curve = build(target_name, interp, False)
-            state = jax.jit(curve.init)(jax.random.key(0))
-            for length in (
-                30,
-                30,
-            ):  # the first call compiles the 30-step chunk, the second is timed
-                start = time.perf_counter()
-                state, _ = run(
-                    curve.step,
-                    state,
-                    jax.random.key(1),
-                    length,
-                    chunk=length,
-                    progress=False,
-                )
-                jax.block_until_ready(state)
-            seconds = (time.perf_counter() - start) / 30
+            target, settings, batch = problem(target_name, interp, False)
+            fitted = jaxsamp.fit("curves", target, key=0, settings=settings, batch_size=batch, num_steps=30,
+                                 progress=False)
+            seconds = (fitted.seconds - fitted.compile_seconds) / 30
             slowest = max(slowest, seconds)
             print(f"{target_name} {interp}: {seconds:.4f} s per update", flush=True)
         print(
@@ -352,7 +328,7 @@ def main(argv=None):
                 f"{target_name}, seed {seed}: |v_t(x_t)| along the ODE",
             )
             if target_name == "gmm2d":
-                target, _ = build(target_name, "linear", args.quick)
+                target, _, _ = problem(target_name, "linear", args.quick)
                 samples_figure(
                     benchmark_io.RESULTS_DIR
                     / f"bench_curves_gmm2d_seed{seed}{suffix}.png",

@@ -111,6 +111,15 @@ is to be read beside the unsplit chain at 200 (equal passes) as well as at 100 (
 with ``_quadrature_paper`` and ``logz_abs_err`` beside it, and ``proposal_study_network_passes_{n}steps[_checkerboard]``.
 Goal (issue 44): exact-weight ESS >= 0.6 at <= 200 steps. Nothing is picked: every cell is reported.
 
+**Training through** ``jaxsamp.fit("leaps", ...)`` (issue 58; after the runs recorded before it, same protocol): the
+budget is ``fit``'s ``max_seconds`` (training time with compilation left out; those runs counted the first chunk's
+compilation in), checked at the end of each chunk of ``--curve-every`` updates (those runs: of 50), and the update
+rate of the plan is a probe's ``seconds - compile_seconds`` (those runs: a second, timed call). The learning curve
+is ``fit``'s (``evaluate(..., compare_weight_points=False)`` on 500 walkers: both estimators, one draw). ``fit``
+splits each run's key its own way (initialisation, updates and curve keys), so the runs recorded before drew
+another random stream; ``train_steps_per_s`` still counts compilation in. The L = 15 final's checkpoints are
+``fit``'s, every ``--checkpoint-minutes`` of training at the probed rate; those runs' checkpoints cannot be resumed.
+
 Usage: ``python scripts/bench_leaps.py [--quick] [--lattice 8|15] [--seeds 0 1 2] [--train-minutes M]
 [--networks conv mlp attention] [--problems ising potts] [--pilot-minutes 10] [--fresh]
 [--pilots-only] [--redo-final] [--checkpoint-minutes 10] [--profile] [--steps-study] [--floor-study]
@@ -124,15 +133,13 @@ import argparse
 import dataclasses
 import json
 import shutil
-import time
 from pathlib import Path
 
 import jax
 import numpy as np
 
+import jaxsamp
 from benchmark_io import best_seconds, read_results, record_seed, results_path, timed, write_results
-from jaxsamp.core import checkpoint as ckpt
-from jaxsamp.core import run
 from jaxsamp.core.errors import CheckpointError
 from jaxsamp.experiments.plots import pyplot, save_figure
 from jaxsamp.learned import buffer as replay
@@ -144,6 +151,7 @@ from jaxsamp.learned.leaps.training import (
     build_networks,
     curriculum_schedule,
     free_energy_log_Z,
+    network_structure,
     pinn_loss,
 )
 from jaxsamp.mcmc.discrete import checkerboard, checkerboard_colours, lattice_categories
@@ -218,109 +226,88 @@ def settings_for(network: str, quick: bool, curriculum_steps: int, **problem) ->
     })
 
 
-def planned_updates(path, network: str, walkers: int, key, minutes: float, problem, checkpoint: Path | None) -> int:
-    """Updates that fit ``minutes``, from a timed probe of the steady-state trainer (or the plan a checkpoint kept).
+def updates_per_second(path, network: str, walkers: int, key, problem, checkpoint: Path | None) -> float:
+    """Training updates per second, from a timed probe of the steady-state trainer (or the rate a checkpoint kept).
 
-    The probe runs ``rollout_every`` updates of full-length rollouts, one rollout among
-    them, as in steady-state training. With ``checkpoint``, the plan is written to
-    ``checkpoint/plan.json`` and read back on a resumed run, whose curriculum must match.
+    The probe is ``rollout_every`` updates of full-length rollouts, one rollout among them, as in
+    steady-state training, through :func:`jaxsamp.fit`, timed with compilation left out
+    (``seconds - compile_seconds``). With ``checkpoint``, the rate is written to
+    ``checkpoint/plan.json`` and read back on a resumed run, whose curriculum (planned from it) must match.
     """
     plan = checkpoint / "plan.json" if checkpoint is not None else None
     if plan is not None and plan.exists():
-        return int(json.loads(plan.read_text())["planned"])
+        return float(json.loads(plan.read_text())["updates_per_second"])
     steady = dataclasses.replace(settings_for(network, False, 0, **(problem or {})), buffer_rollouts=1, warm_up=0)
-    probe = Leaps(path, steady, walkers)
-    state = jax.jit(probe.init)(key)
-    n_probe = steady.rollout_every
-    run(probe.step, state, key, n_probe, progress=False, chunk=n_probe)  # compile
-    start = time.perf_counter()
-    jax.block_until_ready(run(probe.step, state, jax.random.fold_in(key, 1), n_probe, progress=False, chunk=n_probe)[0])
-    planned = max(300, int(n_probe / (time.perf_counter() - start) * minutes * 60))
+    probe = jaxsamp.fit("leaps", path, key=key, settings=steady, batch_size=walkers, num_steps=steady.rollout_every,
+                        progress=False)
+    rate = steady.rollout_every / (probe.seconds - probe.compile_seconds)
     if plan is not None:
         plan.parent.mkdir(parents=True, exist_ok=True)
-        plan.write_text(json.dumps({"planned": planned}))
-    return planned
+        plan.write_text(json.dumps({"updates_per_second": rate}))
+    return rate
 
 
-def train(path, network: str, quick: bool, minutes: float, walkers: int, key, curve_every: int, problem=None,
-          checkpoint: Path | None = None, checkpoint_seconds: float = 600.0, updates: int | None = None):
-    """Train one network for about ``minutes`` of training time (``problem``: settings replaced for an L = 15 problem).
+def train(path, network: str, quick: bool, minutes: float, walkers: int, key, curve_every: int | None, problem=None,
+          checkpoint: Path | None = None, checkpoint_minutes: float = 10.0, updates: int | None = None):
+    """Train one network through :func:`jaxsamp.fit` for about ``minutes`` of training time (``problem``: settings
+    replaced for an L = 15 problem).
 
     With ``updates``, train for exactly that many updates instead (planned for them; no clock).
 
-    Returns (model, params, buffer, settings, steps, steps_per_s, curve). The number
-    of updates the curriculum is planned for comes from :func:`planned_updates`.
-    Training runs in chunks of 50 updates until ``minutes`` of training time are
-    spent (by at most one chunk) or twice the plan is done. Every ``curve_every``
-    updates the ESS of 500 walkers is recorded in ``curve`` as ``[updates, ess exact, ess quadrature_paper]``
-    (both on the same walkers, :func:`split_curve`)
-    (off the training clock).
+    Returns (model, params, buffer, settings, steps, steps_per_s, curve). The curriculum is planned
+    for the updates that :func:`updates_per_second` says fit ``minutes``; training stops at the end
+    of the first chunk of updates past ``minutes`` of training time (fit's ``max_seconds``,
+    compilation left out) or when twice the plan is done. Every ``curve_every`` updates (None: never)
+    the ESS of 500 walkers is recorded in ``curve`` as ``[updates, ess exact, ess quadrature_paper]``
+    (both on the same walkers, :func:`split_curve`; fit's learning curve, off the training clock,
+    ``evaluate(..., compare_weight_points=False)``). ``steps_per_s`` counts compilation in, as the
+    runs recorded before fit did.
 
-    With ``checkpoint`` (a folder), the state, the training seconds spent and the
-    curve are saved every ``checkpoint_seconds`` of training (off the clock) and at
-    the end; a call with the same folder resumes from the newest valid checkpoint
-    and spends only the rest of the budget, so a killed run loses at most
-    ``checkpoint_seconds``. A chunk's key is ``fold_in(key, updates before it)`` either way.
+    With ``checkpoint`` (a folder), fit checkpoints the training about every ``checkpoint_minutes``
+    of training (in updates at the probed rate, a multiple of ``curve_every``); a call with the same
+    folder resumes from the newest valid checkpoint and spends only the rest of the budget, its
+    learning curve and training seconds going on from there (``jaxsamp.learned.fit.BUDGET_RECORD``).
 
-    ``--quick`` plans 12 updates in chunks of 4 (a checkpoint after each), trains
-    only the conv network, returns the other two untrained, and records no curve.
+    ``--quick`` plans 12 updates with a checkpoint every 4, trains only the conv network and returns
+    the other two untrained.
     """
+    problem = problem or {}
     if quick:
-        settings = settings_for(network, quick, 10, **(problem or {}))
+        settings = settings_for(network, quick, 10, **problem)
         if network != "conv":
             model, params = build_networks(path, settings, key)
             return model, params, None, settings, 0, float("nan"), []
-        planned, chunk, budget, limit, checkpoint_seconds = 12, 4, float("inf"), 12, 0.0
+        limit, max_seconds, spacing = 12, None, None if checkpoint is None else 4
+        every = curve_every if curve_every is not None and curve_every <= limit else None
     else:
-        if updates is not None:
-            planned, budget, limit = updates, float("inf"), updates
-        else:
-            planned = planned_updates(path, network, walkers, key, minutes, problem, checkpoint)
-            budget, limit = minutes * 60, 2 * planned  # small chunks: the budget is overrun by at most one
-        chunk = 50
-        settings = settings_for(network, quick, planned // 3, **(problem or {}))
-    trainer = Leaps(path, settings, walkers)
-    model = trainer.model
-    state = jax.jit(trainer.init)(key)
-    ess_of = jax.jit(lambda p, k: tuple(ws.ess for ws in trainer.sample_paired_with(k, p, CURVE_WALKERS)))
-    steps, trained, curve = 0, 0.0, []
-    identity = f"bench_leaps train {network} planned {planned}, curve every {curve_every}, both estimators"
-    key_data = [int(v) for v in np.asarray(jax.random.key_data(key)).ravel()]
+        rate = updates_per_second(path, network, walkers, key, problem, checkpoint) if (
+            updates is None or checkpoint is not None) else None
+        planned = updates if updates is not None else max(300, int(rate * minutes * 60))
+        limit, max_seconds = (updates, None) if updates is not None else (2 * planned, minutes * 60)
+        settings = settings_for(network, quick, planned // 3, **problem)
+        every = curve_every if curve_every is not None and curve_every <= limit else None
+        unit = every or 1  # fit's chunks divide the curve's spacing and the checkpoints'
+        if updates is None:
+            limit = -(-limit // unit) * unit
+        spacing = None if checkpoint is None else unit * max(1, round(rate * checkpoint_minutes * 60 / unit))
     try:
-        found = ckpt.resume_point(checkpoint, key_data, identity, identity) if checkpoint is not None else None
+        fitted = jaxsamp.fit(
+            "leaps", path, key=key, settings=settings, batch_size=walkers, num_steps=limit, max_seconds=max_seconds,
+            evaluate_every=every, evaluate_samples=CURVE_WALKERS,
+            evaluate_options={"compare_weight_points": False} if every else None,
+            checkpoint=checkpoint, checkpoint_every=spacing, progress=not quick)
     except CheckpointError as error:
         raise SystemExit(f"{error.one_line()}; or pass --fresh to start over") from error
-    if found is not None:
-        folder, manifest = found
-        steps = manifest["step"]
-        template = {"trained": np.zeros(()), "curve": np.zeros((steps // curve_every, 3))}
-        state, book = ckpt.restore(folder, manifest, state, template)
-        trained, curve = float(book["trained"]), np.asarray(book["curve"]).tolist()
-        print(f"leaps {network}: resumed from {folder} at {steps} updates, {trained:.0f} s", flush=True)
-
-    def save():
-        book = {"trained": np.float64(trained), "curve": np.asarray(curve, np.float64).reshape(-1, 3)}
-        ckpt.save(checkpoint, steps, state, book, key_data, identity, identity)
-        ckpt.prune(checkpoint, 2)
-
-    saved_at = trained
-    while trained < budget and steps < limit:
-        start = time.perf_counter()
-        state, _ = run(trainer.step, state, jax.random.fold_in(key, steps), chunk, progress=False, chunk=chunk)
-        jax.block_until_ready(state)
-        trained += time.perf_counter() - start
-        steps += chunk
-        line = f"leaps {network}: {steps} updates, {trained:.0f} s"
-        if steps % curve_every == 0:
-            curve.append([steps, *map(float, ess_of(state.params, jax.random.fold_in(key, 10_000 + steps)))])
-            line += f", ESS {curve[-1][1]:.3f}, paper's quadrature {curve[-1][2]:.3g} ({CURVE_WALKERS} walkers)"
-        print(line, flush=True)
-        if checkpoint is not None and trained - saved_at >= checkpoint_seconds:
-            save()
-            saved_at = trained
-    if checkpoint is not None and saved_at != trained:
-        save()
-    return model, state.params, state.buffer, settings, steps, steps / trained, curve
+    steps = len(fitted.history["loss"])
+    points = fitted.curve
+    curve = [[int(u), float(e), float(q)] for u, e, q in zip(
+        points.get("step", ()), points.get("ess", ()), points.get("ess_quadrature_paper", ())) if u % curve_every == 0]
+    line = f"leaps {network}: {steps} updates, {fitted.seconds:.0f} s"
+    if curve:
+        line += f", ESS {curve[-1][1]:.3f}, paper's quadrature {curve[-1][2]:.3g} ({CURVE_WALKERS} walkers)"
+    print(line, flush=True)
+    model = network_structure(path, settings)
+    return model, fitted.state.params, fitted.state.buffer, settings, steps, steps / fitted.seconds, curve
 
 
 def split_curve(curve) -> tuple[list, list]:
@@ -508,7 +495,7 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
 
     def pilot(i: int, network: str) -> dict:  # validation keys 300.. score it, and nothing else uses them
         model, params, _, pilot_settings, *_ = train(path, network, args.quick, args.pilot_minutes, train_walkers,
-                                                     jax.random.fold_in(key, 10 + i), 10**9, overrides)
+                                                     jax.random.fold_in(key, 10 + i), None, overrides)
         exact, quadrature = Leaps(path, pilot_settings).sample_paired_with(jax.random.fold_in(key, 300 + i), params,
                                                                              CURVE_WALKERS)
         ess = float(exact.ess)  # the pick uses the exact weights, as the protocol fixed
@@ -527,7 +514,7 @@ def run_l15(problem: str, args, seed: int, walkers: int, repeats: int, train_wal
     def final() -> dict:
         model, params, _, final_settings, steps, rate, curve = train(
             path, best, args.quick, args.train_minutes or 120.0, train_walkers, jax.random.fold_in(key, 20),
-            args.curve_every, overrides, checkpoints / f"final_{best}", args.checkpoint_minutes * 60,
+            args.curve_every, overrides, checkpoints / f"final_{best}", args.checkpoint_minutes,
             updates=args.train_updates)
         draws = paired_draws(path, final_settings, params, key, 100, repeats, walkers)
         figures = sample_figures(problem, draws, log_z_ref, "L15")
@@ -622,7 +609,7 @@ def steps_study(study: str, args, seeds, walkers: int, repeats: int, train_walke
         key = jax.random.key(seed)
         model, params, _, settings, *_ = train(
             path, STUDY_NETWORK, args.quick, args.train_minutes or 10.0, train_walkers,
-            jax.random.fold_in(key, list(NETWORKS).index(STUDY_NETWORK)), 10**9, updates=updates)
+            jax.random.fold_in(key, list(NETWORKS).index(STUDY_NETWORK)), None, updates=updates)
         for n in steps_grid:
             results.update(study_costs(f"{study}_", "L8", target, n, walkers, with_checkerboard))
             for variant, figures in study_cell_figures(path, settings, params, key, first_key, n, floors,

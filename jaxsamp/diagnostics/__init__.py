@@ -11,7 +11,8 @@
 * :mod:`~jaxsamp.diagnostics.grid_divergences` -- forward KL of two 2-D densities by quadrature;
 * :mod:`~jaxsamp.diagnostics.mode_coverage` -- entropic mode coverage;
 * :mod:`~jaxsamp.diagnostics.stein` / :mod:`~jaxsamp.diagnostics.polynomial_stein` -- KSD and PSD tests;
-* :mod:`~jaxsamp.diagnostics.observables` -- Ising / Potts observables from weighted samples.
+* :mod:`~jaxsamp.diagnostics.observables` -- Ising / Potts observables from weighted samples, and their errors
+  against a reference (:mod:`jaxsamp.mcmc.lattice_reference` computes one).
 
 Names are imported on first use (PEP 562), so ``from jaxsamp.diagnostics import chain_ess`` loads
 :mod:`~jaxsamp.diagnostics.mcmc` alone, not ott-jax and POT.
@@ -34,8 +35,9 @@ _NAMES_BY_SUBMODULE = {
     "mode_coverage": ["entropic_mode_coverage"],
     "particles": ["SampleScorer", "interatomic_distances", "is_particle_system", "reference_samples"],
     "observables": [
-        "connected_two_point", "magnetization", "magnetization_histogram", "mean_abs_magnetization",
-        "mean_potts_magnetization", "potts_magnetization", "self_normalized_mean",
+        "connected_two_point", "exact_magnetization_observables", "lattice_observables", "magnetization",
+        "magnetization_histogram", "magnetization_tv", "mean_abs_magnetization", "mean_potts_magnetization",
+        "observable_errors", "order_parameter", "order_parameter_axis", "potts_magnetization", "self_normalized_mean",
     ],
     "polynomial_stein": ["monomial_exponents", "polynomial_stein_discrepancy", "psd_test", "stein_features"],
     "stein": ["KSDStatistics", "SteinTestResult", "imq_stein_kernel", "kernel_stein_discrepancy", "ksd_test"],

@@ -61,7 +61,6 @@ from jaxsamp.learned.binary.bernoulli_denoising import (
 )
 from jaxsamp.mcmc import discrete
 from jaxsamp.targets.binary import MAX_ENUMERATION_DIM, enumerated_probabilities
-from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable
 from jaxsamp.core.progress import phase
 
 SHOWN = 64
@@ -163,27 +162,6 @@ def enumerated_law(target) -> np.ndarray | None:
     return enumerated_probabilities(target)
 
 
-def ising_abs_m(target) -> float | None:
-    """Exact ``<|m|>`` of an Ising target from the transfer matrix's ``P(m)`` (None when unavailable)."""
-    try:
-        m, p = target.exact_magnetization_distribution()
-    except (ExactReferenceUnavailable, AttributeError):
-        return None
-    return float(np.sum(np.abs(m) * p))
-
-
-def magnetization_tv(target, x) -> float | None:
-    """TV between the samples' distribution of ``m`` (over its ``N + 1`` values) and the exact ``P(m)``; None when unavailable."""
-    try:
-        _, p = target.exact_magnetization_distribution()
-    except (ExactReferenceUnavailable, AttributeError):
-        return None
-    flat = np.asarray(x).reshape(len(x), -1)
-    ups = np.sum(flat > 0, axis=1)
-    p_hat = np.bincount(ups, minlength=flat.shape[1] + 1) / len(flat)
-    return 0.5 * float(np.abs(p_hat - p).sum())
-
-
 def sample_metrics(target, x, settings: BernoulliDenoisingExperimentSettings, train, held_out, law=None) -> dict:
     """The figures of samples ``x`` ``(n, *event_shape)``: TV (enumerable), MMD to held-out data, Ising ``<|m|>``."""
     out = {}
@@ -193,12 +171,12 @@ def sample_metrics(target, x, settings: BernoulliDenoisingExperimentSettings, tr
         n = min(len(x), len(held_out))
         out["mmd_test"] = float(hamming_mmd(jnp.asarray(x[:n]), jnp.asarray(held_out[:n]), settings.mmd_length_scale))
     if is_spin_lattice(target):
-        exact = ising_abs_m(target)
+        exact = obs.exact_magnetization_observables(target)
         out["abs_m"] = float(obs.mean_abs_magnetization(jnp.asarray(x)))
         if exact is not None:
-            out["abs_m_exact"] = exact
-            out["abs_m_err"] = abs(out["abs_m"] - exact)
-            out["m_tv"] = magnetization_tv(target, x)
+            out["abs_m_exact"] = exact["abs_order"]
+            out["abs_m_err"] = abs(out["abs_m"] - exact["abs_order"])
+            out["m_tv"] = obs.magnetization_tv(target, x)
     return out
 
 

@@ -19,11 +19,12 @@ untrained network (same grid) for comparison. With resampling on,
 the ESS figures are named ``ess_since_last_resample*``: the final weights only
 describe the steps after the last resampling.
 
-Observables (as in the LEAPS experiments): the magnetisation histogram and ``<|m|>`` and the
-connected two-point function ``G(r)`` (Ising), or ``|M|`` (Potts), all
-self-normalised with the weights, against exact enumeration for tiny lattices,
-the exact ``P(m)`` of the transfer matrix (Ising), and otherwise a Glauber
-(heat-bath) reference run, also through the driver. Plots: ``training.png``,
+Observables (as in the LEAPS experiments; :func:`jaxsamp.diagnostics.observables.lattice_observables`):
+the magnetisation histogram and ``<|m|>`` and the connected two-point function ``G(r)`` (Ising),
+or ``|M|`` (Potts), all self-normalised with the weights, against
+:func:`jaxsamp.mcmc.lattice_reference.reference_observables`: exact enumeration for tiny lattices,
+the exact ``P(m)`` of the transfer matrix (Ising), and otherwise a Glauber (heat-bath) reference
+run through the driver (checkpoints in ``run_dir/reference_checkpoints``). Plots: ``training.png``,
 ``magnetization.png``, ``two_point.png`` (Ising), ``log_weights.png``.
 """
 
@@ -37,7 +38,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.diagnostics import health
-from jaxsamp.core import ensemble, run
 from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
@@ -46,98 +46,8 @@ from jaxsamp.experiments.fitting import fit_method
 from jaxsamp.experiments import plots
 from jaxsamp.learned.leaps import simulation
 from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, build_networks, free_energy_log_Z, weight_figures
-from jaxsamp.mcmc import discrete
-from jaxsamp.targets.lattice import LatticePath
-from jaxsamp.targets.lattice_exact import ExactReferenceUnavailable
+from jaxsamp.mcmc.lattice_reference import reference_observables
 from jaxsamp.core.progress import phase
-
-NUM_BINS = 20
-
-
-# --------------------------------------------------------------------------
-# observables
-# --------------------------------------------------------------------------
-
-
-def order_parameter_axis(target) -> tuple[tuple[float, float], str]:
-    """Histogram range and label of the order parameter: ``m`` in [-1, 1] (Ising), ``|M|`` in [0, 1] (Potts)."""
-    return ((-1.0, 1.0), "m") if target.domain.kind == "spin" else ((0.0, 1.0), "|M|")
-
-
-def order_parameter(target, x: jax.Array) -> jax.Array:
-    """Per-sample order parameter of states ``x`` (n, Lx, Ly): ``m`` (Ising) or ``|M|`` (Potts)."""
-    return obs.magnetization(x) if target.domain.kind == "spin" else obs.potts_magnetization(x, target.q)
-
-
-def lattice_observables(target, x: jax.Array, log_w: jax.Array | None = None) -> dict[str, np.ndarray]:
-    """Histogram (density, 20 bins) and mean absolute value of the order parameter; ``G(r)`` for Ising.
-
-    Self-normalised with ``softmax(log_w)`` when given (exact probabilities make it exact).
-    """
-    values, (value_range, _) = order_parameter(target, x), order_parameter_axis(target)
-    w = None if log_w is None else np.asarray(jax.nn.softmax(log_w), np.float64)
-    density, _ = np.histogram(np.asarray(values), bins=NUM_BINS, range=value_range, weights=w, density=True)
-    out = {"hist": density, "abs_order": float(obs.self_normalized_mean(jnp.abs(values), log_w))}
-    if target.domain.kind == "spin":
-        out["two_point"] = np.asarray(obs.connected_two_point(x, log_w))
-    return out
-
-
-def glauber_reference(target, key, num_chains: int, num_sweeps: int, options: dict) -> dict:
-    """Observables of a heat-bath (Glauber) run: ``num_chains`` chains, second half of ``num_sweeps`` sweeps.
-
-    ``options`` are the driver's (checkpoint folder, progress, identity); the
-    chunking and checkpoint spacing are set here. Checkerboard sweeps when both sides are even, else random-scan sweeps of ``N`` site updates.
-    """
-    q = discrete.lattice_categories(target)
-    if all(n % 2 == 0 for n in target.event_shape):
-        kernel = discrete.checkerboard(target.flip_log_ratios, "heat_bath", q)
-    else:
-        kernel = discrete.heat_bath(target.flip_log_ratios, q, int(np.prod(target.event_shape)))
-    chains = ensemble(kernel)
-    key_init, key_run = jax.random.split(key)
-    state = chains.init(LatticePath(target).sample_base(key_init, num_chains))
-    every = max(1, num_sweeps // 200)
-
-    def trace(s, info):
-        x = s.position
-        values = order_parameter(target, x)
-        two_point = obs.connected_two_point(x) if target.domain.kind == "spin" else jnp.zeros(())
-        return {"values": values, "two_point": two_point}
-
-    spacing = max(1, num_sweeps // 4) if options.get("checkpoint") is not None else None
-    options = {**options, "chunk": every * 10, "checkpoint_every": spacing, "desc": "glauber reference"}
-    _, tr = run(chains.step, state, key_run, num_sweeps, trace=trace, **options)
-    keep = slice(num_sweeps // 2, None, every)
-    values = np.asarray(tr["values"][keep]).ravel()
-    density, _ = np.histogram(values, bins=NUM_BINS, range=order_parameter_axis(target)[0], density=True)
-    out = {"hist": density, "abs_order": float(np.abs(values).mean())}
-    if target.domain.kind == "spin":
-        out["two_point"] = np.asarray(tr["two_point"][keep]).mean(0)
-    return out
-
-
-def reference_observables(target, settings: LeapsSettings, key, options: dict) -> tuple[dict, str]:
-    """Exact observables by enumeration when the lattice is tiny, else Glauber (with exact ``P(m)`` for Ising).
-
-    ``options`` are the driver's options for the Glauber run (checkpoint folder, progress, identity).
-    """
-    try:
-        states, probs = target.enumerate_states()
-        return lattice_observables(target, jnp.asarray(states), jnp.log(jnp.asarray(probs, jnp.float32))), "exact"
-    except ExactReferenceUnavailable:
-        pass
-    ref = glauber_reference(target, key, settings.reference_chains, settings.reference_sweeps, options)
-    source = "glauber"
-    if target.domain.kind == "spin":
-        try:
-            m, p = target.exact_magnetization_distribution()
-        except ExactReferenceUnavailable:
-            return ref, source
-        ref["hist"], _ = np.histogram(m, bins=NUM_BINS, range=(-1.0, 1.0), weights=p, density=True)
-        ref["abs_order"] = float(np.sum(np.abs(m) * p))
-        source = "exact P(m), glauber G(r)"
-    return ref, source
 
 
 # --------------------------------------------------------------------------
@@ -147,8 +57,8 @@ def reference_observables(target, settings: LeapsSettings, key, options: dict) -
 
 def plot_order_parameter(path: Path, target, got: dict, ref: dict, source: str, title: str) -> None:
     plt = plots.pyplot()
-    value_range, label = order_parameter_axis(target)
-    edges = np.linspace(*value_range, NUM_BINS + 1)
+    value_range, label = obs.order_parameter_axis(target)
+    edges = np.linspace(*value_range, len(got["hist"]) + 1)
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     ax.bar(edges[:-1], got["hist"], width=np.diff(edges), align="edge", alpha=0.6, label="LEAPS (weighted)")
     ax.step(edges, np.append(ref["hist"], ref["hist"][-1]), where="post", color="k", label=source)
@@ -246,17 +156,13 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
     metrics["warnings"] = fitted.warnings + health.training_warnings(  # no loss: fit judged it
         (), ess=float(main.ess), num_samples=cfg.run.num_eval_samples)
 
-    got = lattice_observables(target, main.x, main.log_w)
+    got = obs.lattice_observables(target, main.x, main.log_w)
     with phase("reference observables", cfg.run.progress):
         ref, source = reference_observables(
-            target, settings, key_ref, cfg.driver_options(run_dir, "reference_checkpoints")
+            target, key_ref, num_chains=settings.reference_chains, num_sweeps=settings.reference_sweeps,
+            **cfg.driver_options(run_dir, "reference_checkpoints"),
         )
-    width = np.diff(np.linspace(*order_parameter_axis(target)[0], NUM_BINS + 1))
-    metrics["abs_order"] = got["abs_order"]
-    metrics["abs_order_reference"] = ref["abs_order"]
-    metrics["order_hist_tv"] = float(0.5 * np.sum(np.abs(got["hist"] - ref["hist"]) * width))
-    if "two_point" in got:
-        metrics["two_point_max_abs_err"] = float(np.max(np.abs(got["two_point"] - ref["two_point"])))
+    metrics.update(obs.observable_errors(target, got, ref))
 
     np.savez(run_dir / "samples.npz", x=np.asarray(main.x).astype(np.int8), log_w=np.asarray(main.log_w))
     plots.trace_plot(

@@ -37,6 +37,7 @@ import jax
 import numpy as np
 import optax
 
+from jaxsamp.core.checkpoint import step_dir as checkpoint_folder
 from jaxsamp.core.data_parallel import BATCH, data_parallel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError, RunHealthError, RunHealthWarning
@@ -64,7 +65,8 @@ class Fitted:
         The per-step metrics of training, each of shape ``(num_steps, ...)``; the
         keys are the method's (the metric glossary, ``docs/metrics.md``, lists each).
     seconds : float
-        Wall-clock seconds of training, compilation included.
+        Wall-clock seconds of training, compilation included (a resumed fit with a budget or a
+        learning curve counts its earlier sessions' too: :data:`BUDGET_RECORD`).
     compile_seconds : float
         The part of ``seconds`` that JAX spent tracing, lowering and compiling (or
         loading compiled programs from its cache); ``seconds - compile_seconds`` is
@@ -189,6 +191,10 @@ def _batch_axis(mesh) -> str:
     raise InputError(f"mesh has axes {tuple(mesh.shape)}: name the one to split the batch over {BATCH!r}")
 
 
+#: the file of a checkpoint folder where :func:`fit` keeps, per checkpointed step, the training seconds spent and the
+#: learning curve so far (with a budget or a learning curve), so that a resumed fit counts on from them
+BUDGET_RECORD = "fit_budget.json"
+
 #: JAX's events for the time it spends making a compiled program: tracing to a jaxpr, lowering it, compiling it
 #: (or fetching it from the persistent cache)
 _COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
@@ -234,10 +240,15 @@ def training_warnings(history: dict, health_rules: TrainingHealth) -> list[str]:
 
 
 class _Budget:
-    """What :func:`fit` does between the driver's chunks: stop at a budget, evaluate the learning curve."""
+    """What :func:`fit` does between the driver's chunks: stop at a budget, evaluate the learning curve.
+
+    With a checkpoint folder, the training seconds spent and the curve's points are recorded in its
+    :data:`BUDGET_RECORD` at every step the driver checkpoints, so that a resumed fit counts on from
+    the checkpoint it resumes from.
+    """
 
     def __init__(self, sampler, trainer, state, key, num_steps, max_seconds, max_target_evals, evaluate_every,
-                 evaluate_samples, evaluate_options, checkpoint_every, chunk):
+                 evaluate_samples, evaluate_options, checkpoint, checkpoint_every, chunk):
         if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float))
                                         or not max_seconds > 0):
             raise InputError(f"max_seconds must be a positive number, got {max_seconds!r}")
@@ -268,6 +279,9 @@ class _Budget:
         self.sampler, self.num_steps, self.key = sampler, num_steps, jax.random.fold_in(key, 2**31 - 1)
         self.points: list[dict] = []
         self.evaluation_seconds = self.evaluation_compile = 0.0
+        self.record = Path(checkpoint) / BUDGET_RECORD if checkpoint is not None and self.active else None
+        self.checkpoint_every, self.resumed = checkpoint_every, None
+        self.earlier = (0.0, 0.0)  # seconds and compile seconds of the sessions a resumed fit continues
 
     def start(self, compiling: list) -> None:
         self.compiling, self.t0 = compiling, time.perf_counter()
@@ -275,9 +289,55 @@ class _Budget:
     def training_seconds(self) -> tuple[float, float]:
         """Wall-clock seconds and compile seconds of the training so far, the curve's evaluations left out."""
         seconds = time.perf_counter() - self.t0 - self.evaluation_seconds
-        return seconds, min(self.compiling[0] - self.evaluation_compile, seconds)
+        compile_seconds = min(self.compiling[0] - self.evaluation_compile, seconds)
+        return seconds + self.earlier[0], compile_seconds + self.earlier[1]
+
+    def _recorded(self) -> dict:
+        """The record's entries whose checkpoints are on disk, by step."""
+        if self.record is None or not self.record.exists():
+            return {}
+        recorded = json.loads(self.record.read_text())
+        return {int(step): entry for step, entry in recorded.items()
+                if checkpoint_folder(self.record.parent, int(step)).exists()}
+
+    def _spent(self, seconds: float, compile_seconds: float, target_evals: int | None) -> bool:
+        return (self.max_seconds is not None and seconds - compile_seconds >= self.max_seconds) or (
+            self.max_target_evals is not None and target_evals is not None and target_evals >= self.max_target_evals)
+
+    def steps_to_run(self) -> int:
+        """``num_steps``, or the step of the newest checkpoint if its record says the budget was spent there."""
+        recorded = self._recorded()
+        if recorded:
+            last = max(recorded)
+            entry = recorded[last]
+            if last < self.num_steps and self._spent(entry["seconds"], entry["compile_seconds"], entry["target_evals"]):
+                return last  # the driver resumes there and trains no more
+        return self.num_steps
+
+    def resume(self, start: int) -> None:
+        """Take the seconds and curve points recorded at step ``start``, where the driver resumed (if it did)."""
+        self.resumed = start
+        entry = self._recorded().get(start) if start > 0 else None
+        if entry is not None:
+            self.earlier, self.points = (entry["seconds"], entry["compile_seconds"]), entry["points"] + self.points
+
+    def _save(self, steps_done: int, target_evals: int | None) -> None:
+        """Record the seconds and the curve at ``steps_done``, beside the entries of the checkpoints still on disk."""
+        if jax.process_index() != 0:
+            return
+        seconds, compile_seconds = self.training_seconds()
+        kept = {str(step): entry for step, entry in self._recorded().items() if step < steps_done}
+        kept[str(steps_done)] = {"seconds": seconds, "compile_seconds": compile_seconds, "target_evals": target_evals,
+                                 "points": self.points}
+        self.record.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.record.with_suffix(".tmp")
+        partial.write_text(json.dumps(kept))
+        partial.replace(self.record)
 
     def after_chunk(self, steps_done: int, state, chunk_trace) -> bool:
+        if self.resumed is None:  # the first chunk: the driver started it where it resumed
+            lengths = [np.shape(leaf)[0] for leaf in jax.tree.leaves(chunk_trace)]
+            self.resume(steps_done - lengths[0] if lengths else 0)
         if self.every is not None and (steps_done % self.every == 0 or steps_done == self.num_steps):
             t, c = time.perf_counter(), self.compiling[0]
             seconds, _ = self.training_seconds()
@@ -288,11 +348,13 @@ class _Budget:
             self.evaluation_seconds += time.perf_counter() - t
             self.evaluation_compile += self.compiling[0] - c
         seconds, compile_seconds = self.training_seconds()
-        if self.max_seconds is not None and seconds - compile_seconds >= self.max_seconds:
-            return True
-        if self.max_target_evals is not None:
-            return int(np.asarray(chunk_trace["target_evals"])[-1]) >= self.max_target_evals
-        return False
+        evals = int(np.asarray(chunk_trace["target_evals"])[-1]) if "target_evals" in chunk_trace else None
+        stop = self._spent(seconds, compile_seconds, evals)
+        checkpointed = stop or steps_done == self.num_steps or (
+            self.checkpoint_every is not None and steps_done % self.checkpoint_every == 0)
+        if self.record is not None and checkpointed:  # the driver writes a checkpoint at this step
+            self._save(steps_done, evals)
+        return stop
 
     def curve(self) -> dict:
         """The learning curve as arrays over its points (empty without ``evaluate_every``)."""
@@ -396,8 +458,12 @@ def fit(
     -------
     Fitted
         A budget that stopped training early leaves ``len(history["loss"]) <
-        num_steps``; with ``checkpoint``, the same call resumes from there (and its
-        budget counts afresh).
+        num_steps``; with ``checkpoint``, the same call resumes from there. With a
+        budget or a learning curve, the checkpoint folder also records the training
+        seconds spent and the curve so far at each checkpointed step
+        (:data:`BUDGET_RECORD`), so a resumed fit spends only what is left of its
+        budget (a budget spent before the checkpoint trains no more), goes on with the
+        curve, and reports the seconds of all its sessions.
     """
     num_steps = check_int("num_steps", num_steps, ge=1)
     key = as_key("key", key)
@@ -439,15 +505,18 @@ def fit(
     k_init, k_train = jax.random.split(key)
     state = jax.jit(trainer.init)(k_init)
     budget = _Budget(sampler, trainer, state, k_train, num_steps, max_seconds, max_target_evals, evaluate_every,
-                     evaluate_samples, evaluate_options, checkpoint_every, check_int("chunk", chunk, ge=1, optional=True))
+                     evaluate_samples, evaluate_options, checkpoint, checkpoint_every,
+                     check_int("chunk", chunk, ge=1, optional=True))
     with compile_timer() as compiling:
         budget.start(compiling)
         state, history = run(
-            trainer.step, state, k_train, num_steps, trace=lambda s, metrics: metrics,
+            trainer.step, state, k_train, budget.steps_to_run(), trace=lambda s, metrics: metrics,
             progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every, identity=identity,
             desc=f"fit {name}", chunk=budget.chunk, after_chunk=budget.after_chunk if budget.active else None,
         )
         jax.block_until_ready(state)
+        if budget.resumed is None:  # no chunk ran: the checkpoint held the whole training
+            budget.resume(len(next(iter(history.values()), ())))
         seconds, compile_seconds = budget.training_seconds()
     history = {k: np.asarray(v) for k, v in history.items()}
     found = training_warnings(history, sampler.health)

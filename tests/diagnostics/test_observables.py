@@ -1,4 +1,4 @@
-"""Lattice observables against exact enumeration (Ising 4x4, Potts 3x3) and direct sums."""
+"""Lattice observables against exact enumeration (Ising 4x4, Potts 3x3), the transfer matrix's P(m) and direct sums."""
 
 import jax
 import jax.numpy as jnp
@@ -66,3 +66,52 @@ def test_potts_magnetization():
     assert float(unweighted) == pytest.approx(
         float(np.mean(np.abs(np.mean(np.exp(2j * np.pi * states / q), axis=(1, 2))))), rel=1e-9
     )
+
+
+def test_lattice_observables_of_exact_probabilities_are_the_exact_law_of_the_order_parameter():
+    """Enumeration weighted by exact probabilities: ``lattice_observables`` gives the transfer matrix's ``P(m)``
+    histogram and ``<|m|>`` (Ising 4x4), the exact ``<|M|>`` (Potts 3x3, no G(r)); errors against itself are 0."""
+    ising = jaxsamp.targets.get("ising", L=4, beta=0.4407)
+    states, probs = ising.enumerate_states()
+    got = obs.lattice_observables(ising, jnp.asarray(states), jnp.log(jnp.asarray(probs, jnp.float32)))
+    exact = obs.exact_magnetization_observables(ising)
+    assert got["abs_order"] == pytest.approx(exact["abs_order"], rel=1e-4)  # float32 sums over 2^16 states
+    np.testing.assert_allclose(got["hist"], exact["hist"], rtol=1e-4, atol=1e-6)
+    assert got["hist"].shape == (obs.NUM_BINS,) and got["two_point"].shape == (3,)
+    errors = obs.observable_errors(ising, got, got)
+    assert errors["order_hist_tv"] == 0 and errors["two_point_max_abs_err"] == 0
+    assert errors["abs_order"] == errors["abs_order_reference"] == got["abs_order"]
+
+    potts = jaxsamp.targets.get("potts", L=3, beta=1.0, q=3)
+    states, probs = potts.enumerate_states()
+    got = obs.lattice_observables(potts, jnp.asarray(states), jnp.log(jnp.asarray(probs, jnp.float32)))
+    values, p = potts.exact_magnetization_distribution()
+    assert "two_point" not in got and got["abs_order"] == pytest.approx(float(np.sum(values * p)), rel=1e-4)
+    assert obs.order_parameter_axis(potts) == ((0.0, 1.0), "|M|") and obs.exact_magnetization_observables(potts) is None
+    assert set(obs.observable_errors(potts, got, got)) == {"abs_order", "abs_order_reference", "order_hist_tv"}
+
+
+def test_observable_errors_are_the_total_variation_and_the_largest_two_point_error():
+    ising = jaxsamp.targets.get("ising", L=4, beta=0.4407)
+    width = 2.0 / obs.NUM_BINS
+    flat = {"hist": np.full(obs.NUM_BINS, 0.5), "abs_order": 0.5, "two_point": np.array([1.0, 0.5, 0.25])}
+    peaked = {"hist": np.where(np.arange(obs.NUM_BINS) < 2, 1 / (2 * width), 0.0), "abs_order": 0.9,
+              "two_point": np.array([1.0, 0.7, 0.2])}
+    errors = obs.observable_errors(ising, peaked, flat)
+    assert errors["order_hist_tv"] == pytest.approx(0.5 * (2 * (1 / (2 * width) - 0.5) + 18 * 0.5) * width)
+    assert errors["two_point_max_abs_err"] == pytest.approx(0.2)
+    assert (errors["abs_order"], errors["abs_order_reference"]) == (0.9, 0.5)
+
+
+def test_magnetization_tv_against_the_exact_distribution_of_m():
+    """Exact draws of a 3x3 Ising model (enumeration) have a small TV to the transfer matrix's P(m); uniform spins do not.
+
+    Budget: 10 values of m and 20 000 draws, so the expected TV of exact draws is about 0.01.
+    """
+    target = jaxsamp.targets.get("ising", L=3, beta=0.4)
+    states, probs = target.enumerate_states()
+    draws = np.asarray(states)[np.random.default_rng(0).choice(len(probs), 20_000, p=probs)]
+    assert obs.magnetization_tv(target, draws) < 0.03
+    uniform = np.where(np.random.default_rng(1).random((20_000, 3, 3)) < 0.5, 1.0, -1.0)
+    assert obs.magnetization_tv(target, uniform) > 0.2
+    assert obs.magnetization_tv(jaxsamp.targets.get("potts", L=3, beta=0.6, q=3), draws) is None  # no P(m)

@@ -11,7 +11,6 @@ from jaxsamp.cli import main as cli_main
 from jaxsamp.core.errors import ConfigError
 from jaxsamp.experiments.bernoulli_denoising_experiment import (
     enumerated_law,
-    magnetization_tv,
     sample_metrics,
     settings_from_params,
 )
@@ -66,19 +65,6 @@ def test_data_set_metrics_are_mmd_to_held_out_images():
     other = sample_metrics(digits, digits.train()[:100], settings, digits.train(), digits.test())
     assert set(own) == {"mmd_test"} and own["mmd_test"] < 1e-3 < other["mmd_test"]
     assert enumerated_law(digits) is None
-
-
-def test_magnetization_tv_against_the_exact_distribution_of_m():
-    """Exact draws of a 3x3 Ising model (enumeration) have a small TV to the transfer matrix's P(m); uniform spins do not.
-
-    Budget: 10 values of m and 20 000 draws, so the expected TV of exact draws is about 0.01.
-    """
-    target = jaxsamp.targets.get("ising", L=3, beta=0.4)
-    states, probs = target.enumerate_states()
-    draws = np.asarray(states)[np.random.default_rng(0).choice(len(probs), 20_000, p=probs)]
-    assert magnetization_tv(target, draws) < 0.03
-    uniform = np.where(np.random.default_rng(1).random((20_000, 3, 3)) < 0.5, 1.0, -1.0)
-    assert magnetization_tv(target, uniform) > 0.2
 
 
 @pytest.mark.parametrize(

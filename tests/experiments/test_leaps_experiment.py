@@ -18,14 +18,9 @@ import pytest
 from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.experiments.config import load_config
-from jaxsamp.experiments.leaps_experiment import (
-    glauber_reference,
-    lattice_observables,
-    reference_observables,
-)
 from jaxsamp.experiments.runner import run_experiment
 from jaxsamp.learned.leaps.training import LeapsSettings, weight_figures
-from jaxsamp.targets.lattice import ising, potts
+from jaxsamp.targets.lattice import ising
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 TINY = """
@@ -111,28 +106,6 @@ def test_weighted_observables_match_exact_enumeration(tiny_run):
     assert metrics["log_Z_abs_err"] < 0.05
     # F_phi learned the free energy: its own log Z_1 estimate is close
     assert metrics["log_Z_learned_abs_err"] < 0.5
-
-
-def test_potts_observables_and_glauber_reference():
-    target = potts(3, 1.0, q=3)
-    states, probs = target.enumerate_states()
-    exact = lattice_observables(target, jnp.asarray(states), jnp.log(jnp.asarray(probs, jnp.float32)))
-    assert "two_point" not in exact and 0 < exact["abs_order"] < 1
-    settings = LeapsSettings(reference_chains=200, reference_sweeps=200)
-    ref, source = reference_observables(target, settings, jax.random.key(0), {"progress": False})
-    assert source == "exact" and ref["abs_order"] == pytest.approx(exact["abs_order"])
-    # an odd lattice (random-scan heat bath): 200 chains x second half of 200 sweeps, within 0.05 of exact
-    glauber = glauber_reference(target, jax.random.key(1), 200, 200, {"progress": False})
-    assert abs(glauber["abs_order"] - exact["abs_order"]) < 0.05
-
-
-def test_glauber_reference_matches_exact_ising():
-    target = ising(4, 0.4407)
-    states, probs = target.enumerate_states()
-    exact = lattice_observables(target, jnp.asarray(states), jnp.log(jnp.asarray(probs, jnp.float32)))
-    glauber = glauber_reference(target, jax.random.key(0), 200, 200, {"progress": False})  # checkerboard sweeps
-    assert abs(glauber["abs_order"] - exact["abs_order"]) < 0.05
-    np.testing.assert_allclose(glauber["two_point"], exact["two_point"], atol=0.05)
 
 
 @pytest.mark.parametrize(

@@ -221,3 +221,35 @@ def test_the_learning_curve_evaluates_every_k_updates_apart_from_the_training_ti
         jaxsamp.fit("pis", TARGET, num_steps=10, settings=settings, evaluate_every=4, chunk=3)
     with pytest.raises(InputError, match="evaluate_options without evaluate_every"):
         jaxsamp.fit("pis", TARGET, num_steps=2, settings=settings, evaluate_options={"sinkhorn": False})
+
+
+def test_a_resumed_fit_counts_on_from_its_checkpoint_with_its_seconds_and_learning_curve(tmp_path):
+    """A fit cut at 8 updates and resumed to 12 ends with the curve of an uncut 12-update fit (the same states at
+    the same keys, so the same figures) and its seconds counted over both sessions, also when called once more
+    after its end; a resumed fit whose record says the budget was spent at its checkpoint trains no more."""
+    import json
+
+    from jaxsamp.learned.fit import BUDGET_RECORD
+
+    settings = PisSettings(num_steps=8, hidden=8, num_layers=1)
+    common = dict(settings=settings, batch_size=16, progress=False, key=4, evaluate_every=4, evaluate_samples=64,
+                  evaluate_options={"sinkhorn": False}, checkpoint_every=4)
+    whole = jaxsamp.fit("pis", TARGET, num_steps=12, checkpoint=tmp_path / "whole", **common)
+    cut = jaxsamp.fit("pis", TARGET, num_steps=8, checkpoint=tmp_path / "cut", **common)
+    record = json.loads((tmp_path / "cut" / BUDGET_RECORD).read_text())
+    assert set(record) == {"4", "8"} and [p["step"] for p in record["8"]["points"]] == [4, 8]
+    resumed = jaxsamp.fit("pis", TARGET, num_steps=12, checkpoint=tmp_path / "cut", **common)
+    assert len(resumed.history["loss"]) == 12 and resumed.seconds > record["8"]["seconds"]
+    assert 0 < record["8"]["seconds"] <= cut.seconds  # recorded before the driver wrote its last checkpoint
+    for name in ("step", "ess", "log_Z_hat"):
+        np.testing.assert_array_equal(resumed.curve[name], whole.curve[name])
+    assert {"8", "12"} <= set(json.loads((tmp_path / "cut" / BUDGET_RECORD).read_text()))
+    again = jaxsamp.fit("pis", TARGET, num_steps=12, checkpoint=tmp_path / "cut", **common)  # nothing left to train
+    np.testing.assert_array_equal(again.curve["ess"], whole.curve["ess"])
+    assert again.seconds >= resumed.seconds - 0.5  # the sessions recorded at the end, not this one's nothing
+
+    record["8"]["seconds"] = 1e6  # as if the budget had been spent at the cut
+    (tmp_path / "cut" / BUDGET_RECORD).write_text(json.dumps(record))
+    (tmp_path / "cut" / "step_0000000012").rename(tmp_path / "elsewhere")
+    spent = jaxsamp.fit("pis", TARGET, num_steps=20, checkpoint=tmp_path / "cut", max_seconds=100, **common)
+    assert len(spent.history["loss"]) == 8 and spent.seconds > 1e6 and list(spent.curve["step"]) == [4, 8]

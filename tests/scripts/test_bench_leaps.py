@@ -73,8 +73,8 @@ def test_bench_leaps_quick_lattice_15_goes_on_after_a_kill(tmp_path):
     assert set(third["stages_L15_potts"]) == {"settings", "reference", "pilot_conv"}
     fourth = quick_payload("leaps", *args, "--curve-every", "6", results_dir=tmp_path)["results"]  # only the final uses it
     assert fourth["stages_L15_potts"]["settings"]["curve_every"] == 6 and "final" in fourth["stages_L15_potts"]
-    # each curve point (chunks of 4 updates: the 12th is the one divisible by 6): both estimators on the same walkers
-    assert [u for u, _ in fourth["ess_curve_L15_potts"]] == [u for u, _ in fourth["ess_quadrature_paper_curve_L15_potts"]] == [12]
+    # each curve point (fit's learning curve, every 6 updates): both estimators on the same walkers
+    assert [u for u, _ in fourth["ess_curve_L15_potts"]] == [u for u, _ in fourth["ess_quadrature_paper_curve_L15_potts"]] == [6, 12]
     with pytest.raises(SystemExit, match=r"other settings \(curve_every\)"):
         quick_payload("leaps", *args, results_dir=tmp_path)
     fifth = quick_payload("leaps", *args, "--redo-final", results_dir=tmp_path)["results"]  # the final alone, again

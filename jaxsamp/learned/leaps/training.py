@@ -56,10 +56,12 @@ from jaxsamp.core.validation import (
     check_int,
     check_widths,
 )
+from jaxsamp.diagnostics.observables import lattice_observables, observable_errors
 from jaxsamp.diagnostics.weights import figures
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.leaps import simulation
 from jaxsamp.mcmc import discrete
+from jaxsamp.mcmc.lattice_reference import reference_observables
 from jaxsamp.nets.locally_equivariant import NETWORKS
 from jaxsamp.nets.mlp import MLP
 from jaxsamp.targets.lattice import Ising, LatticePath, Potts
@@ -122,8 +124,10 @@ class LeapsSettings:
     resample_threshold: Annotated[float, Interval(gt=0, le=1)] | None = None
     """Resample the walkers when their normalised ESS falls below it during sampling (None: never)."""
     reference_chains: PositiveInt = 1000
-    """Glauber chains for the observables' reference when the lattice is too big to enumerate."""
+    """Glauber chains for the observables' reference when the lattice is too big to enumerate (the ``leaps``
+    experiment's and ``evaluate(..., observables=True)``'s: :func:`jaxsamp.mcmc.lattice_reference.reference_observables`)."""
     reference_sweeps: PositiveInt = 2000
+    """Heat-bath sweeps of each of those chains (the second half is kept)."""
 
     def __post_init__(self):
         check_fields(self)
@@ -292,6 +296,8 @@ def as_lattice_path(target) -> LatticePath:
 
 #: walkers per training rollout when ``build`` is given no ``batch_size`` (the paper's 200)
 BATCH_SIZE = 200
+#: ``evaluate``'s reference observables use ``fold_in(key, REFERENCE_STREAM)`` (its draws, ``fold_in(key, i)``)
+REFERENCE_STREAM = 2**31 - 1
 
 
 class Leaps:
@@ -503,19 +509,20 @@ class Leaps:
                                          self.settings.eval_batch)
         return {"exact": exact, "quadrature_paper": quadrature}
 
-    def evaluation_samples(self, key: jax.Array, state: LeapsTrainState,
-                           num_samples: int) -> dict[str, WeightedSamples]:
+    def evaluation_samples(self, key: jax.Array, state: LeapsTrainState, num_samples: int,
+                           compare_weight_points: bool | None = None) -> dict[str, WeightedSamples]:
         """The evaluation's weighted samples by rule, every rule drawn with ``key``.
 
         Always ``exact`` and, on the same walkers, ``quadrature_paper`` (:meth:`sample_paired`;
         without resampling, which follows one weight only); the headline rule
-        ``settings.weight_point``; and every other rule when ``compare_weight_points``.
-        With ``settings.checkerboard``, ``exact`` comes from the colour-class sub-steps
-        and the paired walkers' exact weights are kept as ``exact_unsplit`` beside
-        their ``quadrature_paper``.
+        ``settings.weight_point``; and every other rule when ``compare_weight_points``
+        (default: the settings'). With ``settings.checkerboard``, ``exact`` comes from the
+        colour-class sub-steps and the paired walkers' exact weights are kept as
+        ``exact_unsplit`` beside their ``quadrature_paper``.
         """
         s = self.settings
-        rules = simulation.WEIGHT_POINTS if s.compare_weight_points else ("exact", s.weight_point)
+        compare = s.compare_weight_points if compare_weight_points is None else compare_weight_points
+        rules = simulation.WEIGHT_POINTS if compare else ("exact", s.weight_point)
         samples = self.sample_paired(key, state, num_samples) if s.resample_threshold is None else {}
         if s.checkerboard and "exact" in samples:
             samples["exact_unsplit"] = samples.pop("exact")
@@ -536,8 +543,11 @@ class Leaps:
         return draw_samples(lambda k, n: self.draw(k, state.params, n, weight_point), key, num_samples,
                             self.settings.eval_batch)
 
-    def evaluate(self, key: jax.Array, state: LeapsTrainState, num_samples: int, **options) -> dict:
-        """The weight figures of every rule (:func:`weight_figures`) and the free-energy network's log Z; no options.
+    def evaluate(self, key: jax.Array, state: LeapsTrainState, num_samples: int, *,
+                 compare_weight_points: bool | None = None, observables: bool = False, reference: dict | None = None,
+                 **options) -> dict:
+        """The weight figures of every rule (:func:`weight_figures`), the free-energy network's log Z, and on request
+        the lattice observables against their reference.
 
         The canonical figures (``log_Z_hat``, ``ess``, ``elbo``, ``log_Z_abs_err``, ...)
         of the headline rule ``settings.weight_point`` with its ``log_w_var``; ``ess_<rule>``,
@@ -546,16 +556,47 @@ class Leaps:
         same walkers, every rule when ``compare_weight_points``); ``log_Z_learned``
         (:func:`free_energy_log_Z`) and its ``log_Z_learned_abs_err``. Every rule draws
         with the same key (as the experiment does).
+
+        Parameters
+        ----------
+        key, state, num_samples
+            As :meth:`sample`.
+        compare_weight_points : bool, optional
+            Draw every weight rule (True) or only the exact weights with the paper's
+            quadrature on their walkers and the headline rule (False); default the
+            settings'. False is what a learning curve of the ESS needs: one draw.
+        observables : bool
+            Also the observables of the headline rule's weighted walkers
+            (:func:`~jaxsamp.diagnostics.observables.lattice_observables`, as in the
+            paper's Sec. 6) against their reference
+            (:func:`~jaxsamp.diagnostics.observables.observable_errors`): ``abs_order``,
+            ``abs_order_reference``, ``order_hist_tv`` and, for Ising,
+            ``two_point_max_abs_err``. The reference is computed here
+            (:func:`~jaxsamp.mcmc.lattice_reference.reference_observables`): exact on a
+            lattice small enough to enumerate, else ``settings.reference_chains`` Glauber
+            chains of ``settings.reference_sweeps`` sweeps (minutes at L = 15 on a CPU;
+            pass ``reference`` to reuse one).
+        reference : dict, optional
+            The reference observables, as ``reference_observables`` returns them (its
+            first element); implies ``observables``.
         """
         if options:
-            raise InputError(f"evaluate takes no option {min(options)}", "its options: none")
+            raise InputError(f"evaluate takes no option {min(options)}",
+                             "its options: compare_weight_points, observables, reference")
         s = self.settings
         exact = self.target.log_Z
-        out = weight_figures(self.evaluation_samples(key, state, num_samples), s.weight_point, s.resample_threshold,
-                             exact)
+        samples = self.evaluation_samples(key, state, num_samples, compare_weight_points)
+        out = weight_figures(samples, s.weight_point, s.resample_threshold, exact)
         out["log_Z_learned"] = float(free_energy_log_Z(self.model, state.params, self.path))
         if exact is not None:
             out["log_Z_learned_abs_err"] = abs(out["log_Z_learned"] - exact)
+        if observables or reference is not None:
+            if reference is None:  # the draws use fold_in(key, i) for their batches i: a stream of its own
+                reference, _ = reference_observables(
+                    self.target, jax.random.fold_in(key, REFERENCE_STREAM), num_chains=s.reference_chains,
+                    num_sweeps=s.reference_sweeps)
+            main = samples[s.weight_point]
+            out.update(observable_errors(self.target, lattice_observables(self.target, main.x, main.log_w), reference))
         return out
 
 
@@ -577,7 +618,8 @@ def build(target, settings: LeapsSettings | None = None, *, batch_size: int | No
     -------
     LearnedSampler
         ``sample(key, state, n)`` draws lattice states with the headline rule's weights;
-        ``evaluate(key, state, n)`` gives :meth:`Leaps.evaluate`'s figures. The PINN loss
+        ``evaluate(key, state, n, **options)`` gives :meth:`Leaps.evaluate`'s figures (options
+        ``compare_weight_points``, ``observables``, ``reference``). The PINN loss
         is taken on a replay buffer of the walkers' own states over a curriculum that
         lengthens the horizon: its data move with training, so it is not judged for progress.
     """
