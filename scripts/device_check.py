@@ -8,9 +8,12 @@ Phases, in this order, each under its own time cap and all under ``--budget-seco
 1. **tests**: ``pytest -m gpu`` (the ``gpu`` marker: driver determinism and resume, the SDE core's Girsanov
    weights, LEAPS's exact weights by enumeration, EGNN equivariance, SMC log Z, blackjax kernels through
    ``jaxsamp.sample``) on the default backend; passed / failed counts and seconds.
-2. **timings at the paper configs**, each reported as the first call's seconds (compilation plus one chunk of
-   updates), the steady-state seconds per update over repeated chunks of at least ``--timing-seconds`` in all
-   (after ``block_until_ready``), and from it the hours to the paper's budget:
+2. **timings at the paper configs**, each trained by ``jaxsamp.fit`` in chunks of updates until
+   ``--timing-seconds`` of training have passed (its ``max_seconds``; compilation measured apart, as
+   ``Fitted.compile_seconds``), reported as the compilation (``_compile_s``), the first call's seconds
+   (compilation plus one chunk), the steady-state seconds per update, and from it the hours to the paper's
+   budget (before 2026-12-06 the script timed chunks through the driver itself and derived the compilation
+   from the first call: the same quantities):
 
    * ``pis_funnel`` / ``dds_funnel``: PIS and DDS on Neal's funnel (d = 10) at Sendera et al.'s (NeurIPS 2024)
      size, batches of 300 paths of 100 SDE steps, KL loss, learning rate 1e-3 (bench_paths' rate), the
@@ -30,7 +33,8 @@ Phases, in this order, each under its own time cap and all under ``--budget-seco
      200 of each stage's 220).
 3. **training, if time is left**: PIS (or ``--train-method dds``) on the funnel at the timing's settings, seed 0,
    for Sendera et al.'s 25 000 updates or as many as fit (``train_{method}_funnel_updates`` says how many),
-   scored as ``bench_paths`` scores it (``PisDds.evaluate``, 2000 paths: ``logz_abs_err`` the
+   trained by ``jaxsamp.fit`` (``max_seconds`` up to the deadline less a compilation margin) and scored as
+   ``bench_paths`` scores it (``Fitted.evaluate``, 2000 paths: ``logz_abs_err`` the
    importance-weighted log Z error, ``elbo``, ``eubo``, ``ess``, ``sinkhorn``).
 
 Each timing family runs in a worker process that reports every figure as it lands; a family that passes its
@@ -73,6 +77,8 @@ CAPS = {"tests": (110, 150), "pis_funnel": (50, 90), "dds_funnel": (50, 90), "nu
 MIN_START = 25.0  # a phase does not start with fewer seconds than this left
 TRAIN_RESERVE = (60.0, 40.0)  # seconds of the training phase kept for the evaluation (full / quick)
 SENDERA_UPDATES = 25_000
+MAX_TIMED_UPDATES = 10**6  # the timing runs' cap: their max_seconds ends them long before
+COMPILE_MARGIN_S = 60.0  # wall seconds the training phase keeps for fit's compilation, outside its max_seconds
 QUICK_XLA_FLAGS = "--xla_backend_optimization_level=1 --xla_cpu_use_fusion_emitters=false"
 SENDERA_BATCH, SENDERA_STEPS, SENDERA_LR = 300, 100, 1e-3
 
@@ -86,45 +92,40 @@ def emit(kind: str, family: str, **data) -> None:
     print(EVENT + json.dumps({"event": kind, "family": family, **data}, default=float), flush=True)
 
 
-def time_updates(step, state, key, chunk: int, seconds: float, family: str, budget: float | None = None):
-    """First call (compile + ``chunk`` updates) and the steady-state seconds per update of ``step`` via the driver.
+def time_updates(method: str, target, settings, batch: int, chunk: int, seconds: float, family: str,
+                 budget: float | None = None) -> dict:
+    """Compilation and steady-state seconds per update of learned ``method``, trained by :func:`jaxsamp.fit`.
 
-    Repeats chunks of ``chunk`` updates (one compiled scan) until ``seconds`` have passed (at least one chunk);
-    emits ``{family}_first_call_s`` as soon as it is known. Returns the figures and the final state.
+    ``fit`` runs chunks of ``chunk`` updates until ``seconds`` of training have passed (its ``max_seconds``,
+    compilation left out; at least one chunk): ``{family}_compile_s`` is ``Fitted.compile_seconds`` and
+    ``{family}_s_per_update`` the training seconds over the updates made. ``{family}_first_call_s`` (the
+    compilation and the first chunk) is emitted as soon as the run ends.
     """
-    import jax
+    import jaxsamp
 
-    from jaxsamp.core import run
-
-    start = time.perf_counter()
-    state, _ = run(step, state, jax.random.fold_in(key, 0), chunk, chunk=chunk, progress=False)
-    jax.block_until_ready(state)
-    first = time.perf_counter() - start
-    emit("figures", family, figures={f"{family}_first_call_s": first, f"{family}_chunk": chunk})
-    done, calls, start = 0, 0, time.perf_counter()
-    while calls == 0 or time.perf_counter() - start < seconds:
-        calls += 1
-        state, _ = run(step, state, jax.random.fold_in(key, calls), chunk, chunk=chunk, progress=False)
-        jax.block_until_ready(state)
-        done += chunk
-    per = (time.perf_counter() - start) / done
-    out = {f"{family}_s_per_update": per, f"{family}_timed_updates": done,
-           f"{family}_compile_s": max(first - chunk * per, 0.0)}
+    fitted = jaxsamp.fit(method, target, num_steps=MAX_TIMED_UPDATES, key=1, settings=settings, batch_size=batch,
+                         chunk=chunk, max_seconds=seconds, progress=False)
+    done = len(fitted.history["loss"])
+    per = (fitted.seconds - fitted.compile_seconds) / done
+    emit("figures", family, figures={f"{family}_first_call_s": fitted.compile_seconds + chunk * per,
+                                     f"{family}_chunk": chunk})
+    out = {f"{family}_s_per_update": per, f"{family}_timed_updates": done, f"{family}_compile_s": fitted.compile_seconds}
     if budget is not None:
         out[f"{family}_paper_budget_updates"] = budget
         out[f"{family}_hours_to_paper_budget"] = budget * per / 3600
-    return out, state
+    return out
 
 
 def diffusion_sampler(method: str, quick: bool):
-    """PIS / DDS on the funnel at Sendera et al.'s size, the rest from configs/{method}_funnel.yaml."""
+    """``(target, settings, batch)`` of PIS / DDS on the funnel at Sendera et al.'s size, the rest from
+    configs/{method}_funnel.yaml."""
     import dataclasses
 
     from bench_paths import build_target
 
     from jaxsamp.core.registry import validate_dataclass
     from jaxsamp.experiments.config import load_config
-    from jaxsamp.learned.diffusion.pis_dds import DdsSettings, PisDds, PisSettings
+    from jaxsamp.learned.diffusion.pis_dds import DdsSettings, PisSettings
 
     cfg = load_config(ROOT / "configs" / f"{method}_funnel.yaml")
     settings = validate_dataclass("sampler", cfg.sampler.params, {"pis": PisSettings, "dds": DdsSettings}[method])
@@ -132,18 +133,16 @@ def diffusion_sampler(method: str, quick: bool):
     batch = SENDERA_BATCH
     if quick:
         settings, batch = dataclasses.replace(settings, num_steps=8, hidden=16), 16
-    return PisDds(build_target("funnel"), settings, batch)
+    return build_target("funnel"), settings, batch
 
 
 def family_diffusion(method: str, quick: bool, seconds: float) -> dict:
-    import jax
 
-    sampler = diffusion_sampler(method, quick)
-    state = jax.jit(sampler.init)(jax.random.key(0))
-    out, _ = time_updates(sampler.step, state, jax.random.key(1), 5 if quick else 100, seconds,
-                          f"{method}_funnel", SENDERA_UPDATES)
-    out[f"{method}_funnel_batch"] = sampler.batch_size
-    out[f"{method}_funnel_sde_steps"] = sampler.settings.num_steps
+    target, settings, batch = diffusion_sampler(method, quick)
+    out = time_updates(method, target, settings, batch, 5 if quick else 100, seconds, f"{method}_funnel",
+                       SENDERA_UPDATES)
+    out[f"{method}_funnel_batch"] = batch
+    out[f"{method}_funnel_sde_steps"] = settings.num_steps
     return out
 
 
@@ -199,11 +198,9 @@ def family_leaps(quick: bool, seconds: float) -> dict:
     """LEAPS at configs/leaps_ising_L15.yaml in steady state (full rollouts, one per ``rollout_every`` updates)."""
     import dataclasses
 
-    import jax
 
     from jaxsamp.experiments.config import load_config
     from jaxsamp.experiments.leaps_experiment import check
-    from jaxsamp.learned.leaps.training import Leaps
     from jaxsamp.targets import get
 
     cfg = load_config(ROOT / "configs" / "leaps_ising_L15.yaml")
@@ -217,11 +214,8 @@ def family_leaps(quick: bool, seconds: float) -> dict:
             free_energy_hidden=[16], loss_batch=32, rollout_steps=10, rollout_every=5, states_per_walker=4,
             mcmc_updates=8)
         walkers = 16
-    trainer = Leaps(target, settings, walkers)
-    state = jax.jit(trainer.init)(jax.random.key(0))
     name = "leaps_L15_ising"
-    out, _ = time_updates(trainer.step, state, jax.random.key(1), settings.rollout_every, seconds, name,
-                          cfg.run.num_steps)
+    out = time_updates("leaps", target, settings, walkers, settings.rollout_every, seconds, name, cfg.run.num_steps)
     out.update({f"{name}_loss_batch": settings.loss_batch, f"{name}_walkers": walkers,
                 f"{name}_rollout_every": settings.rollout_every})
     return out
@@ -229,49 +223,39 @@ def family_leaps(quick: bool, seconds: float) -> dict:
 
 def family_adjoint(method: str, quick: bool, seconds: float) -> dict:
     """Adjoint Sampling / ASBS at configs/{adjoint,asbs}_dw4.yaml, seconds per epoch (bench_adjoint's builder)."""
-    import jax
     from bench_adjoint import build
 
     from jaxsamp.experiments.config import load_config
 
     config = {"adjoint": "adjoint_dw4.yaml", "asbs": "asbs_dw4.yaml"}[method]
-    sampler, *_ = build(config, quick)
+    run = build(config, quick)
     epochs = load_config(ROOT / "configs" / config).run.num_steps
-    state = jax.jit(sampler.init)(jax.random.key(0))
     name = f"{method}_dw4"
-    out, _ = time_updates(sampler.step, state, jax.random.key(1), 1 if quick else 2, seconds, name, epochs)
+    out = time_updates(run.method, run.target, run.settings, run.batch_size, 1 if quick else 2, seconds, name, epochs)
     out = {k.replace("_update", "_epoch"): v for k, v in out.items()}
-    out[f"{name}_batch"] = sampler.batch_size
+    out[f"{name}_batch"] = run.batch_size
     return out
 
 
 def family_train(method: str, quick: bool, deadline: float) -> dict:
-    """Train PIS / DDS on the funnel for Sendera's updates or until the wall clock reaches ``deadline``
-    (``time.time()``), by whole chunks of updates; then bench_paths' evaluation."""
+    """Train PIS / DDS on the funnel through :func:`jaxsamp.fit` for Sendera's updates or until the wall clock
+    nears ``deadline`` (``time.time()``; ``max_seconds`` of training, a compilation margin kept), by whole
+    chunks of updates; then bench_paths' evaluation."""
     import jax
 
-    from jaxsamp.core import run
+    import jaxsamp
 
     name = f"train_{method}_funnel"
-    sampler = diffusion_sampler(method, quick)
+    target, settings, batch = diffusion_sampler(method, quick)
     key = jax.random.key(0)
-    state = jax.jit(sampler.init)(jax.random.fold_in(key, 0))
     goal, chunk, n_eval = (20, 5, 128) if quick else (SENDERA_UPDATES, 250, 2000)
-    done, start, last = 0, time.perf_counter(), 0.0
-    while done < goal:
-        if done and time.time() + last > deadline:
-            break
-        tic = time.perf_counter()
-        state, _ = run(sampler.step, state, jax.random.fold_in(key, 1 + done), chunk, chunk=chunk, progress=False)
-        jax.block_until_ready(state)
-        last = time.perf_counter() - tic
-        done += chunk
-        if done % (10 * chunk) == 0 or done >= goal:
-            emit("figures", name, figures={f"{name}_updates": done,
-                                           f"{name}_train_minutes": (time.perf_counter() - start) / 60})
-    minutes = (time.perf_counter() - start) / 60
+    margin = 0.0 if quick else COMPILE_MARGIN_S
+    fitted = jaxsamp.fit(method, target, num_steps=goal, key=key, settings=settings, batch_size=batch, chunk=chunk,
+                         max_seconds=max(deadline - time.time() - margin, 1.0), progress=False)
+    done, minutes = len(fitted.history["loss"]), fitted.seconds / 60
+    emit("figures", name, figures={f"{name}_updates": done, f"{name}_train_minutes": minutes})
     # --quick leaves out the Sinkhorn divergence (its compilation is most of a CPU run's evaluation): NaN there
-    figures = sampler.evaluate(jax.random.fold_in(key, 2), state, n_eval, sinkhorn=not quick)
+    figures = fitted.evaluate(jax.random.fold_in(key, 2), n_eval, sinkhorn=not quick)
     nan = float("nan")
     out = {
         f"{name}_updates": done, f"{name}_train_minutes": minutes, f"{name}_paper_budget_updates": SENDERA_UPDATES,
@@ -279,7 +263,7 @@ def family_train(method: str, quick: bool, deadline: float) -> dict:
         f"{name}_logz_abs_err": figures.get("log_Z_abs_err", nan),
         f"{name}_elbo": figures.get("elbo", nan), f"{name}_eubo": figures.get("eubo", nan),
         f"{name}_ess": figures.get("ess", 0.0), f"{name}_sinkhorn": figures.get("sinkhorn", nan),
-        f"{name}_nonfinite_paths": figures["nonfinite_samples"], f"{name}_energy_evals": int(state.energy_evals),
+        f"{name}_nonfinite_paths": figures["nonfinite_samples"], f"{name}_energy_evals": int(fitted.history["target_evals"][-1]),
         f"{name}_eval_paths": n_eval, f"{name}_seed": 0,
     }
     if "log_Z_exact" in figures and "elbo" in figures:  # Sendera's plain (ELBO-type) estimate's error

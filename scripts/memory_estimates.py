@@ -52,18 +52,18 @@ def build_diffusion(method: str, quick: bool, scale: float):
     """PIS / DDS on the funnel at ``scale`` times Sendera et al.'s 300 paths (device_check's settings)."""
     from device_check import diffusion_sampler
 
-    from jaxsamp.learned.diffusion.pis_dds import PisDds
+    from jaxsamp.learned.diffusion.pis_dds import build_dds, build_pis
 
-    paper = diffusion_sampler(method, quick)
-    batch = max(1, round(paper.batch_size * scale))
-    return PisDds(paper.target, paper.settings, batch), paper.batch_size, batch
+    target, settings, paper_batch = diffusion_sampler(method, quick)
+    batch = max(1, round(paper_batch * scale))
+    return {"pis": build_pis, "dds": build_dds}[method](target, settings, batch_size=batch), paper_batch, batch
 
 
 def build_leaps(quick: bool, scale: float):
     """LEAPS at configs/leaps_ising_L15.yaml (its whole buffer) with walkers and loss batch scaled by ``scale``."""
     from jaxsamp.experiments.config import load_config
     from jaxsamp.experiments.leaps_experiment import check
-    from jaxsamp.learned.leaps.training import Leaps
+    from jaxsamp.learned.leaps.training import build
     from jaxsamp.targets import get
 
     cfg = load_config(ROOT / "configs" / "leaps_ising_L15.yaml")
@@ -77,18 +77,20 @@ def build_leaps(quick: bool, scale: float):
         walkers = 16
     batch = max(1, round(walkers * scale))
     settings = dataclasses.replace(settings, loss_batch=max(1, round(settings.loss_batch * scale)))
-    return Leaps(target, settings, batch), walkers, batch
+    return build(target, settings, batch_size=batch), walkers, batch
 
 
 def build_adjoint(method: str, quick: bool, scale: float):
     """Adjoint Sampling / ASBS at configs/{method}_dw4.yaml with paths and Adam batch scaled by ``scale``."""
     from bench_adjoint import build
 
-    paper, *_ = build(f"{method}_dw4.yaml", quick)
+    from jaxsamp.learned.diffusion import adjoint, asbs
+
+    paper = build(f"{method}_dw4.yaml", quick)
     batch = max(1, round(paper.batch_size * scale))
-    train = max(1, round(paper.train_batch_size * scale))
-    sampler = type(paper)(paper.target, dataclasses.replace(paper.settings, train_batch_size=train), batch)
-    return sampler, paper.batch_size, batch
+    train = max(1, round(paper.settings.train_batch_size * scale))
+    settings = dataclasses.replace(paper.settings, train_batch_size=train)
+    return {"adjoint": adjoint, "asbs": asbs}[method].build(paper.target, settings, batch_size=batch), paper.batch_size, batch
 
 
 BUILDERS = {

@@ -250,8 +250,8 @@ class _Budget:
     def __init__(self, sampler, trainer, state, key, num_steps, max_seconds, max_target_evals, evaluate_every,
                  evaluate_samples, evaluate_options, checkpoint, checkpoint_every, chunk):
         if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float))
-                                        or not max_seconds > 0):
-            raise InputError(f"max_seconds must be a positive number, got {max_seconds!r}")
+                                        or not max_seconds >= 0):
+            raise InputError(f"max_seconds must be a number >= 0 (0: one chunk of updates), got {max_seconds!r}")
         self.max_seconds = max_seconds
         self.max_target_evals = check_int("max_target_evals", max_target_evals, ge=1, optional=True)
         self.every = check_int("evaluate_every", evaluate_every, ge=1, optional=True)
@@ -438,7 +438,7 @@ def fit(
         multiple of the axis' size. ``jaxsamp.batch_mesh()`` spans every device.
     max_seconds : float, optional
         A budget in seconds of training, compilation left out: training stops at the
-        end of the first chunk of updates (about a fiftieth of ``num_steps``) past it.
+        end of the first chunk of updates (about a fiftieth of ``num_steps``) past it; 0 runs one chunk.
         ``num_steps`` stays the most updates made.
     max_target_evals : int, optional
         A budget in target evaluations (energy and gradient calls): training stops at
