@@ -8,7 +8,7 @@ the MCMC reference set (Klein et al. 2023; ``target.reference("test")``, shipped
 ``jaxsamp/targets/data``), scored by
 
 * ``w2``: the geometric W2, E(n)-invariant (rotations, reflections and particle permutations
-  factored out; :func:`~jaxsamp.diagnostics.geometric_wasserstein.geometric_w2});
+  factored out; :func:`~jaxsamp.diagnostics.geometric_wasserstein.geometric_w2`);
 * ``energy_w2``: the 1-D W2 between the energies ``-log_prob`` of the draws and of the
   reference configurations (:func:`~jaxsamp.diagnostics.discrepancies.wasserstein2_1d`);
 * ``energy_median``: the median energy of the draws (a learning curve's third figure);
