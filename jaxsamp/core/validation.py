@@ -231,6 +231,23 @@ def check_widths(owner: str, name: str, value) -> tuple[int, ...]:
     return tuple(value)
 
 
+def settings_or_default(settings, cls: type):
+    """A learned method's ``build``: ``settings``, or ``cls()`` (its defaults) for None.
+
+    Raises
+    ------
+    InputError
+        ``settings`` of another type, a subclass too (AISIVI's settings extend BSIVI's, ASBS's
+        Adjoint Sampling's, with fields the other method would silently ignore).
+    """
+    if settings is None:
+        return cls()
+    if type(settings) is not cls:
+        article = "an" if cls.__name__[0] in "AEIOU" else "a"
+        raise InputError(f"settings must be {article} {cls.__name__}, got {type(settings).__name__}")
+    return settings
+
+
 def check_int(name: str, value, *, ge: int | None = None, le: int | None = None, optional: bool = False) -> int | None:
     """``value`` as an ``int`` (a Python or NumPy integer, not a bool or a float) within ``[ge, le]``."""
     annotation = Annotated[int, Interval(ge=ge, le=le)]

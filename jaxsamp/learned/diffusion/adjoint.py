@@ -42,7 +42,7 @@ from flax import nnx
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
-from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt, check_fields, check_int
+from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt, check_fields, check_int, settings_or_default
 from jaxsamp.diagnostics.particles import SampleScorer
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.diffusion import sde
@@ -476,9 +476,7 @@ def build(target, settings: AdjointSettings | None = None, *, batch_size: int | 
         parameters' running average. Adjoint matching regresses on targets that move with the drift, so its
         loss is not judged for progress.
     """
-    settings = AdjointSettings() if settings is None else settings
-    if type(settings) is not AdjointSettings:  # not ASBS's, whose own fields would be ignored here
-        raise InputError(f"settings must be an AdjointSettings, got {type(settings).__name__}")
+    settings = settings_or_default(settings, AdjointSettings)  # not ASBS's, whose own fields would be ignored here
     batch_size = check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1)
     sampler = AdjointSampling(target, settings, batch_size, optimizer)
     return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,

@@ -51,7 +51,7 @@ from flax import nnx
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
-from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt, check_int
+from jaxsamp.core.validation import Interval, OneOf, PositiveFloat, PositiveInt, check_int, settings_or_default
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.diffusion.adjoint import (
     BATCH_SIZE,
@@ -311,9 +311,7 @@ def build(target, settings: AsbsSettings | None = None, *, batch_size: int | Non
         Of :class:`Asbs`: one training step is one epoch, of adjoint or of corrector matching;
         its health judges the two stages apart (:func:`stages`).
     """
-    settings = AsbsSettings() if settings is None else settings
-    if not isinstance(settings, AsbsSettings):
-        raise InputError(f"settings must be an AsbsSettings, got {type(settings).__name__}")
+    settings = settings_or_default(settings, AsbsSettings)
     batch_size = check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1)
     sampler = Asbs(target, settings, batch_size, optimizer)
     return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,

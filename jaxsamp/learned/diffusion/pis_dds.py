@@ -62,7 +62,7 @@ from flax import nnx
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
-from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields, check_int
+from jaxsamp.core.validation import OneOf, PositiveFloat, PositiveInt, check_fields, check_int, settings_or_default
 from jaxsamp.learned.diffusion import path_losses, sde
 from jaxsamp.learned.diffusion.evaluation import check_options, path_figures
 from jaxsamp.nets.langevin_net import LangevinNet
@@ -323,9 +323,7 @@ class PisDds:
 
 def _build(settings_class, target, settings, batch_size: int | None, optimizer) -> LearnedSampler:
     """``build_pis`` / ``build_dds``: the settings of the method (default its defaults) and the batch checked."""
-    settings = settings_class() if settings is None else settings
-    if not isinstance(settings, settings_class):
-        raise InputError(f"settings must be a {settings_class.__name__}, got {type(settings).__name__}")
+    settings = settings_or_default(settings, settings_class)
     batch_size = check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1)
     sampler = PisDds(target, settings, batch_size, optimizer)
     # the path losses (KL, log-variance, trajectory balance) are fixed objectives of the drift: judged for progress

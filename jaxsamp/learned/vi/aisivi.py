@@ -14,9 +14,8 @@ import numpy as np
 import optax
 
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
-from jaxsamp.core.validation import NonNegativeInt, PositiveFloat, PositiveInt
+from jaxsamp.core.validation import NonNegativeInt, PositiveFloat, PositiveInt, settings_or_default
 from jaxsamp.diagnostics import health
-from jaxsamp.learned.vi import training
 from jaxsamp.learned.vi.bsivi import BSIVISettings
 from jaxsamp.learned.vi.semi_implicit import SemiImplicit
 
@@ -96,7 +95,7 @@ def build(target, settings: AISIVISettings | None = None, *, batch_size: int | N
     ``batch_size x num_inner`` conditional densities), and ``pretrain_steps`` lets
     ``tau`` learn ``q(eps | z)`` before ``phi`` follows its score.
     """
-    settings = training.settings_or_default(settings, AISIVISettings)
+    settings = settings_or_default(settings, AISIVISettings)
     numerics = SemiImplicit("aisivi", target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer,
                             reverse_model=True)
 

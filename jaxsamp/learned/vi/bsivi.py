@@ -15,8 +15,7 @@ from typing import Annotated
 import optax
 
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
-from jaxsamp.core.validation import Interval, NonNegativeInt, OneOf, PositiveFloat, PositiveInt, check_fields
-from jaxsamp.learned.vi import training
+from jaxsamp.core.validation import Interval, NonNegativeInt, OneOf, PositiveFloat, PositiveInt, check_fields, settings_or_default
 from jaxsamp.learned.vi.semi_implicit import LATENT_PRIORS, SemiImplicit
 
 #: Draws ``z`` per step when ``build`` is given no ``batch_size`` (the reference code's toys').
@@ -104,7 +103,7 @@ def build(target, settings: BSIVISettings | None = None, *, batch_size: int | No
     ``log q`` is a mixture estimate whose bias changes with ``q``. It cannot lose its inner
     weights as AISIVI can (the own ``eps`` dominates them by design), so it has no check of them.
     """
-    settings = training.settings_or_default(settings, BSIVISettings)
+    settings = settings_or_default(settings, BSIVISettings)
     numerics = SemiImplicit("bsivi", target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer,
                             reverse_model=False)
     return numerics.learned_sampler(TrainingHealth(judge_progress=False))

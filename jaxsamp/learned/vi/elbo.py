@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
-from jaxsamp.core.validation import PositiveFloat, check_fields
+from jaxsamp.core.validation import PositiveFloat, check_fields, settings_or_default
 from jaxsamp.learned.vi import training
 from jaxsamp.learned.vi.families import FamilySpec
 
@@ -109,7 +109,7 @@ def build(target, settings: ELBOSettings | None = None, *, batch_size: int | Non
     pushed through ``log p~`` and its gradient, so it must be finite and smooth where
     ``q`` puts mass (a flow starts at ``N(0, I)``).
     """
-    settings = training.settings_or_default(settings, ELBOSettings)
+    settings = settings_or_default(settings, ELBOSettings)
     problem = training.problem("elbo", target, settings.family, BATCH_SIZE if batch_size is None else batch_size)
     return training.objective(target, problem, settings, loss, optimizer or optax.adam(settings.learning_rate),
                               TrainingHealth(judge_progress=True))

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
-from jaxsamp.core.validation import PositiveFloat, check_fields
+from jaxsamp.core.validation import PositiveFloat, check_fields, settings_or_default
 from jaxsamp.learned.vi import training
 from jaxsamp.learned.vi.families import FamilySpec
 
@@ -110,7 +110,7 @@ def build(target, settings: SNISForwardKLSettings | None = None, *, batch_size: 
     target, or widen the family's ``init_scale``) and use more draws (``K`` 16-64) than
     for the ELBO; the paper's baseline used ``K = 8``.
     """
-    settings = training.settings_or_default(settings, SNISForwardKLSettings)
+    settings = settings_or_default(settings, SNISForwardKLSettings)
     batch_size = BATCH_SIZE if batch_size is None else batch_size
     problem = training.problem("snis_forward_kl", target, settings.family, batch_size)
     return training.objective(target, problem, settings, loss, optimizer or optax.adam(settings.learning_rate),

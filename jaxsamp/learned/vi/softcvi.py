@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
-from jaxsamp.core.validation import OneOf, PositiveFloat, Probability, check_fields
+from jaxsamp.core.validation import OneOf, PositiveFloat, Probability, check_fields, settings_or_default
 from jaxsamp.learned.vi import training
 from jaxsamp.learned.vi.families import FamilySpec
 
@@ -130,7 +130,7 @@ def build(target, settings: SoftCVISettings | None = None, *, batch_size: int | 
     is the cheap choice for a near-Gaussian posterior, and with it the zero-variance
     property makes SoftCVI converge to round-off at the exact posterior.
     """
-    settings = training.settings_or_default(settings, SoftCVISettings)
+    settings = settings_or_default(settings, SoftCVISettings)
     problem = training.problem("softcvi", target, settings.family, BATCH_SIZE if batch_size is None else batch_size,
                                min_batch=2)
     return training.objective(target, problem, settings, loss, optimizer or optax.adam(settings.learning_rate),

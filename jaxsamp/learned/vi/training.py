@@ -69,22 +69,6 @@ class Problem(NamedTuple):
     batch_size: int
 
 
-def settings_or_default(settings, cls: type):
-    """``settings``, or ``cls()`` (its defaults) for None.
-
-    Raises
-    ------
-    InputError
-        ``settings`` of another type (a subclass too: AISIVI's settings extend BSIVI's with
-        its reverse model's, which BSIVI would silently ignore).
-    """
-    if settings is None:
-        return cls()
-    if type(settings) is not cls:
-        raise InputError(f"settings must be a {cls.__name__}, got {type(settings).__name__}")
-    return settings
-
-
 def flat_dim(target, user: str) -> int:
     """``d`` of a real-valued ``target`` with flat states ``(d,)``.
 
