@@ -1,4 +1,4 @@
-"""Command line: ``jaxsamp run CONFIG [key=value ...] | resume RUN_DIR | list [--configs]``.
+"""Command line: ``jaxsamp run CONFIG [key=value ...] | resume RUN_DIR | list [--configs] | bench ...``.
 
 CONFIG is a YAML file or the name of a shipped config (``jaxsamp run quickstart``).
 
@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--configs", action="store_true", help="list the shipped configs with their descriptions instead"
     )
     p_list.set_defaults(func=_cmd_list)
+    from jaxsamp.bench.command import add_parser as add_bench_parser
+
+    add_bench_parser(sub)
     return parser
 
 

@@ -52,12 +52,12 @@ def method(family: str, quick: bool) -> tuple[str, object, object, int]:
     import jaxsamp
 
     if family == "pis":
-        from bench_paths import build_target
-
+        from jaxsamp.bench.cells import build_target
+        from jaxsamp.bench.suites.paths import TARGETS
         from jaxsamp.learned.diffusion.pis_dds import PisSettings
 
         settings = PisSettings(num_steps=4 if quick else 32, hidden=8 if quick else 64, num_layers=2)
-        return "pis", build_target("funnel"), settings, 8 if quick else 64
+        return "pis", build_target(TARGETS["funnel"][0]), settings, 8 if quick else 64
     from jaxsamp.learned.leaps.training import LeapsSettings
 
     settings = LeapsSettings(

@@ -16,7 +16,7 @@ Phases, in this order, each under its own time cap and all under ``--budget-seco
    from the first call: the same quantities):
 
    * ``pis_funnel`` / ``dds_funnel``: PIS and DDS on Neal's funnel (d = 10) at Sendera et al.'s (NeurIPS 2024)
-     size, batches of 300 paths of 100 SDE steps, KL loss, learning rate 1e-3 (bench_paths' rate), the
+     size, batches of 300 paths of 100 SDE steps, KL loss, learning rate 1e-3 (the paths suite's rate), the
      configs' LangevinNet 2 x 64; budget 25 000 updates (Sendera et al.'s; the network is ours, not theirs);
    * ``nuts_logreg_d100``: NUTS via ``jaxsamp.sample`` (blackjax's kernel, window adaptation) on a 100-d
      Bayesian logistic regression (99 synthetic standardised features and an intercept, 1000 points, seed 0)
@@ -34,7 +34,7 @@ Phases, in this order, each under its own time cap and all under ``--budget-seco
 3. **training, if time is left**: PIS (or ``--train-method dds``) on the funnel at the timing's settings, seed 0,
    for Sendera et al.'s 25 000 updates or as many as fit (``train_{method}_funnel_updates`` says how many),
    trained by ``jaxsamp.fit`` (``max_seconds`` up to the deadline less a compilation margin) and scored as
-   ``bench_paths`` scores it (``Fitted.evaluate``, 2000 paths: ``logz_abs_err`` the
+   the ``paths`` benchmark suite scores it (``Fitted.evaluate``, 2000 paths: ``logz_abs_err`` the
    importance-weighted log Z error, ``elbo``, ``eubo``, ``ess``, ``sinkhorn``).
 
 Each timing family runs in a worker process that reports every figure as it lands; a family that passes its
@@ -121,8 +121,8 @@ def diffusion_sampler(method: str, quick: bool):
     configs/{method}_funnel.yaml."""
     import dataclasses
 
-    from bench_paths import build_target
-
+    from jaxsamp.bench.cells import build_target
+    from jaxsamp.bench.suites.paths import TARGETS
     from jaxsamp.core.registry import validate_dataclass
     from jaxsamp.experiments.config import load_config
     from jaxsamp.learned.diffusion.pis_dds import DdsSettings, PisSettings
@@ -133,7 +133,7 @@ def diffusion_sampler(method: str, quick: bool):
     batch = SENDERA_BATCH
     if quick:
         settings, batch = dataclasses.replace(settings, num_steps=8, hidden=16), 16
-    return build_target("funnel"), settings, batch
+    return build_target(TARGETS["funnel"][0]), settings, batch
 
 
 def family_diffusion(method: str, quick: bool, seconds: float) -> dict:
@@ -240,7 +240,7 @@ def family_adjoint(method: str, quick: bool, seconds: float) -> dict:
 def family_train(method: str, quick: bool, deadline: float) -> dict:
     """Train PIS / DDS on the funnel through :func:`jaxsamp.fit` for Sendera's updates or until the wall clock
     nears ``deadline`` (``time.time()``; ``max_seconds`` of training, a compilation margin kept), by whole
-    chunks of updates; then bench_paths' evaluation."""
+    chunks of updates; then the paths suite's evaluation."""
     import jax
 
     import jaxsamp

@@ -1,6 +1,8 @@
 """The ``benchmark-tables`` directive: the tables of ``benchmarks/results/*.json``, read at build time.
 
-Each results file (``{"command", "date", "machine", "results", "figure_commands"?}``, written
+A suite's file (written by ``jaxsamp bench run SUITE``) becomes its tables: a row per cell and machine,
+mean ± sd over seeds, the goals' decisions and the paired comparisons. Each file of the older scripts
+(``{"command", "date", "machine", "results", "figure_commands"?}``, written
 by ``scripts/bench_*.py``) becomes a section: its date and machine, its ``purpose`` or ``notes`` where it has them, then one table
 of its scalar figures per command that produced them (``figure_commands`` names a figure's
 command where it differs from the file's). Curves (lists, nested dicts) are named, not
@@ -43,9 +45,25 @@ def _machine(machine) -> str:
     return ", ".join(parts)
 
 
+def suite_rst(path: Path, data: dict) -> list[str]:
+    """The section of a ``jaxsamp bench`` suite's file: its tables (:func:`jaxsamp.bench.report.tables`)."""
+    from jaxsamp.bench.report import tables
+
+    title = f"{path.stem} (``jaxsamp bench run {data['suite']}``)"
+    lines = [title, "-" * len(title), ""]
+    for caption, header, rows in tables(data):
+        lines += [f".. list-table:: {escape(caption)}", "   :header-rows: 1", ""]
+        for row in [header, *rows]:
+            lines += [f"   * - {escape(row[0])}"] + [f"     - {escape(cell)}" for cell in row[1:]]
+        lines.append("")
+    return lines
+
+
 def results_rst(path: Path) -> list[str]:
     """The reStructuredText of one results file's section."""
     data = json.loads(path.read_text())
+    if data.get("schema", "").startswith("jaxsamp.bench/"):
+        return suite_rst(path, data)
     command = str(data.get("command", ""))
     title = path.stem
     lines = [title, "-" * len(title), ""]

@@ -93,6 +93,10 @@ VOCABULARY = {
                           "learned kind, annealing for SMC.", COST),
     "train_steps": Entry("Training updates run (``run.num_steps``).", SETTING),
     "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
+    "train_seconds": Entry("Seconds of training, compilation left out (``Fitted.seconds - Fitted.compile_seconds``; "
+                           "what a benchmark's clock counts).", COST),
+    "compile_seconds": Entry("Seconds JAX spent tracing, lowering and compiling (or loading compiled programs) during "
+                             "training.", COST),
     "final_loss": Entry("Training loss at the end (the mean over the last updates, or the last rollout's).",
                         "only comparable within one method and target"),
 }

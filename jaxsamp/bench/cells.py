@@ -1,0 +1,130 @@
+"""How a cell runs: its runner turns ``(cell, seed, budget)`` into the seed's figures.
+
+Two runners serve every suite: ``"fit"`` trains a learned method through :func:`jaxsamp.fit` and scores it
+with the method's own ``evaluate`` (so a benchmark reports exactly what a user's ``fitted.evaluate`` does), and
+``"tempered_smc"`` is the baseline a user would otherwise run, at an equal number of target evaluations. A
+suite registers a runner of its own with :func:`runner` only for what neither covers.
+
+Every figure is a float named in the metric glossary (``docs/metrics.md``); the costs are ``target_evals``
+(training evaluations, or the SMC run's), ``train_seconds`` (training, compilation left out) and
+``compile_seconds``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import numpy as np
+
+from jaxsamp.bench.protocol import Cell
+from jaxsamp.core.errors import ConfigError
+
+#: ``name -> runner(cell, seed, *, target_evals, evaluation, budget_scale) -> (figures, artifacts)``.
+RUNNERS: dict[str, Callable] = {}
+
+
+def runner(name: str):
+    """Register a cell runner under ``name`` (a suite's own kind of cell)."""
+
+    def deco(fn):
+        RUNNERS[name] = fn
+        return fn
+
+    return deco
+
+
+def build_target(spec):
+    """The target a cell names: ``{"name": registry name, **parameters}``."""
+    from jaxsamp.core.registry import TARGETS
+    import jaxsamp.targets  # noqa: F401  (registers the targets)
+
+    params = dict(spec)
+    return TARGETS.get(params.pop("name"), **params)
+
+
+def floats(figures: dict) -> dict:
+    """The scalar figures of an ``evaluate`` dict as floats (arrays and strings left out)."""
+    out = {}
+    for name, value in figures.items():
+        value = np.asarray(value)
+        if value.ndim == 0 and np.issubdtype(value.dtype, np.number):
+            out[name] = float(value)
+    return out
+
+
+@runner("fit")
+def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_scale: int = 1,
+             checkpoint=None) -> tuple[dict, dict]:
+    """Train ``params["method"]`` with ``params["settings"]`` for the cell's updates times ``budget_scale``.
+
+    The seed's key trains (``jaxsamp.fit(key=jax.random.key(seed))``) and its ``fold_in`` 2 evaluates
+    (``evaluation["num_samples"]`` samples, or the cell's own ``params["evaluate"]["num_samples"]``, with the
+    rest of ``params["evaluate"]`` as the method's options, e.g. ``num_sets``); ``fold_in`` 3 draws the samples kept for plots (``artifacts["samples"]``, as many as
+    ``params["plot_samples"]``, none by default).
+    """
+    import jaxsamp
+    from jaxsamp.core.registry import LEARNED
+    import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
+
+    params = dict(cell.params)
+    method = params.pop("method")
+    unknown = set(params) - {"settings", "batch_size", "evaluate", "plot_samples"}
+    if unknown:
+        raise ConfigError(f"cell {cell.name!r}: unknown fit parameters {sorted(unknown)}")
+    settings = LEARNED.entry(method).meta["settings"](**params.get("settings", {}))
+    if cell.budget.updates is None:
+        raise ConfigError(f"cell {cell.name!r}: a fit cell needs budget.updates")
+    key = jax.random.key(seed)
+    fitted = jaxsamp.fit(method, build_target(cell.target), settings=settings, batch_size=params.get("batch_size"),
+                         num_steps=cell.budget.updates * budget_scale, key=key, progress=False,
+                         max_seconds=cell.budget.seconds, max_target_evals=target_evals, checkpoint=checkpoint)
+    options = {**evaluation, **params.get("evaluate", {})}
+    num_samples = options.pop("num_samples")
+    figures = floats(fitted.evaluate(jax.random.fold_in(key, 2), num_samples, **options))
+    figures.pop("target_evals", None)  # evaluate's count is the evaluation's; the training's is the cost below
+    history = fitted.history
+    figures.update(train_steps=float(len(next(iter(history.values())))) if history else 0.0,
+                   train_seconds=fitted.seconds - fitted.compile_seconds, compile_seconds=fitted.compile_seconds)
+    if "target_evals" in history:
+        figures["target_evals"] = float(np.asarray(history["target_evals"])[-1])
+    artifacts = {}
+    if params.get("plot_samples"):
+        artifacts["samples"] = np.asarray(fitted.sample(jax.random.fold_in(key, 3), params["plot_samples"]).x)
+    return figures, artifacts
+
+
+@runner("tempered_smc")
+def tempered_smc_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_scale: int = 1,
+                      checkpoint=None) -> tuple[dict, dict]:
+    """Tempered SMC along the geometric path from ``N(0, base_scale^2 I)``, as many levels as the budget allows.
+
+    ``params``: ``base_scale``, ``num_particles``, ``num_mcmc_steps`` MALA steps of ``step_size`` per level,
+    ``ess_threshold`` (resampling below it). A level costs ``num_particles * (num_mcmc_steps + 2)`` target
+    evaluations (the incremental weight, MALA's initialisation at the new level and its moves, as
+    :func:`jaxsamp.smc.anneal` counts them), so a budget of ``B`` evaluations buys ``max(2, B // cost)`` levels
+    on a linear schedule (Del Moral, Doucet & Jasra 2006; the baseline of
+    Vargas et al. 2023 and of the diffusion-sampler papers). The key is ``jax.random.key(1000 + seed)``.
+    """
+    import blackjax
+
+    from jaxsamp.smc import anneal
+    from jaxsamp.targets.annealing import geometric_path
+
+    p = dict(cell.params)
+    if target_evals is None:
+        raise ConfigError(f"cell {cell.name!r}: tempered SMC needs a target-evaluation budget")
+    target = build_target(cell.target)
+    path = geometric_path(target, base_scale=p["base_scale"])
+    cost = p["num_particles"] * (p["num_mcmc_steps"] + 2)
+    levels = max(2, int(target_evals // cost))
+    result = anneal(jax.random.key(1000 + seed), path,
+                    lambda t: blackjax.mala(lambda x: path.log_prob(x, t), p["step_size"]), p["num_particles"],
+                    schedule=np.linspace(0.0, 1.0, levels + 1), num_mcmc_steps=p["num_mcmc_steps"],
+                    ess_threshold=p["ess_threshold"])
+    log_z = float(result.samples.log_Z)
+    figures = {"log_Z_hat": log_z, "target_evals": float(result.num_target_evals), "num_levels": float(levels),
+               "ess": float(result.samples.ess)}
+    if target.log_Z is not None:
+        figures["log_Z_abs_err"] = abs(log_z - float(target.log_Z))
+    return figures, {}

@@ -1,0 +1,92 @@
+"""``jaxsamp bench list | run SUITE | report | convert SUITE``: the benchmark suites on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+from pathlib import Path
+
+
+def add_parser(sub) -> None:
+    """Add ``bench`` and its sub-commands to the ``jaxsamp`` parser's sub-parsers ``sub``."""
+    p_bench = sub.add_parser("bench", help="benchmark suites: list, run, report (results in benchmarks/results)")
+    bench = p_bench.add_subparsers(dest="bench_command", required=True)
+    p_list = bench.add_parser("list", help="list the suites with their cells and what is recorded")
+    p_list.add_argument("--results-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    p_list.set_defaults(func=_list)
+    p_run = bench.add_parser("run", help="run a suite's cells and seeds, each seed recorded as it lands")
+    p_run.add_argument("suite")
+    p_run.add_argument("--cells", nargs="+", help="shell-style patterns of cell names (default every cell)")
+    p_run.add_argument("--seeds", nargs="+", type=int, help="default the suite's seeds")
+    p_run.add_argument("--budget-scale", type=int, default=1, help="train K times each cell's updates (cells 'NAME xK')")
+    p_run.add_argument("--quick", action="store_true", help="the test size, into <suite>_quick.json (numbers not meaningful)")
+    p_run.add_argument("--rerun", action="store_true", help="run recorded seeds again, replacing their records")
+    p_run.add_argument("--results-dir", type=Path, default=None, help="default benchmarks/results")
+    p_run.set_defaults(func=_run)
+    p_report = bench.add_parser("report", help="print the markdown tables of recorded suites")
+    p_report.add_argument("suites", nargs="*", help="default every suite with results")
+    p_report.add_argument("--quick", action="store_true", help="report the quick-size results")
+    p_report.add_argument("--results-dir", type=Path, default=None, help="default benchmarks/results")
+    p_report.set_defaults(func=_report)
+    p_convert = bench.add_parser("convert", help="convert a suite's results file of the old scripts, once")
+    p_convert.add_argument("suite")
+    p_convert.add_argument("--results-dir", type=Path, default=None, help="default benchmarks/results")
+    p_convert.set_defaults(func=_convert)
+
+
+def _list(args) -> int:
+    from jaxsamp.bench import store
+    from jaxsamp.bench.suites import SUITES, suite
+
+    for name in sorted(SUITES):
+        protocol = suite(name)
+        recorded = store.read(store.results_path(name, results_dir=args.results_dir))["records"]
+        seeds = sum(len(s) for s in recorded.values())
+        print(f"{name}: {protocol.summary}")
+        print(f"  {len(protocol.cells)} cells x seeds {list(protocol.seeds)}; {seeds} cell-seeds recorded")
+        for cell in protocol.cells:
+            done = sorted(int(s) for s in recorded.get(cell.name, {}))
+            print(f"    {cell.name:<40} recorded seeds {done if done else '-'}")
+    return 0
+
+
+def _run(args) -> int:
+    from jaxsamp.bench import run_suite
+    from jaxsamp.bench.store import RESULTS_DIR
+    from jaxsamp.bench.suites import module
+
+    suite = module(args.suite)
+    results_dir = args.results_dir or RESULTS_DIR
+    hook = getattr(suite, "after_seed", None)
+    run_suite(suite.PROTOCOL, cells=args.cells, seeds=args.seeds, budget_scale=args.budget_scale, quick=args.quick,
+              results_dir=results_dir, rerun=args.rerun,
+              after_seed=hook and functools.partial(hook, results_dir=results_dir, quick=args.quick))
+    return 0
+
+
+def _report(args) -> int:
+    from jaxsamp.bench import store
+    from jaxsamp.bench.report import suite_tables
+    from jaxsamp.bench.suites import SUITES
+
+    names = args.suites or sorted(SUITES)
+    for name in names:
+        path = store.results_path(name, args.quick, args.results_dir)
+        if path.exists():
+            print(suite_tables(store.read(path)))
+        elif args.suites:
+            print(f"{name}: nothing recorded in {path}")
+    return 0
+
+
+def _convert(args) -> int:
+    from jaxsamp.bench import legacy, store
+    from jaxsamp.bench.suites import module
+
+    suite = module(args.suite)
+    old = Path(args.results_dir or store.RESULTS_DIR) / suite.LEGACY_FILE
+    new = store.results_path(args.suite, results_dir=args.results_dir)
+    data = legacy.convert(suite.PROTOCOL, old, suite.legacy_key, new)
+    seeds = sum(len(s) for s in data["records"].values())
+    print(f"{old} -> {new}: {seeds} cell-seeds in {len(data['records'])} cells")
+    return 0

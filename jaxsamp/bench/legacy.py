@@ -1,0 +1,70 @@
+"""Convert a results file of the old ``scripts/bench_*.py`` into its suite's results file, once.
+
+The old files were flat: ``{"results": {"<cell>_<figure>_seed<k>": value, ...}, "machine": {...}}``, one machine
+record for the whole file and the command behind each figure in ``figure_commands``. Each suite that had such a
+file names it (``LEGACY_FILE``) and parses its keys (``legacy_key(name) -> (cell, figure, scale) or None``). The
+converted seeds keep the old file's one machine record, marked ``legacy`` (it may stand for several hosts: the
+old format could not say), their command, and the old figure names mapped onto the glossary's
+(:data:`FIGURE_NAMES`; minutes become seconds).
+
+    jaxsamp bench convert paths      # benchmarks/results/bench_paths.json -> benchmarks/results/paths.json
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from jaxsamp.bench import store
+from jaxsamp.bench.protocol import Protocol, scaled_name
+from jaxsamp.core.errors import InputError
+
+#: old figure name -> (glossary name, factor)
+FIGURE_NAMES = {
+    "logz_abs_err": ("log_Z_abs_err", 1.0), "logz_abs_err_sets_mean": ("log_Z_abs_err_sets_mean", 1.0),
+    "logz_abs_err_sets_sd": ("log_Z_abs_err_sets_sd", 1.0), "logz_sets_sd": ("log_Z_hat_sets_sd", 1.0),
+    "energy_evals": ("target_evals", 1.0), "nonfinite_paths": ("nonfinite_samples", 1.0),
+    "train_minutes": ("train_seconds_incl_compile", 60.0), "levels": ("num_levels", 1.0),
+}
+SEED = re.compile(r"(.+)_seed(\d+)\Z")
+
+
+def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path) -> dict:
+    """Read ``old_path``, map every per-seed figure through ``legacy_key`` and write ``new_path``; return it.
+
+    Figures of the old file that are not per seed (its means and sds) are recomputed, not copied; a per-seed key
+    that ``legacy_key`` does not place is an error naming it, so nothing is dropped silently. The number of
+    paths a seed was scored on (``eval_paths``) goes into its record's ``evaluation``.
+    """
+    if new_path.exists():
+        raise InputError(f"{new_path} exists already: the conversion runs once", "remove it to convert again")
+    old = json.loads(old_path.read_text())
+    commands = old.get("figure_commands") or {}
+    seeds: dict = defaultdict(lambda: {"figures": {}, "evaluation": {}})
+    for name, value in old["results"].items():
+        match = SEED.match(name)
+        if match is None:
+            continue
+        placed = legacy_key(match.group(1))
+        if placed is None:
+            raise InputError(f"{old_path}: no cell of suite {protocol.suite!r} takes {name!r}")
+        cell, figure, scale = placed
+        entry = seeds[(scaled_name(cell, scale), match.group(2))]
+        if figure == "eval_paths":
+            entry["evaluation"]["num_samples"] = int(value)
+            continue
+        figure, factor = FIGURE_NAMES.get(figure, (figure, 1.0))
+        entry["figures"][figure] = value * factor
+        entry["command"] = commands.get(name, old.get("command", ""))
+        entry["budget_scale"] = scale
+    data = {"schema": store.SCHEMA, "suite": protocol.suite, "protocol": protocol.to_dict(), "records": {}}
+    machine = {**old.get("machine", {}), "legacy": f"the one machine record of {old_path.name}"}
+    for (cell, seed), entry in sorted(seeds.items()):
+        data["records"].setdefault(cell, {})[seed] = {
+            "date": old.get("date", ""), "machine": machine, "revision": "", "legacy_file": old_path.name, **entry}
+    data.update(store.aggregate(data["records"], protocol))
+    new_path.parent.mkdir(parents=True, exist_ok=True)
+    new_path.write_text(json.dumps(data, indent=1) + "\n")
+    return data

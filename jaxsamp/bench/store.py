@@ -1,0 +1,141 @@
+"""The results file of a suite: every seed recorded as it lands, with its machine, command and cell definition.
+
+``benchmarks/results/<suite>.json`` (``<suite>_quick.json`` for the quick size, so that a test never
+overwrites a recorded figure) holds:
+
+- ``protocol``: the suite's :class:`~jaxsamp.bench.protocol.Protocol` as last run;
+- ``records``: ``{cell: {seed: {figures, cell, machine, command, date, revision}}}``, every per-seed value, the
+  cell's definition as it ran (so that ``jaxsamp bench run`` can reproduce it) and the machine that ran it;
+- ``summary``: per cell and per machine, :func:`~jaxsamp.bench.aggregate.summarise` of every figure;
+- ``goals`` and ``comparisons``: each goal's decision and each paired comparison, per machine.
+
+Two runs of one suite may share the file: each write is a locked read-merge-write, so neither loses the
+other's seeds, and a rename means that a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import fcntl
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from jaxsamp.bench.aggregate import compare, decide, summarise
+from jaxsamp.bench.machine import machine_label
+from jaxsamp.bench.protocol import Protocol
+from jaxsamp.core.errors import InputError
+
+SCHEMA = "jaxsamp.bench/1"
+#: Where the suites write, beside the package (the repository's ``benchmarks/results``).
+RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+
+
+def results_path(suite: str, quick: bool = False, results_dir: Path | None = None) -> Path:
+    """``<results_dir>/<suite>.json``, or ``<suite>_quick.json`` at the quick size."""
+    return Path(results_dir or RESULTS_DIR) / f"{suite}{'_quick' if quick else ''}.json"
+
+
+def read(path: Path) -> dict:
+    """The results file at ``path`` (an empty record when there is none yet)."""
+    if not path.exists():
+        return {"schema": SCHEMA, "records": {}}
+    data = json.loads(path.read_text())
+    if data.get("schema") != SCHEMA:
+        raise InputError(f"{path} is not a jaxsamp bench results file (schema {data.get('schema')!r})",
+                         "files written by the old scripts are converted by `jaxsamp bench convert`")
+    return data
+
+
+def revision() -> str:
+    """The git revision of the checkout that runs (``jaxsamp <version>`` outside a checkout)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10)
+        if out.returncode == 0:
+            return out.stdout.strip()
+    except OSError:
+        pass
+    import jaxsamp
+
+    return f"jaxsamp {jaxsamp.__version__}"
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write(path: Path, data: dict) -> None:
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial.write_text(json.dumps(data, indent=1, allow_nan=True) + "\n")
+    os.replace(partial, path)
+
+
+def record(path: Path, protocol: Protocol, cell: str, seed: int, entry: dict) -> dict:
+    """Add one seed's ``entry`` (``figures``, ``cell``, ``machine``, ``command``, ...) for ``cell``; return the file.
+
+    The summary, goals and comparisons are recomputed from every record in the file.
+    """
+    with _locked(path):
+        data = read(path)
+        data["suite"], data["protocol"] = protocol.suite, protocol.to_dict()
+        data["records"].setdefault(cell, {})[str(seed)] = {
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), **entry}
+        data.update(aggregate(data["records"], protocol))
+        _write(path, data)
+    return data
+
+
+def by_machine(seeds: dict) -> dict[str, dict]:
+    """``{machine label: {seed: record}}``: the seeds of one cell grouped by the machine that ran them."""
+    groups: dict[str, dict] = {}
+    for seed, rec in seeds.items():
+        groups.setdefault(machine_label(rec.get("machine", {})), {})[seed] = rec
+    return groups
+
+
+def figure_values(seeds: dict, figure: str) -> dict[str, float]:
+    """``{seed: value}`` of one figure over the records that have it."""
+    return {s: r["figures"][figure] for s, r in seeds.items() if figure in r["figures"]}
+
+
+def aggregate(records: dict, protocol: Protocol) -> dict:
+    """``summary``, ``goals`` and ``comparisons`` of ``records``, each per machine (never pooled across)."""
+    summary = {}
+    for cell, seeds in records.items():
+        summary[cell] = []
+        for label, group in by_machine(seeds).items():
+            names = sorted({f for r in group.values() for f, v in r["figures"].items() if _number(v)})
+            summary[cell].append({"machine": label, "seeds": sorted(map(int, group)),
+                                  "figures": {f: summarise(figure_values(group, f)) for f in names}})
+    goals = []
+    for goal in protocol.goals:
+        for group in summary.get(goal.cell, []):
+            if goal.figure in group["figures"]:
+                goals.append({"goal": goal.name, "cell": goal.cell, "figure": goal.figure, "better": goal.better,
+                              "source": goal.source, "machine": group["machine"],
+                              **decide(goal, summarise(group["figures"][goal.figure]["values"], goal.level))})
+    comparisons = []
+    for comparison in protocol.comparisons:
+        cells = records.get(comparison.cell, {}), records.get(comparison.baseline, {})
+        groups = [by_machine(c) for c in cells]
+        for label in sorted(set(groups[0]) & set(groups[1])):
+            result = compare(*(figure_values(g[label], comparison.figure) for g in groups))
+            if result is not None:
+                comparisons.append({"cell": comparison.cell, "baseline": comparison.baseline,
+                                    "figure": comparison.figure, "machine": label, **result})
+    return {"summary": summary, "goals": goals, "comparisons": comparisons}
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

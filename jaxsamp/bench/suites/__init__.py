@@ -1,0 +1,23 @@
+"""The benchmark suites, one module each; each module defines ``PROTOCOL`` (and may register cell runners
+and an ``after_seed`` hook for its plots)."""
+
+from __future__ import annotations
+
+import importlib
+
+from jaxsamp.core.errors import ConfigError
+
+#: The suites by name: the module of each (imported when used).
+SUITES = {"paths": "jaxsamp.bench.suites.paths"}
+
+
+def module(name: str):
+    """The module of suite ``name`` (a ConfigError listing the suites otherwise)."""
+    if name not in SUITES:
+        raise ConfigError(f"unknown benchmark suite {name!r}; known: {', '.join(sorted(SUITES))}")
+    return importlib.import_module(SUITES[name])
+
+
+def suite(name: str):
+    """The :class:`~jaxsamp.bench.protocol.Protocol` of suite ``name``."""
+    return module(name).PROTOCOL

@@ -1,0 +1,88 @@
+"""The runner records each seed as it lands, resumes, keeps machines apart and refuses a changed cell."""
+
+import json
+
+import pytest
+
+from jaxsamp.bench import cells, runner, store
+from jaxsamp.bench.protocol import Budget, Cell, Comparison, Goal, Protocol
+from jaxsamp.bench.report import suite_tables, tables
+from jaxsamp.core.errors import InputError
+
+CALLS = []
+
+
+@cells.runner("toy_for_tests")
+def toy(cell, seed, *, target_evals, evaluation, budget_scale=1, checkpoint=None):
+    """Figures that are a known function of the seed and the budget (no training)."""
+    CALLS.append((cell.name, seed, target_evals))
+    evals = cell.params.get("evals", 100.0) * budget_scale
+    return {"log_Z_abs_err": cell.params.get("error", 0.1) + 0.01 * seed, "target_evals": evals}, {}
+
+
+def protocol(error=0.1):
+    return Protocol(
+        "toy", "toy suite",
+        (Cell("learned/t", "toy_for_tests", {"name": "gaussian", "dim": 2}, {"error": error, "evals": 100.0},
+              Budget(updates=5)),
+         Cell("other/t", "toy_for_tests", {"name": "gaussian", "dim": 2}, {"error": 0.5, "evals": 300.0},
+              Budget(updates=5)),
+         Cell("smc/t", "toy_for_tests", {"name": "gaussian", "dim": 2}, {"error": 0.05},
+              Budget(match_target_evals=("learned/t", "other/t")))),
+        seeds=(0, 1, 2), goals=(Goal("learned/t", "log_Z_abs_err", 0.2),),
+        comparisons=(Comparison("learned/t", "smc/t", "log_Z_abs_err"),))
+
+
+def test_each_seed_is_recorded_with_its_machine_and_a_rerun_skips_it(tmp_path):
+    CALLS.clear()
+    data = runner.run_suite(protocol(), results_dir=tmp_path, log=lambda _: None)
+    assert len(CALLS) == 9
+    rec = data["records"]["learned/t"]["1"]
+    assert rec["figures"]["log_Z_abs_err"] == pytest.approx(0.11) and rec["machine"]["cpu_count"] > 0
+    assert rec["cell"]["params"] == {"error": 0.1, "evals": 100.0}
+    # the baseline's budget: the mean of the matched cells' evaluations at its seed
+    assert [c[2] for c in CALLS if c[0] == "smc/t"] == [200.0, 200.0, 200.0]
+    assert json.loads((tmp_path / "toy.json").read_text())["records"] == data["records"]
+    (goal,) = data["goals"]
+    assert goal["decision"] == "met" and goal["n"] == 3
+    assert data["comparisons"][0]["ratio_median"] == pytest.approx(0.11 / 0.06)  # seeds: 2, 1.83, 1.71
+    CALLS.clear()
+    runner.run_suite(protocol(), results_dir=tmp_path, log=lambda _: None)
+    assert CALLS == []
+    runner.run_suite(protocol(), results_dir=tmp_path, seeds=[3], cells=["learned/*"], log=lambda _: None)
+    assert CALLS == [("learned/t", 3, None)]
+
+
+def test_a_recorded_seed_of_a_changed_cell_is_refused_naming_the_change(tmp_path):
+    runner.run_suite(protocol(), results_dir=tmp_path, seeds=[0], log=lambda _: None)
+    with pytest.raises(InputError, match=r"params.error: 0.1 -> 0.3"):
+        runner.run_suite(protocol(error=0.3), results_dir=tmp_path, seeds=[0], log=lambda _: None)
+    data = runner.run_suite(protocol(error=0.3), results_dir=tmp_path, seeds=[0], rerun=True, log=lambda _: None)
+    assert data["records"]["learned/t"]["0"]["figures"]["log_Z_abs_err"] == pytest.approx(0.3)
+
+
+def test_a_baseline_without_its_matched_cells_says_what_to_run(tmp_path):
+    with pytest.raises(InputError, match="none of them is recorded"):
+        runner.run_suite(protocol(), results_dir=tmp_path, cells=["smc/t"], log=lambda _: None)
+
+
+def test_seeds_from_two_machines_are_never_pooled(tmp_path, monkeypatch):
+    runner.run_suite(protocol(), results_dir=tmp_path, seeds=[0, 1], log=lambda _: None)
+    other = {"cpu_model": "Other CPU", "cpu_vector": "avx2", "cpu_count": 2, "jax": "x", "jaxlib": "x",
+             "device_kind": "cpu"}
+    monkeypatch.setattr(runner, "machine", lambda: other)
+    data = runner.run_suite(protocol(), results_dir=tmp_path, seeds=[2], log=lambda _: None)
+    groups = data["summary"]["learned/t"]
+    assert sorted(len(g["seeds"]) for g in groups) == [1, 2]
+    assert all(g["decision"] == "undecided" for g in data["goals"] if g["n"] == 1)
+    assert {c["machine"] for c in data["comparisons"]} == {g["machine"] for g in groups}
+    (caption, header, rows), *_ = tables(store.read(tmp_path / "toy.json"))
+    assert [row[0] for row in rows].count("learned/t") == 2 and header[-1] == "machine"
+    assert "Other CPU (avx2)" in suite_tables(store.read(tmp_path / "toy.json"))
+
+
+def test_budget_scale_names_the_cells_and_scales_the_budget(tmp_path):
+    data = runner.run_suite(protocol(), results_dir=tmp_path, seeds=[0], budget_scale=3, log=lambda _: None)
+    assert set(data["records"]) == {"learned/t x3", "other/t x3", "smc/t x3"}
+    assert data["records"]["smc/t x3"]["0"]["figures"]["target_evals"] == 300.0  # its own evals, at scale 3
+    assert CALLS[-1] == ("smc/t", 0, 600.0)
