@@ -111,7 +111,7 @@ class BitSequence(DagEnvironment):
             raise InputError(f"beta must be finite and > 0, got {beta!r}")
         if order not in ORDERS:
             raise InputError(f"order must be one of {ORDERS}, got {order!r}")
-        given = dict(num_modes=num_modes, beta=beta, mode_radius=mode_radius, mode_seed=mode_seed)
+        given = {"num_modes": num_modes, "beta": beta, "mode_radius": mode_radius, "mode_seed": mode_seed}
         changed = [name for name, default in BUILTIN_REWARD.items() if given[name] != default]
         if log_reward is not None and changed:
             raise InputError(f"log_reward replaces the built-in reward: leave {', '.join(changed)} at the default")

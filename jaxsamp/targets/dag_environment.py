@@ -180,7 +180,7 @@ class DagEnvironment(Target, abc.ABC):
 
     # -- the reward: built in, or the user's ------------------------------------
     def reward_input(self, x: jax.Array) -> jax.Array:
-        """What a user's ``log_reward`` takes for ONE terminal state ``x``: the state itself (subclasses may decode it)."""
+        """What a user's ``log_reward`` takes for ONE terminal state ``x``: the state itself (or its decoding)."""
         return x
 
     def _use_log_reward(self, log_reward: Callable) -> None:
@@ -209,7 +209,8 @@ class DagEnvironment(Target, abc.ABC):
                              "write log_reward for one object with jax.numpy (no Python branching on its values)"
                              ) from None
         shape, dtype = getattr(out, "shape", None), getattr(out, "dtype", None)
-        if shape != () or dtype is None or not (jnp.issubdtype(dtype, jnp.integer) or jnp.issubdtype(dtype, jnp.floating)):
+        real = dtype is not None and (jnp.issubdtype(dtype, jnp.integer) or jnp.issubdtype(dtype, jnp.floating))
+        if shape != () or not real:
             got = f"shape {shape} {dtype}" if shape is not None else type(out).__name__
             raise InputError(f"log_reward must return one real number for {one}, got {got}",
                              "return log R(x) of one object as a scalar; jaxsamp batches with jax.vmap")
@@ -221,7 +222,7 @@ class DagEnvironment(Target, abc.ABC):
         return jnp.asarray(self.user_log_reward(self.reward_input(x)), jnp.result_type(float))
 
     def _non_finite(self, values: np.ndarray, states: np.ndarray) -> InputError:
-        """The error for a user's log reward that is NaN or infinite at some of ``states`` (named as ``fn`` saw them)."""
+        """The error for a user's log reward that is NaN or infinite at some ``states`` (shown as ``fn`` saw them)."""
         bad = np.flatnonzero(~np.isfinite(values))
         name = getattr(self.user_log_reward, "__name__", "<lambda>")
         fn = "log_reward" if name == "<lambda>" else f"log_reward {name}"

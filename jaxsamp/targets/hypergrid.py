@@ -182,7 +182,7 @@ def hypergrid(
     R2: NonNegativeFloat | None = None,
     log_reward: Callable | None = None,
 ) -> Hypergrid:
-    """GFlowNet hypergrid H^D (standard or hard reward, R0, R1, R2, or your log_reward); exact pi, log Z, flows, samples."""
+    """GFlowNet hypergrid H^D (standard or hard reward, R0, R1, R2, or your own log_reward); exact pi, log Z, flows."""
     custom = (R0, R1, R2)
     if any(r is not None for r in custom):
         if any(r is None for r in custom):

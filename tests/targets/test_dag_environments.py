@@ -236,21 +236,24 @@ def test_a_user_reward_is_enumerated_as_brute_force_finds_it(name):
 
 
 def standard_hypergrid_reward(x, side=8):
-    """The built-in standard hypergrid reward, written as a user would (integer bands, R = 1e-3 + 0.5 [outer] + 2 [band])."""
+    """The built-in standard hypergrid reward as a user writes it (integer bands): R = 1e-3 + 0.5 [outer] + 2 [band]."""
     d = jnp.abs(2 * x - (side - 1))
     outer = jnp.prod(2 * d > side - 1)
     band = jnp.prod((5 * d > 3 * (side - 1)) & (5 * d < 4 * (side - 1)))
     return jnp.log(1e-3 + 0.5 * outer + 2.0 * band)
 
 
-def builtin_bit_sequence_reward(bits, modes=BitSequence(6, 2, num_modes=3).modes):
+BUILTIN_BITS = BitSequence(6, 2, num_modes=3)
+
+
+def builtin_bit_sequence_reward(bits):
     """The built-in bit-sequence reward, written as a user would: -beta min_j Hamming(bits, mode_j) / n, beta = 3."""
-    return -3.0 * jnp.min(jnp.sum(bits[None, :] != jnp.asarray(modes), axis=-1)).astype(jnp.float32) / 6
+    return -3.0 * jnp.min(jnp.sum(bits[None, :] != jnp.asarray(BUILTIN_BITS.modes), axis=-1)).astype(jnp.float32) / 6
 
 
 BUILTIN_AS_USER = {
     "hypergrid_2x8": (Hypergrid(2, 8), lambda: Hypergrid(2, 8, log_reward=standard_hypergrid_reward)),
-    "bits_any": (BitSequence(6, 2, num_modes=3), lambda: BitSequence(6, 2, log_reward=builtin_bit_sequence_reward)),
+    "bits_any": (BUILTIN_BITS, lambda: BitSequence(6, 2, log_reward=builtin_bit_sequence_reward)),
 }
 
 
@@ -278,7 +281,8 @@ def test_a_bad_user_reward_is_a_one_line_error_naming_it():
          r"^log_reward must return one real number for one object of shape \(2,\) int32, got shape \(2,\) float32$"),
         (lambda: BitSequence(6, 2, log_reward=lambda bits: bits[:3] * 1.0),
          r"one object of shape \(6,\) int32, got shape \(3,\)"),
-        (lambda: Hypergrid(2, 5, log_reward=lambda x, scale: scale * x[0]), r"^log_reward cannot be called on one object"),
+        (lambda: Hypergrid(2, 5, log_reward=lambda x, scale: scale * x[0]),
+         r"^log_reward cannot be called on one object"),
         (lambda: Hypergrid(2, 5, log_reward=lambda x: 1.0 if x[0] > 1 else 0.0),
          r"^log_reward cannot be called on one object of shape \(2,\) int32: Attempted boolean conversion"),
         (lambda: jaxsamp.targets.get("hypergrid", dim=2, side=5, R0=1.0, R1=1.0, R2=1.0, log_reward=ring),
