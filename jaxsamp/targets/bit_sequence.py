@@ -23,12 +23,17 @@ the modes are bit strings drawn uniformly at random with ``mode_seed``. A sample
 ``2^n`` objects are enumerated for the exact ``pi`` and ``log Z``; the exact
 flows need every state (``(2^k + 1)^m`` with any-position filling, a few
 million at most).
+
+Your own reward instead: ``log_reward=fn`` with ``fn`` a JAX function of one
+sequence's ``n`` bits (``(n,)`` int32 of 0 and 1, :meth:`BitSequence.reward_input`)
+returning ``log R``; ``log Z`` and ``pi`` are then enumerated from ``fn``
+(:mod:`~jaxsamp.targets.dag_environment`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import Annotated, Callable
 
 import jax
 import jax.numpy as jnp
@@ -48,6 +53,8 @@ from jaxsamp.core.validation import (
 from jaxsamp.targets.dag_environment import DagEnvironment
 
 ORDERS = ("left_to_right", "any_position")
+#: The built-in reward's parameters and their defaults (left at them when a ``log_reward`` is given)
+BUILTIN_REWARD = {"num_modes": 4, "beta": 3.0, "mode_radius": 1, "mode_seed": 0}
 
 
 class BitSequence(DagEnvironment):
@@ -68,6 +75,12 @@ class BitSequence(DagEnvironment):
     order : {"left_to_right", "any_position"}
     mode_seed : int
         Seed of the modes.
+    log_reward : callable, optional
+        Your own ``log R`` instead: a JAX function of one sequence's ``length`` bits
+        (``(length,)`` int32 of 0 and 1) returning one finite real number (a log reward,
+        not a reward: pass ``lambda b: jnp.log(R(b))`` for a reward ``R > 0``). The
+        built-in reward's ``num_modes``, ``beta``, ``mode_radius`` and ``mode_seed`` must
+        then be left at their defaults; the environment has no modes.
     """
 
     def __init__(
@@ -79,6 +92,7 @@ class BitSequence(DagEnvironment):
         mode_radius: int = 1,
         order: str = "any_position",
         mode_seed: int = 0,
+        log_reward: Callable | None = None,
     ):
         for name, value, low in (
             ("length", length, 1),
@@ -97,6 +111,10 @@ class BitSequence(DagEnvironment):
             raise InputError(f"beta must be finite and > 0, got {beta!r}")
         if order not in ORDERS:
             raise InputError(f"order must be one of {ORDERS}, got {order!r}")
+        given = {"num_modes": num_modes, "beta": beta, "mode_radius": mode_radius, "mode_seed": mode_seed}
+        changed = [name for name, default in BUILTIN_REWARD.items() if given[name] != default]
+        if log_reward is not None and changed:
+            raise InputError(f"log_reward replaces the built-in reward: leave {', '.join(changed)} at the default")
         self.length, self.word_length, self.beta, self.order = length, word_length, float(beta), order
         self.mode_radius = mode_radius
         self.num_slots = m = length // word_length
@@ -117,6 +135,8 @@ class BitSequence(DagEnvironment):
         self.num_modes = num_modes
         self._word_bits = ((np.arange(w)[:, None] >> np.arange(word_length - 1, -1, -1)) & 1).astype(np.int8)
         self._slot_place = w ** np.arange(m - 1, -1, -1)
+        if log_reward is not None:
+            self._use_log_reward(log_reward)
 
     # -- the target -----------------------------------------------------------
     def bits(self, x):
@@ -126,10 +146,14 @@ class BitSequence(DagEnvironment):
     def _distances(self, x):
         return jnp.sum(self.bits(x)[None, :] != jnp.asarray(self.modes), axis=-1)
 
-    def _log_prob(self, x):
+    def reward_input(self, x):
+        """A user's ``log_reward`` takes the ``n`` bits of the sequence, ``(length,)`` int32."""
+        return self.bits(x).astype(jnp.int32)
+
+    def _builtin_log_reward(self, x):
         return -self.beta * jnp.min(self._distances(x)).astype(jnp.float32) / self.length
 
-    def _numpy_log_rewards(self, states):
+    def _builtin_numpy_log_rewards(self, states):
         bits = self._word_bits[np.asarray(states)].reshape(len(states), self.length)
         d = np.min(np.sum(bits[:, None, :] != self.modes[None], axis=-1), axis=-1)
         return -self.beta * d.astype(np.float64) / self.length
@@ -137,7 +161,7 @@ class BitSequence(DagEnvironment):
     def mode_index(self, x):
         d = self._distances(x)
         nearest = jnp.argmin(d)
-        return jnp.where(d[nearest] <= self.mode_radius, nearest, -1).astype(jnp.int32)
+        return jnp.where((d[nearest] <= self.mode_radius) & (self.num_modes > 0), nearest, -1).astype(jnp.int32)
 
     # -- the DAG -----------------------------------------------------------------
     def _filled(self, s):
@@ -217,13 +241,13 @@ class BitSequence(DagEnvironment):
         return np.concatenate(out).astype(np.int32)
 
     def describe(self) -> dict:
+        reward = {} if self.user_log_reward is not None else {"beta": self.beta, "mode_radius": self.mode_radius}
         return {
             **super().describe(),
             "length": self.length,
             "word_length": self.word_length,
             "order": self.order,
-            "beta": self.beta,
-            "mode_radius": self.mode_radius,
+            **reward,
         }
 
 
@@ -236,6 +260,7 @@ def bit_sequence(
     mode_radius: NonNegativeInt = 1,
     order: Annotated[str, OneOf(ORDERS)] = "any_position",
     mode_seed: NonNegativeInt = 0,
+    log_reward: Callable | None = None,
 ) -> BitSequence:
-    """Bit strings built word by word (left to right or any position), R = exp(-beta d_min / n); exact pi, log Z."""
-    return BitSequence(length, word_length, num_modes, beta, mode_radius, order, mode_seed)
+    """Bit strings built word by word, R = exp(-beta d_min / n) or your own log_reward; exact pi, log Z."""
+    return BitSequence(length, word_length, num_modes, beta, mode_radius, order, mode_seed, log_reward)

@@ -26,6 +26,15 @@ ONE state (batch with ``jax.vmap``):
 * ``terminal_index(x)`` and ``mode_index(x)`` -- an object's place in the
   enumeration of ``terminal_states()``, and the mode it lies in (-1: none).
 
+The reward is the environment's own, or **a user's**: an environment built with
+``log_reward=fn`` (``jaxsamp.targets.get("hypergrid", ..., log_reward=fn)``,
+``bit_sequence(..., log_reward=fn)``) has ``log R(x) = fn(reward_input(x))`` for a
+plain JAX function ``fn`` of ONE object (:meth:`DagEnvironment.reward_input`: the
+hypergrid's coordinates, a bit sequence's bits), and its exact ``log Z``, ``pi``
+and flows are enumerated from ``fn`` as the sampler evaluates it (the default
+float dtype: float32 unless ``jax_enable_x64``). Such an environment knows no
+modes (``num_modes = 0``, ``mode_index = -1``).
+
 States are ``int32`` arrays of shape ``state_shape``; a trajectory has at most
 ``max_trajectory_length`` transitions, the exit included. :meth:`DagEnvironment.exact_flows`
 gives the exact state flows, forward policy and ``log Z`` for a fixed backward
@@ -36,7 +45,7 @@ from __future__ import annotations
 
 import abc
 import functools
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -48,6 +57,8 @@ from jaxsamp.core.target import Target
 
 #: Enumerations (terminal objects, or every state for the flows) above this size are refused.
 MAX_ENUMERATION = 2**22
+#: Objects per vectorised call when a user's log reward is enumerated (``jax.lax.map``'s ``batch_size``).
+REWARD_BATCH = 16384
 
 BACKWARD_POLICIES = ("uniform", "maxent")
 
@@ -79,9 +90,17 @@ class DagEnvironment(Target, abc.ABC):
     ``num_actions`` (exit last), ``num_backward_actions``,
     ``max_trajectory_length``, ``num_tokens``, ``tokens_per_state``,
     ``num_terminal_states``, ``num_states``, ``num_modes`` and implement the
-    single-state functions, :meth:`terminal_states` and :meth:`all_states`.
+    single-state functions, :meth:`terminal_states`, :meth:`all_states` and
+    their built-in reward (``_builtin_log_reward``, ``_builtin_numpy_log_rewards``);
+    a constructor that takes a user's ``log_reward`` hands it to
+    :meth:`_use_log_reward` once the attributes are set.
     A state is terminal-able where its forward mask allows exit; the objects
     of the target are exactly those states.
+
+    Attributes
+    ----------
+    user_log_reward : callable or None
+        The user's ``log R`` of one :meth:`reward_input`; ``None``: the built-in reward.
     """
 
     state_shape: tuple[int, ...]
@@ -93,6 +112,7 @@ class DagEnvironment(Target, abc.ABC):
     num_terminal_states: int
     num_states: int
     num_modes: int
+    user_log_reward: Callable | None = None
 
     @property
     def exit_action(self) -> int:
@@ -158,6 +178,93 @@ class DagEnvironment(Target, abc.ABC):
         """``log R(x)`` of ONE terminal object (the target's unnormalised log density)."""
         return self.log_prob(x)
 
+    # -- the reward: built in, or the user's ------------------------------------
+    def reward_input(self, x: jax.Array) -> jax.Array:
+        """What a user's ``log_reward`` takes for ONE terminal state ``x``: the state itself (or its decoding)."""
+        return x
+
+    def _use_log_reward(self, log_reward: Callable) -> None:
+        """Take ``log_reward`` (a function of one :meth:`reward_input`) as this environment's ``log R``.
+
+        Checked abstractly (``jax.eval_shape``, nothing runs): it must be callable on one
+        object and return one real number. Its values are checked where they are computed
+        on the host: every object at enumeration (:attr:`exact_log_rewards`, the flows) and a
+        concrete object in :meth:`log_prob`. The environment then knows no modes.
+
+        Raises
+        ------
+        InputError
+            Not a function, not callable on one object, or not a scalar real output.
+        """
+        if not callable(log_reward):
+            raise InputError(f"log_reward must be a function of one object, got {type(log_reward).__name__}",
+                             "log_reward=lambda x: ... returning log R(x) for one object")
+        example = jax.eval_shape(self.reward_input, jax.ShapeDtypeStruct(self.state_shape, jnp.int32))
+        one = f"one object of shape {example.shape} {example.dtype}"
+        try:
+            out = jax.eval_shape(log_reward, example)
+        except (TypeError, ValueError, IndexError) as err:
+            first_line = next((line.strip() for line in str(err).splitlines() if line.strip()), type(err).__name__)
+            raise InputError(f"log_reward cannot be called on {one}: {first_line}",
+                             "write log_reward for one object with jax.numpy (no Python branching on its values)"
+                             ) from None
+        shape, dtype = getattr(out, "shape", None), getattr(out, "dtype", None)
+        real = dtype is not None and (jnp.issubdtype(dtype, jnp.integer) or jnp.issubdtype(dtype, jnp.floating))
+        if shape != () or not real:
+            got = f"shape {shape} {dtype}" if shape is not None else type(out).__name__
+            raise InputError(f"log_reward must return one real number for {one}, got {got}",
+                             "return log R(x) of one object as a scalar; jaxsamp batches with jax.vmap")
+        self.user_log_reward = log_reward
+        self.num_modes = 0
+
+    def _user_log_reward_value(self, x: jax.Array) -> jax.Array:
+        """The user's ``log R`` of one terminal state, in the default float dtype."""
+        return jnp.asarray(self.user_log_reward(self.reward_input(x)), jnp.result_type(float))
+
+    def _non_finite(self, values: np.ndarray, states: np.ndarray) -> InputError:
+        """The error for a user's log reward that is NaN or infinite at some ``states`` (shown as ``fn`` saw them)."""
+        bad = np.flatnonzero(~np.isfinite(values))
+        name = getattr(self.user_log_reward, "__name__", "<lambda>")
+        fn = "log_reward" if name == "<lambda>" else f"log_reward {name}"
+        first = np.asarray(self.reward_input(jnp.asarray(states[bad[0]]))).tolist()
+        where = f"at {len(bad)} of {len(values)} objects, first at" if len(values) > 1 else "at"
+        return InputError(
+            f"{self.name}: {fn} is {values[bad[0]]} {where} {first}",
+            "a GFlowNet needs R(x) > 0, a finite log R(x), at every object: return log R (not R), with a floor",
+        )
+
+    def _log_prob(self, x: jax.Array) -> jax.Array:
+        if self.user_log_reward is None:
+            return self._builtin_log_reward(x)
+        value = self._user_log_reward_value(x)
+        if not isinstance(value, jax.core.Tracer) and not np.isfinite(value):
+            raise self._non_finite(np.asarray(value).reshape(1), np.asarray(x)[None])
+        return value
+
+    def _numpy_log_rewards(self, states: np.ndarray) -> np.ndarray:
+        """``log R`` of many terminal states, float64: the built-in reward without float32 rounding, or the user's
+        as the sampler computes it (compiled once, :data:`REWARD_BATCH` objects at a time), every value finite."""
+        if self.user_log_reward is None:
+            return self._builtin_numpy_log_rewards(states)
+        values = np.asarray(self._user_log_rewards(jnp.asarray(states, jnp.int32)), np.float64)
+        if not np.all(np.isfinite(values)):
+            raise self._non_finite(values, states)
+        return values
+
+    @functools.cached_property
+    def _user_log_rewards(self) -> Callable:
+        return jax.jit(lambda states: jax.lax.map(self._user_log_reward_value, states, batch_size=REWARD_BATCH))
+
+    @abc.abstractmethod
+    def _builtin_log_reward(self, x: jax.Array) -> jax.Array:
+        """The environment's own ``log R`` of one terminal state (JAX)."""
+        ...
+
+    @abc.abstractmethod
+    def _builtin_numpy_log_rewards(self, states: np.ndarray) -> np.ndarray:
+        """The environment's own ``log R`` of many terminal states in float64 (without float32 rounding)."""
+        ...
+
     # -- exact references (numpy float64) -------------------------------------
     def _check_enumerable(self, count: int, what: str) -> None:
         if count > MAX_ENUMERATION:
@@ -168,11 +275,6 @@ class DagEnvironment(Target, abc.ABC):
         """``log R(x)`` of every terminal object, float64, in ``terminal_index`` order."""
         self._check_enumerable(self.num_terminal_states, "terminal objects")
         return self._numpy_log_rewards(self.terminal_states())
-
-    @abc.abstractmethod
-    def _numpy_log_rewards(self, states: np.ndarray) -> np.ndarray:
-        """``log R`` of many terminal states in float64 (subclasses compute it without float32 rounding)."""
-        ...
 
     @functools.cached_property
     def exact_probabilities(self) -> np.ndarray:
@@ -303,12 +405,14 @@ class DagEnvironment(Target, abc.ABC):
         ...
 
     def describe(self) -> dict:
+        user = {} if self.user_log_reward is None else {"log_reward": getattr(self.user_log_reward, "__name__", "")}
         return {
             **super().describe(),
             "num_actions": self.num_actions,
             "max_trajectory_length": self.max_trajectory_length,
             "num_terminal_states": self.num_terminal_states,
             "num_modes": self.num_modes,
+            **user,
         }
 
 

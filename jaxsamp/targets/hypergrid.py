@@ -22,12 +22,16 @@ exactly, as for ``H - 1`` a multiple of 4 or 5) is outside its band rather than
 on whichever side floating point rounds it; for ``H = 20`` and ``H = 8`` no
 value is on a boundary. ``N(s)``, the number
 of paths from the origin, is the multinomial ``(sum_d s_d)! / prod_d s_d!``.
+
+Your own reward instead: ``log_reward=fn`` with ``fn`` a JAX function of one point
+(``(D,)`` int32 coordinates) returning ``log R``; ``log Z`` and ``pi`` are then
+enumerated from ``fn`` (:mod:`~jaxsamp.targets.dag_environment`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import Annotated, Callable
 
 import jax
 import jax.numpy as jnp
@@ -54,6 +58,11 @@ class Hypergrid(DagEnvironment):
         ``H >= 2``, the number of values per coordinate.
     reward : {"standard", "hard"} or (R0, R1, R2)
         ``R0 > 0`` (every object has positive reward), ``R1, R2 >= 0``.
+    log_reward : callable, optional
+        Your own ``log R`` instead: a JAX function of one point (``(D,)`` int32, each
+        coordinate in ``0 .. H-1``) returning one finite real number (a log reward, not
+        a reward: pass ``lambda x: jnp.log(R(x))`` for a reward ``R > 0``). ``reward``
+        must then be left at its default; the grid has no modes.
 
     Attributes
     ----------
@@ -63,7 +72,7 @@ class Hypergrid(DagEnvironment):
     tokens_per_state, num_tokens : ``D`` and ``D H`` (the one-hot encoding of every coordinate).
     """
 
-    def __init__(self, dim: int = 4, side: int = 20, reward="standard"):
+    def __init__(self, dim: int = 4, side: int = 20, reward="standard", log_reward: Callable | None = None):
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
             raise InputError(f"dim must be an int >= 1, got {dim!r}")
         if isinstance(side, bool) or not isinstance(side, int) or side < 2:
@@ -79,6 +88,8 @@ class Hypergrid(DagEnvironment):
             self.reward_name = "custom"
         if levels[0] <= 0 or levels[1] < 0 or levels[2] < 0:
             raise InputError(f"reward levels need R0 > 0 and R1, R2 >= 0, got {levels}")
+        if log_reward is not None and self.reward_name != "standard":
+            raise InputError(f"log_reward replaces the built-in reward: leave reward at 'standard', got {reward!r}")
         self.dim, self.side, self.levels = dim, side, levels
         self.name = "hypergrid"
         self.event_shape = self.state_shape = (dim,)
@@ -94,15 +105,17 @@ class Hypergrid(DagEnvironment):
         self._mode_band = ((5 * d > 3 * (side - 1)) & (5 * d < 4 * (side - 1))).astype(np.float64)
         self._high_half = (np.arange(side) > (side - 1) / 2).astype(np.int32)
         self._place = side ** np.arange(dim - 1, -1, -1)
+        if log_reward is not None:
+            self._use_log_reward(log_reward)
 
     # -- the target --------------------------------------------------------
-    def _log_prob(self, x):
+    def _builtin_log_reward(self, x):
         r0, r1, r2 = self.levels
         outer = jnp.prod(jnp.asarray(self._outer_band, jnp.float32)[x])
         band = jnp.prod(jnp.asarray(self._mode_band, jnp.float32)[x])
         return jnp.log(r0 + r1 * outer + r2 * band)
 
-    def _numpy_log_rewards(self, states):
+    def _builtin_numpy_log_rewards(self, states):
         r0, r1, r2 = self.levels
         states = np.asarray(states)
         return np.log(r0 + r1 * self._outer_band[states].prod(-1) + r2 * self._mode_band[states].prod(-1))
@@ -155,7 +168,8 @@ class Hypergrid(DagEnvironment):
     all_states = terminal_states
 
     def describe(self) -> dict:
-        return {**super().describe(), "dim": self.dim, "side": self.side, "reward": list(self.levels)}
+        reward = {} if self.user_log_reward is not None else {"reward": list(self.levels)}
+        return {**super().describe(), "dim": self.dim, "side": self.side, **reward}
 
 
 @TARGETS.register("hypergrid")
@@ -166,11 +180,14 @@ def hypergrid(
     R0: PositiveFloat | None = None,
     R1: NonNegativeFloat | None = None,
     R2: NonNegativeFloat | None = None,
+    log_reward: Callable | None = None,
 ) -> Hypergrid:
-    """GFlowNet hypergrid H^D (standard or hard reward, or R0, R1, R2); exact pi, log Z, flows and samples."""
+    """GFlowNet hypergrid H^D (standard or hard reward, R0, R1, R2, or your own log_reward); exact pi, log Z, flows."""
     custom = (R0, R1, R2)
     if any(r is not None for r in custom):
         if any(r is None for r in custom):
             raise InputError("give all three of R0, R1, R2 (or none, for the named reward)")
+        if log_reward is not None:
+            raise InputError("log_reward replaces the built-in reward: give R0, R1, R2 or log_reward, not both")
         return Hypergrid(dim, side, custom)
-    return Hypergrid(dim, side, reward)
+    return Hypergrid(dim, side, reward, log_reward)

@@ -1,5 +1,7 @@
 """GFlowNet environments: rewards by hand, enumeration, exact flows, and masks that never allow an invalid action."""
 
+import itertools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -179,3 +181,132 @@ def test_bad_parameters():
         _ = Hypergrid(8, 20).exact_probabilities
     with pytest.raises(InputError, match="backward_policy"):
         Hypergrid(2, 4).exact_flows("naive")
+
+
+# -- a user's reward -----------------------------------------------------------------------------------------------
+def ring(x):
+    """A user's log reward on the 5 x 5 grid (none of the built-ins): high on a ring of radius 1.5 around (2, 2)."""
+    return -2.0 * (jnp.sqrt(jnp.sum((x - 2.0) ** 2)) - 1.5) ** 2
+
+
+def ring_by_hand(point) -> float:
+    return -2.0 * (np.sqrt(np.sum((np.asarray(point, float) - 2.0) ** 2)) - 1.5) ** 2
+
+
+def runs(bits):
+    """A user's log reward on bit strings (none of the built-ins): equal neighbours pay, ones cost."""
+    return 0.8 * jnp.sum(bits[1:] == bits[:-1]) - 0.3 * jnp.sum(bits)
+
+
+def runs_by_hand(bits) -> float:
+    b = np.asarray(bits)
+    return 0.8 * np.sum(b[1:] == b[:-1]) - 0.3 * np.sum(b)
+
+
+USER_REWARDS = {  # environment, then every object in terminal_index order with its log reward in float64 by hand
+    "hypergrid_5x5": (lambda: Hypergrid(2, 5, log_reward=ring), itertools.product(range(5), repeat=2), ring_by_hand),
+    "bits_any_k2": (lambda: BitSequence(6, 2, log_reward=runs), itertools.product((0, 1), repeat=6), runs_by_hand),
+    "bits_ltr_k3": (lambda: BitSequence(6, 3, order="left_to_right", log_reward=runs),
+                    itertools.product((0, 1), repeat=6), runs_by_hand),
+}
+
+
+@pytest.mark.parametrize("name", list(USER_REWARDS))
+def test_a_user_reward_is_enumerated_as_brute_force_finds_it(name):
+    """Every object's log R, pi, log Z and the exact flows' F(s_0) from the user's function equal brute force: the
+    function applied by hand (float64) to every object listed in order, a grid's points or a sequence's bits (float32
+    evaluation: 1e-5); pushing P_F of the exact flows forward ends at that pi. The objects have no modes."""
+    build, objects, by_hand = USER_REWARDS[name]
+    env = build()
+    objects = list(objects)
+    want = np.array([by_hand(o) for o in objects])
+    assert env.num_terminal_states == len(objects)
+    np.testing.assert_allclose(env.exact_log_rewards, want, rtol=1e-5, atol=1e-5)
+    inputs = jax.vmap(env.reward_input)(jnp.asarray(env.terminal_states()))
+    np.testing.assert_array_equal(np.asarray(inputs), np.asarray(objects))  # fn sees the objects as listed
+    log_z = np.log(np.sum(np.exp(want)))
+    assert env.log_Z == pytest.approx(log_z, abs=1e-5)
+    np.testing.assert_allclose(env.exact_probabilities, np.exp(want - log_z), rtol=1e-4)
+    flows = env.exact_flows("uniform")
+    assert flows.log_Z == pytest.approx(log_z, abs=1e-5)
+    np.testing.assert_allclose(env.terminal_distribution(flows.log_pf), env.exact_probabilities, atol=1e-12)
+    log_r, modes = jax.jit(jax.vmap(lambda x: (env.log_prob(x), env.mode_index(x))))(jnp.asarray(env.terminal_states()))
+    np.testing.assert_array_equal(np.asarray(log_r, np.float64), env.exact_log_rewards)
+    assert env.num_modes == 0 and np.all(np.asarray(modes) == -1)
+
+
+def standard_hypergrid_reward(x, side=8):
+    """The built-in standard hypergrid reward as a user writes it (integer bands): R = 1e-3 + 0.5 [outer] + 2 [band]."""
+    d = jnp.abs(2 * x - (side - 1))
+    outer = jnp.prod(2 * d > side - 1)
+    band = jnp.prod((5 * d > 3 * (side - 1)) & (5 * d < 4 * (side - 1)))
+    return jnp.log(1e-3 + 0.5 * outer + 2.0 * band)
+
+
+BUILTIN_BITS = BitSequence(6, 2, num_modes=3)
+
+
+def builtin_bit_sequence_reward(bits):
+    """The built-in bit-sequence reward, written as a user would: -beta min_j Hamming(bits, mode_j) / n, beta = 3."""
+    return -3.0 * jnp.min(jnp.sum(bits[None, :] != jnp.asarray(BUILTIN_BITS.modes), axis=-1)).astype(jnp.float32) / 6
+
+
+BUILTIN_AS_USER = {
+    "hypergrid_2x8": (Hypergrid(2, 8), lambda: Hypergrid(2, 8, log_reward=standard_hypergrid_reward)),
+    "bits_any": (BUILTIN_BITS, lambda: BitSequence(6, 2, log_reward=builtin_bit_sequence_reward)),
+}
+
+
+@pytest.mark.parametrize("name", list(BUILTIN_AS_USER))
+def test_the_builtin_reward_as_a_user_function_is_the_builtin_environment(name):
+    """The same log R bit for bit (float32, as the sampler sees it) at every object; the enumeration from it matches
+    the built-in's float64 one to float32 rounding (1e-6)."""
+    builtin, build = BUILTIN_AS_USER[name]
+    user = build()
+    objects = jnp.asarray(builtin.terminal_states())
+    for_both = [jax.jit(jax.vmap(env.log_prob))(objects) for env in (builtin, user)]
+    np.testing.assert_array_equal(*(np.asarray(v) for v in for_both))
+    np.testing.assert_allclose(user.exact_log_rewards, builtin.exact_log_rewards, atol=1e-6)
+    assert user.log_Z == pytest.approx(builtin.log_Z, abs=1e-6)
+    np.testing.assert_allclose(user.exact_probabilities, builtin.exact_probabilities, rtol=1e-5)
+
+
+def test_a_bad_user_reward_is_a_one_line_error_naming_it():
+    """Not a function, not callable on one object, a non-scalar output, NaN or inf at enumeration or at one object,
+    and a built-in reward's setting beside it: each an InputError of one line, before any enumeration or training."""
+    cases = [
+        (lambda: Hypergrid(2, 5, log_reward=3.0), r"^log_reward must be a function of one object, got float$"),
+        (lambda: jaxsamp.targets.get("hypergrid", dim=2, side=5, log_reward="ring"), r"log_reward must be Callable"),
+        (lambda: Hypergrid(2, 5, log_reward=lambda x: -x * 1.0),
+         r"^log_reward must return one real number for one object of shape \(2,\) int32, got shape \(2,\) float32$"),
+        (lambda: BitSequence(6, 2, log_reward=lambda bits: bits[:3] * 1.0),
+         r"one object of shape \(6,\) int32, got shape \(3,\)"),
+        (lambda: Hypergrid(2, 5, log_reward=lambda x, scale: scale * x[0]),
+         r"^log_reward cannot be called on one object"),
+        (lambda: Hypergrid(2, 5, log_reward=lambda x: 1.0 if x[0] > 1 else 0.0),
+         r"^log_reward cannot be called on one object of shape \(2,\) int32: Attempted boolean conversion"),
+        (lambda: jaxsamp.targets.get("hypergrid", dim=2, side=5, R0=1.0, R1=1.0, R2=1.0, log_reward=ring),
+         r"log_reward replaces the built-in reward: give R0, R1, R2 or log_reward, not both"),
+        (lambda: Hypergrid(2, 5, "hard", log_reward=ring), r"leave reward at 'standard', got 'hard'"),
+        (lambda: BitSequence(6, 2, beta=1.0, mode_seed=3, log_reward=runs), r"leave beta, mode_seed at the default"),
+    ]
+    for build, message in cases:
+        with pytest.raises(InputError, match=message) as caught:
+            build()
+        assert "\n" not in str(caught.value)
+
+    def log_of_first(x):  # log R = log x_0: -inf on the first column
+        return jnp.log(x[0].astype(jnp.float32))
+
+    grid = Hypergrid(2, 5, log_reward=log_of_first)  # built: the function is checked abstractly only
+    with pytest.raises(InputError, match=r"^hypergrid: log_reward log_of_first is -inf at 5 of 25 objects, first at "
+                                         r"\[0, 0\]$") as caught:
+        _ = grid.log_Z
+    assert "finite log R" in caught.value.hint
+    with pytest.raises(InputError, match=r"^hypergrid: log_reward log_of_first is -inf at \[0, 3\]$"):
+        grid.log_prob(jnp.array([0, 3]))  # a concrete object
+    assert float(grid.log_prob(jnp.array([2, 3]))) == pytest.approx(np.log(2.0))
+    bits = BitSequence(6, 3, log_reward=lambda b: jnp.where(b[5] == 1, jnp.nan, 0.0))
+    with pytest.raises(InputError, match=r"^bit_sequence: log_reward is nan at 32 of 64 objects, first at "
+                                         r"\[0, 0, 0, 0, 0, 1\]$"):
+        bits.exact_flows()  # named by the bits the function saw

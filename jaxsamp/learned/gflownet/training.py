@@ -689,8 +689,9 @@ def build(target, settings: GFlowNetSettings | None = None, *, batch_size: int |
     Parameters
     ----------
     target : DagEnvironment
-        ``jaxsamp.targets.get("hypergrid", ...)`` or ``("bit_sequence", ...)``; its
-        terminal objects must be enumerable (the exact ``pi`` and ``log Z`` score training).
+        ``jaxsamp.targets.get("hypergrid", ...)`` or ``("bit_sequence", ...)``, with the built-in
+        reward or your own (``log_reward=fn``, a JAX function of one object); its terminal objects
+        must be enumerable (the exact ``pi`` and ``log Z`` score training).
     settings : GFlowNetSettings, optional
         Default: the TLM paper's hypergrid settings.
     batch_size : int, optional
