@@ -1,4 +1,4 @@
-"""``jaxsamp bench list | run SUITE | report | convert SUITE``: the benchmark suites on the command line."""
+"""``jaxsamp bench list | run SUITE | report | docs [--check] | convert SUITE``: the benchmark suites on the command line."""
 
 from __future__ import annotations
 
@@ -28,6 +28,10 @@ def add_parser(sub) -> None:
     p_report.add_argument("--quick", action="store_true", help="report the quick-size results")
     p_report.add_argument("--results-dir", type=Path, default=None, help="default benchmarks/results")
     p_report.set_defaults(func=_report)
+    p_docs = bench.add_parser("docs", help="write the marked figures of the README, docs and notebooks from the results")
+    p_docs.add_argument("files", nargs="*", type=Path, help="default README.md, docs/**/*.md, notebooks/*.ipynb")
+    p_docs.add_argument("--check", action="store_true", help="change nothing; fail (exit 2) when a figure is stale")
+    p_docs.set_defaults(func=_docs)
     p_convert = bench.add_parser("convert", help="convert a suite's results file of the old scripts, once")
     p_convert.add_argument("suite")
     p_convert.add_argument("--results-dir", type=Path, default=None, help="default benchmarks/results")
@@ -89,4 +93,19 @@ def _convert(args) -> int:
     data = legacy.convert(suite.PROTOCOL, old, suite.legacy_key, new)
     seeds = sum(len(s) for s in data["records"].values())
     print(f"{old} -> {new}: {seeds} cell-seeds in {len(data['records'])} cells")
+    return 0
+
+
+def _docs(args) -> int:
+    from jaxsamp.bench.docs import update
+    from jaxsamp.core.errors import InputError
+
+    changes = update(args.files or None, check=args.check)
+    for line in changes:
+        print(("stale: " if args.check else "updated: ") + line)
+    if args.check and changes:
+        raise InputError(f"{len(changes)} documented figures differ from their results",
+                         "run `jaxsamp bench docs` to write them")
+    if not changes:
+        print("every marked figure matches its results")
     return 0
