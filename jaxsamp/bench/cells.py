@@ -61,7 +61,9 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     The seed's key trains (``jaxsamp.fit(key=jax.random.key(seed))``) and its ``fold_in`` 2 evaluates
     (``evaluation["num_samples"]`` samples, or the cell's own ``params["evaluate"]["num_samples"]``, with the
     rest of ``params["evaluate"]`` as the method's options, e.g. ``num_sets``); ``fold_in`` 3 draws the samples kept for plots (``artifacts["samples"]``, as many as
-    ``params["plot_samples"]``, none by default).
+    ``params["plot_samples"]``, none by default). ``params["history_totals"]`` (``{figure: metric}``) adds the sum
+    over the training updates of a per-update metric of the method as a figure (``{"diverged_collocation_points":
+    "diverged_points"}``). ``artifacts["fitted"]`` is the :class:`~jaxsamp.learned.fit.Fitted`, for a suite's plots.
     """
     import jaxsamp
     from jaxsamp.core.registry import LEARNED
@@ -69,7 +71,7 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
 
     params = dict(cell.params)
     method = params.pop("method")
-    unknown = set(params) - {"settings", "batch_size", "evaluate", "plot_samples"}
+    unknown = set(params) - {"settings", "batch_size", "evaluate", "plot_samples", "history_totals"}
     if unknown:
         raise ConfigError(f"cell {cell.name!r}: unknown fit parameters {sorted(unknown)}")
     settings = LEARNED.entry(method).meta["settings"](**params.get("settings", {}))
@@ -88,7 +90,12 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
                    train_seconds=fitted.seconds - fitted.compile_seconds, compile_seconds=fitted.compile_seconds)
     if "target_evals" in history:
         figures["target_evals"] = float(np.asarray(history["target_evals"])[-1])
-    artifacts = {}
+    for figure, metric in params.get("history_totals", {}).items():
+        if metric not in history:
+            raise ConfigError(f"cell {cell.name!r}: {method} records no per-update metric {metric!r}; "
+                              f"its metrics: {', '.join(sorted(history))}")
+        figures[figure] = float(np.sum(history[metric]))
+    artifacts = {"fitted": fitted}
     if params.get("plot_samples"):
         artifacts["samples"] = np.asarray(fitted.sample(jax.random.fold_in(key, 3), params["plot_samples"]).x)
     return figures, artifacts

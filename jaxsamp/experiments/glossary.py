@@ -260,6 +260,14 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "max_velocity": Entry("Largest |v_t(x_t)| over time and samples.", "moderate; a spike means a stiff curve"),
         "peak_mean_velocity": Entry("Largest over t of the mean |v_t(x_t)|.", "context"),
         "langevin_acceptance": Entry("Acceptance of the optional MALA corrections (NaN without).", "0.5-0.9"),
+        "train_and_sample_target_evals": Entry("Target evaluations of training and of drawing the evaluation samples "
+                                               "(``target_evals + sample_target_evals``; what the curves' benchmark "
+                                               "script recorded as ``target_evals``).", COST),
+        "peak_rms_speed_<interpolation>": Entry("The largest over t of the exact root-mean-square speed "
+                                                "sqrt(E_rho_t v_t^2) of a 1-D curve to a two-mode mixture "
+                                                "(``jaxsamp.learned.curves.ode.exact_speeds_1d``).",
+                                                "moderate; growing without bound with the modes' separation means "
+                                                "the curve teleports mass (the linear one)"),
     },
     "bernoulli_denoising": {
         "final_bit_error": Entry("Fraction of bits the denoiser gets wrong on the last training batches.", "context"),

@@ -8,7 +8,7 @@ import importlib
 from jaxsamp.core.errors import ConfigError
 
 #: The suites by name: the module of each (imported when used).
-SUITES = {"paths": "jaxsamp.bench.suites.paths"}
+SUITES = {"paths": "jaxsamp.bench.suites.paths", "curves": "jaxsamp.bench.suites.curves"}
 
 
 def module(name: str):

@@ -317,7 +317,7 @@ class Curves:
     :func:`training_checks` warns about skipped updates and diverged points.
 
     **Settings for a new target** (no settings of the paper were found; those
-    here are Máté & Fleuret's code's or ours, measured in ``scripts/bench_curves.py``):
+    here are Máté & Fleuret's code's or ours, measured in the ``curves`` benchmark suite, ``jaxsamp bench run curves``):
 
     * ``interpolation``: ``learned`` on multimodal targets (gmm2d: log Z error
       0.0025 at ESS 0.96 against linear's 0.37 at ESS 0.003, whose mass must
