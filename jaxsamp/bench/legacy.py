@@ -27,7 +27,8 @@ FIGURE_NAMES = {
     "logz_abs_err_sets_sd": ("log_Z_abs_err_sets_sd", 1.0), "logz_sets_sd": ("log_Z_hat_sets_sd", 1.0),
     "energy_evals": ("target_evals", 1.0), "nonfinite_paths": ("nonfinite_samples", 1.0),
     "train_minutes": ("train_seconds_incl_compile", 60.0), "levels": ("num_levels", 1.0),
-    "logz_jarzynski_abs_err": ("log_Z_abs_err_jarzynski", 1.0), "logz_learned_abs_err": ("log_Z_learned_abs_err", 1.0), "diverged_points": ("diverged_collocation_points", 1.0),
+    "logz_jarzynski_abs_err": ("log_Z_abs_err_jarzynski", 1.0), "logz_learned_abs_err": ("log_Z_learned_abs_err", 1.0),
+    "diverged_points": ("diverged_collocation_points", 1.0),
 }
 SEED = re.compile(r"(.+)_seed(\d+)\Z")
 
