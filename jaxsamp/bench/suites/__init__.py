@@ -9,6 +9,7 @@ from jaxsamp.core.errors import ConfigError
 
 #: The suites by name: the module of each (imported when used).
 SUITES = {"paths": "jaxsamp.bench.suites.paths"}
+SUITES["gflownet"] = "jaxsamp.bench.suites.gflownet"
 
 
 def module(name: str):
