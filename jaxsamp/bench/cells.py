@@ -61,9 +61,17 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     The seed's key trains (``jaxsamp.fit(key=jax.random.key(seed))``) and its ``fold_in`` 2 evaluates
     (``evaluation["num_samples"]`` samples, or the cell's own ``params["evaluate"]["num_samples"]``, with the
     rest of ``params["evaluate"]`` as the method's options, e.g. ``num_sets``); ``fold_in`` 3 draws the samples kept for plots (``artifacts["samples"]``, as many as
-    ``params["plot_samples"]``, none by default). ``params["history_totals"]`` (``{figure: metric}``) adds the sum
-    over the training updates of a per-update metric of the method as a figure (``{"diverged_collocation_points":
-    "diverged_points"}``). ``artifacts["fitted"]`` is the :class:`~jaxsamp.learned.fit.Fitted`, for a suite's plots.
+    ``params["plot_samples"]``, none by default).
+
+    What a method measures while it trains (its ``fitted.history``) is read with four optional parameters:
+    ``history_figures``, metrics whose last finite value becomes a figure of the same name (a GFlowNet's
+    ``empirical_l1`` over its last window of terminal states); ``history_totals`` (``{figure: metric}``), the sum
+    over the training updates of a per-update metric as a figure (``{"diverged_collocation_points":
+    "diverged_points"}``); ``throughput``, counters whose final value per second of training becomes
+    ``train_<name>_per_s``; and ``history_curve``, metrics whose rows where all of them are finite form the
+    learning curve ``artifacts["curves"]`` (``{metric: list}``), which the runner stores beside the seed's figures
+    (a method that evaluates itself every few steps leaves NaN between). ``artifacts["fitted"]`` is the
+    :class:`~jaxsamp.learned.fit.Fitted`, for a suite's plots.
     """
     import jaxsamp
     from jaxsamp.core.registry import LEARNED
@@ -71,7 +79,8 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
 
     params = dict(cell.params)
     method = params.pop("method")
-    unknown = set(params) - {"settings", "batch_size", "evaluate", "plot_samples", "history_totals"}
+    unknown = set(params) - {"settings", "batch_size", "evaluate", "plot_samples", "history_figures", "history_totals",
+                             "throughput", "history_curve"}
     if unknown:
         raise ConfigError(f"cell {cell.name!r}: unknown fit parameters {sorted(unknown)}")
     settings = LEARNED.entry(method).meta["settings"](**params.get("settings", {}))
@@ -90,15 +99,28 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
                    train_seconds=fitted.seconds - fitted.compile_seconds, compile_seconds=fitted.compile_seconds)
     if "target_evals" in history:
         figures["target_evals"] = float(np.asarray(history["target_evals"])[-1])
-    for figure, metric in params.get("history_totals", {}).items():
-        if metric not in history:
-            raise ConfigError(f"cell {cell.name!r}: {method} records no per-update metric {metric!r}; "
-                              f"its metrics: {', '.join(sorted(history))}")
-        figures[figure] = float(np.sum(history[metric]))
+    for name in params.get("history_figures", ()):
+        values = _history(cell, history, name)
+        figures[name] = float(values[np.isfinite(values)][-1]) if np.isfinite(values).any() else float("nan")
+    for figure, name in params.get("history_totals", {}).items():
+        figures[figure] = float(np.sum(_history(cell, history, name)))
+    for name in params.get("throughput", ()):
+        figures[f"train_{name}_per_s"] = float(_history(cell, history, name)[-1]) / figures["train_seconds"]
     artifacts = {"fitted": fitted}
+    if params.get("history_curve"):
+        series = {name: _history(cell, history, name) for name in params["history_curve"]}
+        rows = np.all([np.isfinite(v) for v in series.values()], axis=0)
+        artifacts["curves"] = {name: v[rows].tolist() for name, v in series.items()}
     if params.get("plot_samples"):
         artifacts["samples"] = np.asarray(fitted.sample(jax.random.fold_in(key, 3), params["plot_samples"]).x)
     return figures, artifacts
+
+
+def _history(cell: Cell, history: dict, name: str) -> np.ndarray:
+    """One metric of a training history as a float vector (a ConfigError naming the method's metrics otherwise)."""
+    if name not in history:
+        raise ConfigError(f"cell {cell.name!r}: the training history has no {name!r}; it has {sorted(history)}")
+    return np.asarray(history[name], dtype=float).reshape(len(history[name]), -1).mean(axis=1)
 
 
 @runner("tempered_smc")

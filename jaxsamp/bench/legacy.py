@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 from jaxsamp.bench import store
@@ -33,12 +34,18 @@ FIGURE_NAMES = {
 SEED = re.compile(r"(.+)_seed(\d+)\Z")
 
 
+def _figure_name(old: str) -> str:
+    return FIGURE_NAMES.get(old, (old, 1.0))[0]
+
+
 def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path) -> dict:
     """Read ``old_path``, map every per-seed figure through ``legacy_key`` and write ``new_path``; return it.
 
     Figures of the old file that are not per seed (its means and sds) are recomputed, not copied; a per-seed key
     that ``legacy_key`` does not place is an error naming it, so nothing is dropped silently. The number of
-    paths a seed was scored on (``eval_paths``) goes into its record's ``evaluation``.
+    paths a seed was scored on (``eval_paths``) goes into its record's ``evaluation``. A per-seed value that is a
+    mapping of lists is a learning curve (``<run>_curve_seed<k>``): it goes into the record's ``curves``, each
+    series named as ``legacy_key`` names the run's figure of that name (``<run>_<series>``).
     """
     if new_path.exists():
         raise InputError(f"{new_path} exists already: the conversion runs once", "remove it to convert again")
@@ -54,6 +61,10 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path) -> d
             raise InputError(f"{old_path}: no cell of suite {protocol.suite!r} takes {name!r}")
         cell, figure, scale = placed
         entry = seeds[(scaled_name(cell, scale), match.group(2))]
+        if isinstance(value, Mapping):  # a learning curve: each series named as its run's figure of that name
+            run = match.group(1)[:len(match.group(1)) - len(figure)]
+            entry["curves"] = {_figure_name(legacy_key(run + series)[1]): list(v) for series, v in value.items()}
+            continue
         if figure == "eval_paths":
             entry["evaluation"]["num_samples"] = int(value)
             continue

@@ -57,7 +57,8 @@ class Cell:
         The runner's parameters (for ``"fit"``: ``method``, ``settings``, ``batch_size``, ``evaluate``).
     budget : Budget
     quick : mapping
-        Overrides of ``params`` (and ``budget_updates``) at the suite's quick size, which a test runs.
+        Overrides of ``params`` (and ``budget_updates``, and ``target``: a smaller instance) at the suite's quick
+        size, which a test runs.
     """
 
     name: str
@@ -68,17 +69,18 @@ class Cell:
     quick: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def sized(self, quick: bool) -> Cell:
-        """The cell at the quick size (``params`` and the update budget overridden) or as declared."""
+        """The cell at the quick size (``params``, the update budget and the target overridden) or as declared."""
         if not quick:
             return self
         overrides = dict(self.quick)
+        target = overrides.pop("target", self.target)
         budget = self.budget
         if "budget_updates" in overrides:
             budget = dataclasses.replace(budget, updates=overrides.pop("budget_updates"))
         params = dict(self.params)
         for key, value in overrides.items():
             params[key] = {**params[key], **value} if isinstance(value, Mapping) and key in params else value
-        return dataclasses.replace(self, params=params, budget=budget, quick={})
+        return dataclasses.replace(self, target=target, params=params, budget=budget, quick={})
 
 
 @dataclasses.dataclass(frozen=True)

@@ -88,9 +88,10 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
             start = time.perf_counter()
             figures, artifacts = RUNNERS[sized.runner](sized, seed, target_evals=budget, evaluation=evaluation,
                                                        budget_scale=budget_scale)
+            curves = {"curves": artifacts["curves"]} if "curves" in artifacts else {}  # lists, beside the figures
             data = store.record(path, protocol, name, seed, {
-                "figures": figures, "cell": definition, "budget_scale": budget_scale, "evaluation": evaluation,
-                "machine": machine(), "command": command, "revision": store.revision(),
+                "figures": figures, **curves, "cell": definition, "budget_scale": budget_scale,
+                "evaluation": evaluation, "machine": machine(), "command": command, "revision": store.revision(),
                 "wall_seconds": time.perf_counter() - start})
             shown = protocol.headline if protocol.headline in figures else next(iter(figures), None)
             log(f"{protocol.suite} {name} seed {seed}: " + (f"{shown} {figures[shown]:.4g}" if shown else "no figures")

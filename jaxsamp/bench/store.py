@@ -5,7 +5,8 @@ overwrites a recorded figure) holds:
 
 - ``protocol``: the suite's :class:`~jaxsamp.bench.protocol.Protocol` as last run;
 - ``records``: ``{cell: {seed: {figures, cell, machine, command, date, revision}}}``, every per-seed value, the
-  cell's definition as it ran (so that ``jaxsamp bench run`` can reproduce it) and the machine that ran it;
+  cell's definition as it ran (so that ``jaxsamp bench run`` can reproduce it) and the machine that ran it (and
+  ``curves``, a learning curve as lists, where the cell records one: never aggregated);
 - ``summary``: per cell and per machine, :func:`~jaxsamp.bench.aggregate.summarise` of every figure;
 - ``goals`` and ``comparisons``: each goal's decision and each paired comparison, per machine.
 

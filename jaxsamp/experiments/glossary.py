@@ -118,6 +118,21 @@ RETIRED = {
     "elbo_gap": "elbo_abs_err", "log_Z_error": "log_Z_abs_err",
 }
 
+#: A GFlowNet run's own figures: a benchmark cell's names (one run per cell; ``jaxsamp bench run gflownet``), which
+#: the ``gflownet`` kind writes per backward policy as ``<policy>_<name>``.
+_GFLOWNET_RUN = {
+    "policy_l1": Entry("Mean |pi_theta - pi| of the forward policy's exact terminal distribution.", "0"),
+    "policy_kl": Entry("KL(pi || pi_theta) of the forward policy's exact terminal distribution.", "0"),
+    "empirical_l1": Entry("Mean |empirical - exact| terminal probability over the last window of training's terminal "
+                          "states (the paper's L1; noisy: the window's sampling noise is in it).",
+                          "0; the benchmark reports it x 1e3"),
+    "empirical_kl": Entry("KL(exact || empirical + 1e-9) of the same window's terminal distribution.", "0"),
+    "modes_found": Entry("Modes visited during training.", "num_modes"),
+    "train_trajectories_per_s": Entry("Training throughput.", "higher is faster"),
+    "rollout_trajectories_per_s": Entry("Forward rollouts per second of a fresh policy network (objects only).",
+                                        "higher is faster"),
+}
+
 #: Every kind's own keys (the :data:`VOCABULARY` and the runner's :data:`COMMON` keys apart).
 #:
 #: :meta hide-value:
@@ -236,16 +251,9 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "<policy>_log_Z_learned": Entry("The learned log Z at the end (TB's parameter, log F(s_0), or V(s_0) for soft DQN).",
                                         "equal to log_Z_exact"),
         "<policy>_log_Z_learned_abs_err": Entry("|log_Z_learned - log_Z_exact| at the end.", "0"),
-        "<policy>_policy_l1": Entry("Mean |pi_theta - pi| of the forward policy's exact terminal distribution.", "0"),
-        "<policy>_policy_kl": Entry("KL(pi || pi_theta) of the forward policy's exact terminal distribution.", "0"),
-        "<policy>_empirical_l1": Entry("Mean |empirical - exact| terminal probability over the last window of "
-                                       "training's terminal states (the paper's L1; noisy: the window's sampling "
-                                       "noise is in it).", "0; the benchmark reports it x 1e3"),
-        "<policy>_empirical_kl": Entry("KL(exact || empirical + 1e-9) of the same window's terminal distribution.",
-                                       "0"),
-        "<policy>_modes_found": Entry("Modes visited during training.", "num_modes"),
+        **{f"<policy>_{name}": entry for name, entry in _GFLOWNET_RUN.items() if name != "rollout_trajectories_per_s"},
+        **_GFLOWNET_RUN,
         "<policy>_final_loss": Entry("The last training loss.", "context"),
-        "<policy>_train_trajectories_per_s": Entry("Training throughput.", "higher is faster"),
         "<policy>_train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
     },
     "curves": {

@@ -29,6 +29,14 @@ def test_quick_size_overrides_merge_into_the_parameters_and_the_update_budget():
     assert grid()[0].sized(False) is grid()[0] or grid()[0].sized(False) == grid()[0]
 
 
+def test_the_quick_size_may_take_a_smaller_target():
+    cell = Cell("a-x/t", "fit", {"name": "hypergrid", "dim": 4, "side": 20}, {"method": "gflownet"},
+                Budget(updates=10), quick={"target": {"name": "hypergrid", "dim": 2, "side": 8}, "budget_updates": 3})
+    assert cell.sized(True).target == {"name": "hypergrid", "dim": 2, "side": 8} and cell.sized(True).params == {
+        "method": "gflownet"}
+    assert cell.sized(False).target["side"] == 20
+
+
 def test_a_malformed_grid_is_refused_naming_the_culprit():
     cell = grid()[0]
     with pytest.raises(ConfigError, match="named twice: a-x/t"):

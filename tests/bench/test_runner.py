@@ -17,7 +17,8 @@ def toy(cell, seed, *, target_evals, evaluation, budget_scale=1, checkpoint=None
     """Figures that are a known function of the seed and the budget (no training)."""
     CALLS.append((cell.name, seed, target_evals))
     evals = cell.params.get("evals", 100.0) * budget_scale
-    return {"log_Z_abs_err": cell.params.get("error", 0.1) + 0.01 * seed, "target_evals": evals}, {}
+    artifacts = {"curves": {"step": [1, 2], "loss": [0.5, 0.25]}} if cell.params.get("curve") else {}
+    return {"log_Z_abs_err": cell.params.get("error", 0.1) + 0.01 * seed, "target_evals": evals}, artifacts
 
 
 def protocol(error=0.1):
@@ -86,3 +87,13 @@ def test_budget_scale_names_the_cells_and_scales_the_budget(tmp_path):
     assert set(data["records"]) == {"learned/t x3", "other/t x3", "smc/t x3"}
     assert data["records"]["smc/t x3"]["0"]["figures"]["target_evals"] == 300.0  # its own evals, at scale 3
     assert CALLS[-1] == ("smc/t", 0, 600.0)
+
+
+def test_a_learning_curve_is_stored_beside_the_figures_and_never_aggregated(tmp_path):
+    curved = Protocol("toy", "toy suite", (Cell("learned/t", "toy_for_tests", {"name": "gaussian", "dim": 2},
+                                                {"curve": True}, Budget(updates=5)),))
+    data = runner.run_suite(curved, results_dir=tmp_path, seeds=[0, 1], log=lambda _: None)
+    assert data["records"]["learned/t"]["1"]["curves"] == {"step": [1, 2], "loss": [0.5, 0.25]}
+    assert set(data["summary"]["learned/t"][0]["figures"]) == {"log_Z_abs_err", "target_evals"}
+    assert "curves" not in runner.run_suite(protocol(), results_dir=tmp_path / "plain", seeds=[0],
+                                            log=lambda _: None)["records"]["learned/t"]["0"]

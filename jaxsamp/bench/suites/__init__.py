@@ -8,7 +8,11 @@ import importlib
 from jaxsamp.core.errors import ConfigError
 
 #: The suites by name: the module of each (imported when used).
-SUITES = {"paths": "jaxsamp.bench.suites.paths", "curves": "jaxsamp.bench.suites.curves"}
+SUITES = {
+    "paths": "jaxsamp.bench.suites.paths",
+    "curves": "jaxsamp.bench.suites.curves",
+    "gflownet": "jaxsamp.bench.suites.gflownet",
+}
 
 
 def module(name: str):
