@@ -1,4 +1,4 @@
-"""``jaxsamp bench list | run SUITE | report | docs [--check] | convert SUITE``: the benchmark suites on the command line."""
+"""``jaxsamp bench list | run SUITE | reproduce SUITE CELL --seed K | report | docs [--check] | convert SUITE``: the benchmark suites on the command line."""
 
 from __future__ import annotations
 
@@ -28,6 +28,14 @@ def add_parser(sub) -> None:
     p_report.add_argument("--quick", action="store_true", help="report the quick-size results")
     p_report.add_argument("--results-dir", type=Path, default=None, help="default benchmarks/results")
     p_report.set_defaults(func=_report)
+    p_again = bench.add_parser("reproduce", help="run one recorded cell and seed again from its stored definition "
+                                                 "and compare its figures with the record (nothing is written)")
+    p_again.add_argument("suite")
+    p_again.add_argument("cell", help="the recorded cell's name ('NAME xK' for a budget-scaled one)")
+    p_again.add_argument("--seed", type=int, required=True)
+    p_again.add_argument("--quick", action="store_true", help="a record of the quick-size file")
+    p_again.add_argument("--results-dir", type=Path, default=None, help="default benchmarks/results")
+    p_again.set_defaults(func=_reproduce)
     p_docs = bench.add_parser("docs", help="write the marked figures of the README, docs and notebooks from the results")
     p_docs.add_argument("files", nargs="*", type=Path, help="default README.md, docs/**/*.md, notebooks/*.ipynb")
     p_docs.add_argument("--check", action="store_true", help="change nothing; fail (exit 2) when a figure is stale")
@@ -108,4 +116,20 @@ def _docs(args) -> int:
                          "run `jaxsamp bench docs` to write them")
     if not changes:
         print("every marked figure matches its results")
+    return 0
+
+
+def _reproduce(args) -> int:
+    from jaxsamp.bench.runner import reproduce
+    from jaxsamp.bench.suites import suite
+
+    compared = reproduce(suite(args.suite), args.cell, args.seed, quick=args.quick, results_dir=args.results_dir)
+    width = max(map(len, compared), default=0)
+    print(f"{'figure':<{width}}  {'recorded':>14}  {'again':>14}  relative difference")
+    for name, (recorded, again) in compared.items():
+        if again is None or isinstance(recorded, (list, dict)):
+            print(f"{name:<{width}}  {recorded!s:>14}  {'(not produced)':>14}")
+            continue
+        scale = max(abs(recorded), abs(again), 1e-300)
+        print(f"{name:<{width}}  {recorded:>14.6g}  {again:>14.6g}  {abs(recorded - again) / scale:.2e}")
     return 0

@@ -68,6 +68,13 @@ class Cell:
     budget: Budget = Budget()
     quick: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Cell:
+        """The cell stored in a results file (its budget's tuple restored)."""
+        budget = dict(data["budget"])
+        budget["match_target_evals"] = tuple(budget["match_target_evals"])
+        return cls(**{**data, "budget": Budget(**budget)})
+
     def sized(self, quick: bool) -> Cell:
         """The cell at the quick size (``params``, the update budget and the target overridden) or as declared."""
         if not quick:
@@ -209,9 +216,7 @@ class Protocol:
     def from_dict(cls, data: Mapping) -> Protocol:
         """The protocol stored in a results file."""
         data = dict(data)
-        cells = tuple(
-            Cell(**{**c, "budget": Budget(**{**c["budget"], "match_target_evals": tuple(c["budget"]["match_target_evals"])})})
-            for c in data.pop("cells"))
+        cells = tuple(Cell.from_dict(c) for c in data.pop("cells"))
         goals = tuple(Goal(**g) for g in data.pop("goals", ()))
         comparisons = tuple(Comparison(**c) for c in data.pop("comparisons", ()))
         return cls(cells=cells, goals=goals, comparisons=comparisons, seeds=tuple(data.pop("seeds")),

@@ -101,6 +101,36 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
     return data
 
 
+def reproduce(protocol: Protocol, cell: str, seed: int, *, quick: bool = False, results_dir: Path | None = None,
+              log: Callable[[str], None] = print) -> dict:
+    """Run one recorded cell and seed again from its stored definition; return ``{figure: (recorded, again)}``.
+
+    The definition, evaluation and budget scale are the record's (a record converted from an old script has no
+    stored definition: the protocol's current one runs, and the log says so); a baseline spends what the
+    record's matched cells spent. Nothing is written: the figures are compared, not recorded. Equal figures on
+    the machine that recorded them show the run is reproducible; on another machine XLA's round-off may move a
+    long training run (the machine records say which ran what).
+    """
+    path = store.results_path(protocol.suite, quick, results_dir)
+    data = store.read(path)
+    record = data["records"].get(cell, {}).get(str(seed))
+    if record is None:
+        raise InputError(f"{path} has no record of {cell} seed {seed}",
+                         f"recorded: {', '.join(sorted(data['records'])) or 'nothing'}")
+    scale = record.get("budget_scale", 1)
+    if "cell" in record:
+        definition = Cell.from_dict(record["cell"])
+    else:
+        definition = protocol.cell(cell.split(" x")[0]).sized(quick)
+        log(f"{cell} seed {seed} was converted from an old results file: running the protocol's current definition")
+    budget = matched_budget(data, definition, seed, scale) if definition.budget.match_target_evals else \
+        definition.budget.target_evals
+    evaluation = {**(protocol.quick_evaluation if quick else protocol.evaluation), **record.get("evaluation", {})}
+    figures, _ = RUNNERS[definition.runner](definition, seed, target_evals=budget, evaluation=evaluation,
+                                            budget_scale=scale)
+    return {name: (value, figures.get(name)) for name, value in record["figures"].items()}
+
+
 def _first_difference(old, new, where: str = "") -> str:
     """The first field where two JSON values differ, as ``field: old -> new``."""
     if isinstance(old, dict) and isinstance(new, dict):

@@ -97,3 +97,16 @@ def test_a_learning_curve_is_stored_beside_the_figures_and_never_aggregated(tmp_
     assert set(data["summary"]["learned/t"][0]["figures"]) == {"log_Z_abs_err", "target_evals"}
     assert "curves" not in runner.run_suite(protocol(), results_dir=tmp_path / "plain", seeds=[0],
                                             log=lambda _: None)["records"]["learned/t"]["0"]
+
+
+def test_a_recorded_cell_reproduces_from_its_stored_definition_even_after_the_protocol_changed(tmp_path):
+    runner.run_suite(protocol(), results_dir=tmp_path, seeds=[1], log=lambda _: None)
+    CALLS.clear()
+    again = runner.reproduce(protocol(error=0.7), "learned/t", 1, results_dir=tmp_path, log=lambda _: None)
+    assert again["log_Z_abs_err"] == (pytest.approx(0.11), pytest.approx(0.11))  # the stored error 0.1, not 0.7
+    again = runner.reproduce(protocol(), "smc/t", 1, results_dir=tmp_path, log=lambda _: None)
+    assert CALLS[-1] == ("smc/t", 1, 200.0)  # the matched cells' recorded evaluations
+    assert json.loads((tmp_path / "toy.json").read_text())["records"]["learned/t"]["1"]["figures"]["log_Z_abs_err"] \
+        == pytest.approx(0.11)  # nothing written
+    with pytest.raises(InputError, match="no record of learned/t seed 5"):
+        runner.reproduce(protocol(), "learned/t", 5, results_dir=tmp_path, log=lambda _: None)
