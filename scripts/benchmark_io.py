@@ -1,4 +1,4 @@
-"""Shared output format of the benchmark scripts.
+"""Shared output format of the benchmark scripts not yet made suites of :mod:`jaxsamp.bench`.
 
 Every ``scripts/bench_<name>.py`` writes ``benchmarks/results/bench_<name>.json``:
 ``{"command": ..., "date": ..., "machine": {...}, "results": {figure: value}}``.
@@ -6,51 +6,18 @@ Every ``scripts/bench_<name>.py`` writes ``benchmarks/results/bench_<name>.json`
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
-import fcntl
 import json
 import os
-import platform
 import shlex
 import sys
 import time
 from pathlib import Path
 
+from jaxsamp.bench.machine import machine
+from jaxsamp.bench.store import locked
+
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
-
-
-def cpu_model() -> dict:
-    """The CPU's model name and its widest vector extension (Linux; empty elsewhere).
-
-    XLA's CPU code differs with the vector width (AVX-512 or AVX2), and so does its round-off: a long
-    training run on one seed can end elsewhere on another host, so a figure's record names its CPU.
-    """
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return {}
-    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
-    fields = {k.strip(): v.strip() for k, v in fields.items()}
-    flags = set(fields.get("flags", "").split())
-    vector = next((f for f in ("avx512f", "avx2", "avx", "sse4_2") if f in flags), "")
-    return {"cpu_model": fields.get("model name", ""), "cpu_vector": vector}
-
-
-def machine() -> dict:
-    import jax
-    import jaxlib
-
-    return {
-        "platform": platform.platform(),
-        "processor": platform.machine(),
-        **cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "jax": jax.__version__,
-        "jaxlib": jaxlib.__version__,
-        "devices": [str(d) for d in jax.devices()],
-    }
 
 
 def results_path(script_name: str, quick: bool = False) -> Path:
@@ -81,14 +48,14 @@ def write_results(
     results = {k: (float(v) if isinstance(v, (int, float)) else v) for k, v in results.items()}
     payload = {
         "command": command,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "results": results,
     }
     # Two runs of one script may share the file, each merging its figures on every write. The lock makes each
     # read-merge-write whole, so neither overwrites what the other wrote between its read and its write; the
     # rename means a reader never sees half a file.
-    with _locked(path):
+    with locked(path):
         if merge and path.exists():
             old = json.loads(path.read_text())  # the full payload: its command stands behind its figures
             commands = old.get("figure_commands") or {k: old["command"] for k in old["results"]}
@@ -102,17 +69,6 @@ def write_results(
         partial.write_text(json.dumps(payload, indent=2) + "\n")
         os.replace(partial, path)
     return path
-
-
-@contextlib.contextmanager
-def _locked(path: Path):
-    """Hold an exclusive lock on ``path``'s companion ``.<name>.lock`` file (POSIX ``flock``) for the block."""
-    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def seed_summary(results: dict, name: str) -> dict:

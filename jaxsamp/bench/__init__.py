@@ -14,4 +14,4 @@ from jaxsamp.bench.protocol import Budget, Cell, Comparison, Goal, Protocol
 from jaxsamp.bench.runner import run_suite
 from jaxsamp.bench.suites import SUITES, suite
 
-__all__ = ["Budget", "Cell", "Comparison", "Goal", "Protocol", "SUITES", "run_suite", "suite"]
+__all__ = ["SUITES", "Budget", "Cell", "Comparison", "Goal", "Protocol", "run_suite", "suite"]

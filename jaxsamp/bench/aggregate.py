@@ -7,7 +7,7 @@ Everything here works on the seeds of one machine (the caller groups them by
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

@@ -12,7 +12,7 @@ Every figure is a float named in the metric glossary (``docs/metrics.md``); the 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import numpy as np
@@ -36,8 +36,8 @@ def runner(name: str):
 
 def build_target(spec):
     """The target a cell names: ``{"name": registry name, **parameters}``."""
-    from jaxsamp.core.registry import TARGETS
     import jaxsamp.targets  # noqa: F401  (registers the targets)
+    from jaxsamp.core.registry import TARGETS
 
     params = dict(spec)
     return TARGETS.get(params.pop("name"), **params)
@@ -74,8 +74,8 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     :class:`~jaxsamp.learned.fit.Fitted`, for a suite's plots.
     """
     import jaxsamp
+    import jaxsamp.learned.methods
     from jaxsamp.core.registry import LEARNED
-    import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
 
     params = dict(cell.params)
     method = params.pop("method")

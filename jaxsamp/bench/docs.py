@@ -25,7 +25,7 @@ from pathlib import Path
 from jaxsamp.bench import store
 from jaxsamp.core.errors import InputError
 
-MARKER = re.compile(r"<!--bench (?P<spec>[^>]*?)-->(?P<text>.*?)<!--/bench-->", re.S)
+MARKER = re.compile(r"<!--bench (?P<spec>[^>]*?)-->(?P<text>.*?)<!--/bench-->", re.DOTALL)
 #: The files whose figures are generated: the README, the docs' pages and the notebooks' markdown.
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,8 @@ training evaluations) and the :class:`Goal` s with their decision rule.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from jaxsamp.core.errors import ConfigError
 

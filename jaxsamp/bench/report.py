@@ -44,9 +44,9 @@ def tables(data: dict) -> list[tuple[str, list[str], list[list[str]]]]:
             interval = "—" if g["interval"] is None else f"[{number(g['interval'][0])}, {number(g['interval'][1])}]"
             decision = g["decision"] + (f" ({g['seeds_to_decide']} seeds would decide)" if g["seeds_to_decide"] else "")
             goal_rows.append([g["goal"], str(g["n"]), number(g["mean"]), interval, decision, g["source"], g["machine"]])
-        out.append(("goals: met when the 95 % interval over seeds lies on the goal's side, missed when on the "
-                    "other, otherwise undecided", ["goal", "seeds", "mean", "95 % interval", "decision", "source",
-                                                   "machine"], goal_rows))
+        caption = ("goals: met when the 95 % interval over seeds lies on the goal's side, missed when on the other, "
+                   "otherwise undecided")
+        out.append((caption, ["goal", "seeds", "mean", "95 % interval", "decision", "source", "machine"], goal_rows))
     if data.get("comparisons"):
         out.append(("paired comparisons on shared seeds (difference = cell - baseline)",
                      ["cell", "baseline", "figure", "seeds", "difference", "median ratio", "ratio of means"],

@@ -12,8 +12,8 @@ import json
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 

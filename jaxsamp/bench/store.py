@@ -54,7 +54,7 @@ def revision() -> str:
     """The git revision of the checkout that runs (``jaxsamp <version>`` outside a checkout)."""
     root = Path(__file__).resolve().parents[2]
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], check=False, capture_output=True,
                              text=True, timeout=10)
         if out.returncode == 0:
             return out.stdout.strip()
@@ -66,7 +66,8 @@ def revision() -> str:
 
 
 @contextlib.contextmanager
-def _locked(path: Path):
+def locked(path: Path):
+    """Hold an exclusive lock on ``path``'s companion ``.<name>.lock`` file (POSIX ``flock``) for the block."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(f".{path.name}.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -87,11 +88,11 @@ def record(path: Path, protocol: Protocol, cell: str, seed: int, entry: dict) ->
 
     The summary, goals and comparisons are recomputed from every record in the file.
     """
-    with _locked(path):
+    with locked(path):
         data = read(path)
         data["suite"], data["protocol"] = protocol.suite, protocol.to_dict()
         data["records"].setdefault(cell, {})[str(seed)] = {
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), **entry}
+            "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), **entry}
         data.update(aggregate(data["records"], protocol))
         _write(path, data)
     return data

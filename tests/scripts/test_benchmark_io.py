@@ -60,7 +60,7 @@ def test_a_merging_write_waits_for_another_runs_write_to_finish(results_dir):
     writer = threading.Thread(
         target=benchmark_io.write_results, args=("bench_x", {"b": 2}), kwargs={"argv": ["bench_x.py"], "merge": True}
     )
-    with benchmark_io._locked(results_dir / "bench_x.json"):  # the other run, between its read and its write
+    with benchmark_io.locked(results_dir / "bench_x.json"):  # the other run, between its read and its write
         writer.start()
         writer.join(timeout=0.5)
         assert writer.is_alive() and benchmark_io.read_results("bench_x") == {"a": 1.0}
