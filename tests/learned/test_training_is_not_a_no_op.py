@@ -6,8 +6,8 @@ frozen run does and fails here. Each case reuses the small target and settings o
 the changes listed (more updates, a larger learning rate, a faster parameter average) that let training show
 within a few seconds.
 
-Margins, from the seed-to-seed spread measured while writing this test (keys 0, 1, 2, both arms at the key;
-figures at 256 evaluation draws; 2-core CPU, 2026-12-06). The margin lies above the spread of the frozen figure
+Margins, from the seed-to-seed spread measured while writing this test (training keys 0, 1, 2, both arms at the key;
+figures of 256 draws at evaluation keys 100, 101, 102; 2-core CPU, 2026-12-06). The margin lies above the spread of the frozen figure
 over seeds (what a training that moves the parameters at random could show) and below the smallest gain measured:
 
 =================  =======================  ======================  =====================  ======
