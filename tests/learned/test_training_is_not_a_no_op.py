@@ -6,9 +6,10 @@ frozen run does and fails here. Each case reuses the small target and settings o
 the changes listed (more updates, a larger learning rate, a faster parameter average) that let training show
 within a few seconds.
 
-Margins, from the seed-to-seed spread measured while writing this test (training keys 0, 1, 2, both arms at the key;
-figures of 256 draws at evaluation keys 100, 101, 102; 2-core CPU, 2026-12-06). The margin lies above the spread of the frozen figure
-over seeds (what a training that moves the parameters at random could show) and below the smallest gain measured:
+Margins, from the seed-to-seed spread measured while writing this test (training keys 0, 1, 2, both arms at the
+key; figures of 256 draws at evaluation keys 100, 101, 102; 2-core CPU, 2026-12-06). The margin lies above the
+spread of the frozen figure over seeds (what a training that moves the parameters at random could show) and below
+the smallest gain measured:
 
 =================  =======================  ======================  =====================  ======
 method             figure                   frozen (keys 0, 1, 2)   trained (keys 0, 1, 2)  margin
