@@ -26,8 +26,8 @@ def test_fit_tps_dps_on_the_double_well():
 
     The trained paths reach x_B: hit rate >= 50 % and closest approach (``rmsd``) < 0.5; measured 100 % at 0.05.
     The same run with ``optax.set_to_zero()`` (nothing learned) fails it: hit rate 0 % (measured). The other
-    checks are exact identities (no statistical budget): the paths' recorded potentials are V at their positions, the evaluation figures are
-    :func:`path_metrics` of the paths ``sample`` returns for the same key, and the
+    checks are exact identities (no statistical budget): the paths' recorded potentials are V at their positions,
+    the evaluation figures are :func:`path_metrics` of the paths ``sample`` returns for the same key, and the
     training's energy evaluations are ``N L + 1`` per round (so ``N = batch_size`` paths per round).
     """
     target = jaxsamp.targets.get("double_well_2d")
