@@ -48,12 +48,23 @@ def test_short_training_improves_on_the_untrained_sampler(method, loss):
 
 
 def test_evaluation_protocol_bounds_and_mode_coverage():
-    """Untrained samplers: ELBO < log Z < EUBO, both log Z estimates within budget; EMC on a 4-mode mixture."""
+    """ELBO < log Z < EUBO, log Z within budget, before and after 200 updates, and the sandwich narrows; EMC on a
+    4-mode mixture.
+
+    The bounds hold for any proposal; what tells a trained one from an untrained one is their gap EUBO - ELBO
+    (the sum of both KLs between the path measures): 2.97 untrained (the untrained drift is zero, whatever the
+    key), 0.62, 0.77, 0.66 after 200 updates of 8 paths at training keys 0, 1, 2 (measured); it must halve.
+    """
     sampler = build_pis(TARGET, PisSettings(num_steps=16, hidden=16), batch_size=8)
-    out = sampler.evaluate(jax.random.key(3), sampler.init(jax.random.key(0)), 500)  # with the Sinkhorn divergence
+    untrained = sampler.init(jax.random.key(0))
+    out = sampler.evaluate(jax.random.key(3), untrained, 500)  # with the Sinkhorn divergence
     assert out["elbo"] < TARGET.log_Z < out["eubo"], out
     assert out["log_Z_abs_err"] < 5.0 * np.sqrt((1.0 / out["ess"] - 1.0) / 500), out
     assert out["nonfinite_samples"] == 0 and out["sinkhorn"] >= 0
+    trained, _ = run(sampler.step, untrained, jax.random.key(10), 200, progress=False)
+    after = sampler.evaluate(jax.random.key(3), trained, 500, sinkhorn=False)
+    assert after["elbo"] < TARGET.log_Z < after["eubo"], after
+    assert after["eubo"] - after["elbo"] < 0.5 * (out["eubo"] - out["elbo"]), (out, after)
     mixture = jaxsamp.targets.get("gaussian_mixture", means=[[-3.0, 0.0], [3.0, 0.0], [0.0, 3.0], [0.0, -3.0]])
     dds = build_dds(mixture, DdsSettings(num_steps=16, hidden=16, init_std=3.0), batch_size=8)
     mix = dds.evaluate(jax.random.key(4), dds.init(jax.random.key(0)), 1000, sinkhorn=False)
