@@ -61,7 +61,9 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     The seed's key trains (``jaxsamp.fit(key=jax.random.key(seed))``) and its ``fold_in`` 2 evaluates
     (``evaluation["num_samples"]`` samples, or the cell's own ``params["evaluate"]["num_samples"]``, with the
     rest of ``params["evaluate"]`` as the method's options, e.g. ``num_sets``); ``fold_in`` 3 draws the samples kept for plots (``artifacts["samples"]``, as many as
-    ``params["plot_samples"]``, none by default).
+    ``params["plot_samples"]``, none by default). ``params["chunk"]``: updates between the checks of a
+    seconds budget (``fit``'s ``chunk``; default about a fiftieth of the updates, too coarse where the
+    clock, not the update count, ends training).
     """
     import jaxsamp
     from jaxsamp.core.registry import LEARNED
@@ -69,7 +71,7 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
 
     params = dict(cell.params)
     method = params.pop("method")
-    unknown = set(params) - {"settings", "batch_size", "evaluate", "plot_samples"}
+    unknown = set(params) - {"settings", "batch_size", "evaluate", "plot_samples", "chunk"}
     if unknown:
         raise ConfigError(f"cell {cell.name!r}: unknown fit parameters {sorted(unknown)}")
     settings = LEARNED.entry(method).meta["settings"](**params.get("settings", {}))
@@ -78,7 +80,8 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     key = jax.random.key(seed)
     fitted = jaxsamp.fit(method, build_target(cell.target), settings=settings, batch_size=params.get("batch_size"),
                          num_steps=cell.budget.updates * budget_scale, key=key, progress=False,
-                         max_seconds=cell.budget.seconds, max_target_evals=target_evals, checkpoint=checkpoint)
+                         max_seconds=cell.budget.seconds, max_target_evals=target_evals, checkpoint=checkpoint,
+                         chunk=params.get("chunk"))
     options = {**evaluation, **params.get("evaluate", {})}
     num_samples = options.pop("num_samples")
     figures = floats(fitted.evaluate(jax.random.fold_in(key, 2), num_samples, **options))
