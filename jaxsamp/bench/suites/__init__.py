@@ -8,7 +8,7 @@ import importlib
 from jaxsamp.core.errors import ConfigError
 
 #: The suites by name: the module of each (imported when used).
-SUITES = {"paths": "jaxsamp.bench.suites.paths"}
+SUITES = {"paths": "jaxsamp.bench.suites.paths", "particles": "jaxsamp.bench.suites.particles"}
 
 
 def module(name: str):
