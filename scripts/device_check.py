@@ -222,18 +222,16 @@ def family_leaps(quick: bool, seconds: float) -> dict:
 
 
 def family_adjoint(method: str, quick: bool, seconds: float) -> dict:
-    """Adjoint Sampling / ASBS at configs/{adjoint,asbs}_dw4.yaml, seconds per epoch (bench_adjoint's builder)."""
-    from bench_adjoint import build
-
-    from jaxsamp.experiments.config import load_config
+    """Adjoint Sampling / ASBS at configs/{adjoint,asbs}_dw4.yaml, seconds per epoch (the particles suite's builder)."""
+    from jaxsamp.bench.suites.particles import build, config_run
 
     config = {"adjoint": "adjoint_dw4.yaml", "asbs": "asbs_dw4.yaml"}[method]
-    run = build(config, quick)
-    epochs = load_config(ROOT / "configs" / config).run.num_steps
+    _, target, settings, batch, _ = build(config, quick)
+    epochs = config_run(config)[4]  # the paper config's epochs, also at the quick size
     name = f"{method}_dw4"
-    out = time_updates(run.method, run.target, run.settings, run.batch_size, 1 if quick else 2, seconds, name, epochs)
+    out = time_updates(method, target, settings, batch, 1 if quick else 2, seconds, name, epochs)
     out = {k.replace("_update", "_epoch"): v for k, v in out.items()}
-    out[f"{name}_batch"] = run.batch_size
+    out[f"{name}_batch"] = batch
     return out
 
 

@@ -82,15 +82,14 @@ def build_leaps(quick: bool, scale: float):
 
 def build_adjoint(method: str, quick: bool, scale: float):
     """Adjoint Sampling / ASBS at configs/{method}_dw4.yaml with paths and Adam batch scaled by ``scale``."""
-    from bench_adjoint import build
-
+    from jaxsamp.bench.suites.particles import build
     from jaxsamp.learned.diffusion import adjoint, asbs
 
-    paper = build(f"{method}_dw4.yaml", quick)
-    batch = max(1, round(paper.batch_size * scale))
-    train = max(1, round(paper.settings.train_batch_size * scale))
-    settings = dataclasses.replace(paper.settings, train_batch_size=train)
-    return {"adjoint": adjoint, "asbs": asbs}[method].build(paper.target, settings, batch_size=batch), paper.batch_size, batch
+    _, target, paper_settings, paper_batch, _ = build(f"{method}_dw4.yaml", quick)
+    batch = max(1, round(paper_batch * scale))
+    train = max(1, round(paper_settings.train_batch_size * scale))
+    settings = dataclasses.replace(paper_settings, train_batch_size=train)
+    return {"adjoint": adjoint, "asbs": asbs}[method].build(target, settings, batch_size=batch), paper_batch, batch
 
 
 BUILDERS = {

@@ -71,7 +71,9 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     ``train_<name>_per_s``; and ``history_curve``, metrics whose rows where all of them are finite form the
     learning curve ``artifacts["curves"]`` (``{metric: list}``), which the runner stores beside the seed's figures
     (a method that evaluates itself every few steps leaves NaN between). ``artifacts["fitted"]`` is the
-    :class:`~jaxsamp.learned.fit.Fitted`, for a suite's plots.
+    :class:`~jaxsamp.learned.fit.Fitted`, for a suite's plots. ``params["chunk"]``: updates between the checks of a seconds budget
+    (``fit``'s ``chunk``; default about a fiftieth of the updates, too coarse where the clock, not the update
+    count, ends training).
     """
     import jaxsamp
     import jaxsamp.learned.methods
@@ -80,7 +82,7 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     params = dict(cell.params)
     method = params.pop("method")
     unknown = set(params) - {"settings", "batch_size", "evaluate", "plot_samples", "history_figures", "history_totals",
-                             "throughput", "history_curve"}
+                             "throughput", "history_curve", "chunk"}
     if unknown:
         raise ConfigError(f"cell {cell.name!r}: unknown fit parameters {sorted(unknown)}")
     settings = LEARNED.entry(method).meta["settings"](**params.get("settings", {}))
@@ -89,7 +91,8 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     key = jax.random.key(seed)
     fitted = jaxsamp.fit(method, build_target(cell.target), settings=settings, batch_size=params.get("batch_size"),
                          num_steps=cell.budget.updates * budget_scale, key=key, progress=False,
-                         max_seconds=cell.budget.seconds, max_target_evals=target_evals, checkpoint=checkpoint)
+                         max_seconds=cell.budget.seconds, max_target_evals=target_evals, checkpoint=checkpoint,
+                         chunk=params.get("chunk"))
     options = {**evaluation, **params.get("evaluate", {})}
     num_samples = options.pop("num_samples")
     figures = floats(fitted.evaluate(jax.random.fold_in(key, 2), num_samples, **options))

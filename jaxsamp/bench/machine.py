@@ -47,11 +47,17 @@ def machine() -> dict:
 def machine_label(record: dict) -> str:
     """What must match for two seeds to be pooled: CPU model and vector width, cores, jax/jaxlib, device kind.
 
+    A record without a CPU model (the old scripts' records did not keep it) is told by its platform string, whose
+    kernel build is the only trace of the host left in it, so that such seeds of different hosts are not pooled.
+
     >>> machine_label({"cpu_model": "Xeon", "cpu_vector": "avx2", "cpu_count": 2, "jax": "0.7.0",
     ...                "jaxlib": "0.7.0", "device_kind": "cpu"})
     'Xeon (avx2), 2 cores, jax 0.7.0/0.7.0, cpu'
+    >>> machine_label({"platform": "Linux-6.18-fc-v1045-x86_64", "processor": "x86_64", "cpu_count": 2,
+    ...                "jax": "0.10.1", "devices": ["cpu:0"]})
+    'Linux-6.18-fc-v1045-x86_64, 2 cores, jax 0.10.1/?, cpu'
     """
-    cpu = record.get("cpu_model") or record.get("processor") or "unknown CPU"
+    cpu = record.get("cpu_model") or record.get("platform") or record.get("processor") or "unknown CPU"
     vector = f" ({record['cpu_vector']})" if record.get("cpu_vector") else ""
     device = record.get("device_kind") or (record.get("devices") or ["unknown device"])[0].split(":")[0]
     return (f"{cpu}{vector}, {record.get('cpu_count', '?')} cores, jax {record.get('jax', '?')}/"

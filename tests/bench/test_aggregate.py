@@ -4,7 +4,13 @@ import math
 
 import pytest
 
-from jaxsamp.bench.aggregate import compare, decide, seeds_to_decide, summarise, t_quantile
+from jaxsamp.bench.aggregate import (
+    compare,
+    decide,
+    seeds_to_decide,
+    summarise,
+    t_quantile,
+)
 from jaxsamp.bench.protocol import Goal
 
 

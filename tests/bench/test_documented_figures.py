@@ -3,12 +3,11 @@
 import json
 
 import pytest
+from test_runner import toy  # noqa: F401  (registers the toy runner)
 
 from jaxsamp.bench import docs, runner
 from jaxsamp.bench.protocol import Budget, Cell, Goal, Protocol
 from jaxsamp.core.errors import InputError
-
-from test_runner import toy  # noqa: F401  (registers the toy runner)
 
 
 @pytest.fixture

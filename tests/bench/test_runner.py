@@ -77,7 +77,7 @@ def test_seeds_from_two_machines_are_never_pooled(tmp_path, monkeypatch):
     assert sorted(len(g["seeds"]) for g in groups) == [1, 2]
     assert all(g["decision"] == "undecided" for g in data["goals"] if g["n"] == 1)
     assert {c["machine"] for c in data["comparisons"]} == {g["machine"] for g in groups}
-    (caption, header, rows), *_ = tables(store.read(tmp_path / "toy.json"))
+    (_, header, rows), *_ = tables(store.read(tmp_path / "toy.json"))
     assert [row[0] for row in rows].count("learned/t") == 2 and header[-1] == "machine"
     assert "Other CPU (avx2)" in suite_tables(store.read(tmp_path / "toy.json"))
 

@@ -1,0 +1,11 @@
+"""Seeds are pooled only on one machine, also where the old scripts' records kept no CPU model."""
+
+from jaxsamp.bench.machine import machine_label
+
+
+def test_records_without_a_cpu_model_are_told_apart_by_their_platform():
+    old = {"processor": "x86_64", "cpu_count": 2, "python": "3.11.7", "jax": "0.10.1", "devices": ["cpu:0"]}
+    hosts = [machine_label({**old, "platform": f"Linux-6.18.44-fc-{build}-x86_64"}) for build in ("v1045", "v1300")]
+    assert hosts[0] != hosts[1] and "fc-v1045" in hosts[0]
+    # a record with the CPU model is labelled by it, as before
+    assert machine_label({**old, "platform": "p", "cpu_model": "EPYC", "cpu_vector": "avx512f"}).startswith("EPYC (avx512f)")
