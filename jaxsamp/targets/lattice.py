@@ -28,7 +28,9 @@ Every model gives, in one vectorised call, the log-probability change of every
 single-site move (:meth:`Ising.flip_log_ratios`, :meth:`Potts.flip_log_ratios`),
 which is what Glauber / Metropolis kernels and LEAPS rate matrices need
 (Holderrieth, Albergo & Jaakkola 2025, "LEAPS: a discrete neural sampler via
-locally equivariant networks", ICML; ``ΔU`` of their Sec. 3).
+locally equivariant networks", ICML; ``ΔU`` of their Sec. 3). Both are
+:class:`LatticeModel` s, as is an energy of your own
+(:func:`~jaxsamp.targets.energy_lattice.lattice_energy`).
 """
 
 from __future__ import annotations
