@@ -1,8 +1,11 @@
-"""LEAPS through ``jaxsamp.fit`` on the critical 3x3 Ising torus (exact log Z by enumeration), and its target checks.
+"""LEAPS through ``jaxsamp.fit`` on the critical 3x3 Ising torus and on an energy of one's own (exact log Z by
+enumeration), its target checks, and its default network on small lattices.
 
 The math (exact weights unbiased in Z by enumeration, jump laws, the curriculum,
 resume from a checkpoint) is tested in ``test_leaps.py``; this is the front door.
 """
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -166,7 +169,8 @@ def test_the_default_network_is_sized_to_the_lattice():
                      15: (3, 5, 7, 9, 15)}.items():
         leaps = Leaps(jaxsamp.targets.get("ising", L=L, beta=0.3))
         assert leaps.settings == LeapsSettings()
-        assert nnx.eval_shape(lambda: _modules(leaps.path, leaps.settings, jax.random.key(0)))[0].kernel_sizes == sizes
+        structure = nnx.eval_shape(functools.partial(_modules, leaps.path, leaps.settings, jax.random.key(0)))
+        assert structure[0].kernel_sizes == sizes
     leaps = Leaps(jaxsamp.targets.get("ising", L=4, beta=0.3))
     net, _ = _modules(leaps.path, leaps.settings, jax.random.key(0))
     x = leaps.path.sample_base(jax.random.key(1), 1)[0]
