@@ -135,8 +135,10 @@ def order_parameter_axis(target) -> tuple[tuple[float, float], str]:
 
 def order_parameter(target, states: jax.Array) -> jax.Array:
     """Per-configuration order parameter of ``states`` ``(n, Lx, Ly)``: :func:`magnetization` ``m`` (Ising) or
-    :func:`potts_magnetization` ``|M|`` (Potts, ``target.q`` states); shape ``(n,)``."""
-    return magnetization(states) if target.domain.kind == "spin" else potts_magnetization(states, target.q)
+    :func:`potts_magnetization` ``|M|`` (Potts, ``q`` categories); shape ``(n,)``."""
+    if target.domain.kind == "spin":
+        return magnetization(states)
+    return potts_magnetization(states, target.domain.num_categories)
 
 
 def lattice_observables(target, states: jax.Array, log_w: jax.Array | None = None, bins: int = NUM_BINS) -> dict:

@@ -353,6 +353,11 @@ def glauber_sampler(target, num_updates: PositiveInt | None = None) -> Kernel:
 
 @SAMPLERS.register("checkerboard")
 def checkerboard_sampler(target, rule: Annotated[str, OneOf(RULES)] = "heat_bath") -> Kernel:
-    """Checkerboard sweep (half the lattice in parallel) with the heat-bath or Metropolis rule."""
+    """Checkerboard sweep (half the lattice in parallel) with the heat-bath or Metropolis rule (nearest-neighbour models)."""
+    if getattr(target, "nearest_neighbour", True) is False:
+        raise InputError(
+            f"the checkerboard kernel needs nearest-neighbour couplings; {target.name!r} is an energy of your own "
+            "that may couple any sites",
+            "use 'glauber' or 'metropolis_site' (one site at a time)")
     q = lattice_categories(target)
     return cached_kernel(checkerboard, target.flip_log_ratios, rule=rule, num_categories=q)

@@ -96,6 +96,22 @@ def relative_position_index(lattice_shape: tuple[int, int]) -> np.ndarray:
     return out
 
 
+#: The LE-conv kernel sizes of LEAPS at L = 15 (Holderrieth, Albergo & Jaakkola 2025; ``malbergo/leaps`` configs).
+PAPER_KERNEL_SIZES = (3, 5, 7, 9, 15)
+
+
+def default_kernel_sizes(lattice_shape: tuple[int, int]) -> tuple[int, ...]:
+    """The LE-conv's default kernel sizes on ``lattice_shape``: the paper's that fit it.
+
+    Those of :data:`PAPER_KERNEL_SIZES` with ``K // 2 < min(Lx, Ly)`` (no non-zero offset
+    wraps onto its own site): all five from 8 x 8 up, so the paper's network at 15 x 15;
+    ``(3, 5, 7, 9)`` at 5 to 7, ``(3, 5, 7)`` at 4, ``(3, 5)`` at 3 and ``(3,)`` at 2.
+    The network gets shallower with the lattice, as its receptive field need not
+    exceed the lattice.
+    """
+    return tuple(k for k in PAPER_KERNEL_SIZES if k // 2 < min(lattice_shape))
+
+
 def _uniform(scale: float):
     def init(key, shape, dtype=jnp.float32):
         return scale * jax.random.uniform(key, shape, dtype)
@@ -200,9 +216,10 @@ class LocallyEquivariantConv(_LatticeNetwork):
     num_categories : int or None
         ``None`` for spins ``+-1``; ``q`` for categorical sites (an embedding of
         width ``channels`` with max-norm 1 replaces ``x``, and layers act depthwise).
-    kernel_sizes : sequence of odd int
+    kernel_sizes : sequence of odd int, optional
         First the masked convolution's, then one per state-dependent layer; each
-        needs ``K // 2 < min(Lx, Ly)``. The paper uses ``(3, 5, 7, 9, 15)`` at L = 15.
+        needs ``K // 2 < min(Lx, Ly)``. Default: sized to the lattice
+        (:func:`default_kernel_sizes`), the paper's ``(3, 5, 7, 9, 15)`` from 8 x 8 up.
     channels : int
         ``C``, the width of ``h`` (paper: 20).
     time_hidden : int
@@ -214,7 +231,7 @@ class LocallyEquivariantConv(_LatticeNetwork):
         self,
         lattice_shape,
         num_categories: int | None = None,
-        kernel_sizes: Sequence[int] = (3, 5, 7, 9, 15),
+        kernel_sizes: Sequence[int] | None = None,
         channels: int = 20,
         time_hidden: int = 64,
         *,
@@ -222,6 +239,8 @@ class LocallyEquivariantConv(_LatticeNetwork):
     ):
         super().__init__(lattice_shape, num_categories)
         self._init_readout(channels, rngs)
+        if kernel_sizes is None:
+            kernel_sizes = default_kernel_sizes(self.lattice_shape)
         self.kernel_sizes = tuple(int(k) for k in kernel_sizes)
         if not self.kernel_sizes:
             raise InputError("kernel_sizes must not be empty")

@@ -26,11 +26,12 @@ from jaxsamp.targets.binary import BernoulliMixture, BinaryDigits, ProductBernou
 from jaxsamp.targets.bit_sequence import BitSequence
 from jaxsamp.targets.bnn import BnnRegression
 from jaxsamp.targets.dag_environment import DagEnvironment, ExactFlows
+from jaxsamp.targets.energy_lattice import LatticeEnergy, lattice_energy
 from jaxsamp.targets.funnel import Funnel
 from jaxsamp.targets.gaussian import Gaussian
 from jaxsamp.targets.hypergrid import Hypergrid
 from jaxsamp.targets.inference_gym_adapter import InferenceGymTarget, from_inference_gym
-from jaxsamp.targets.lattice import Ising, LatticePath, Potts
+from jaxsamp.targets.lattice import Ising, LatticeModel, LatticePath, Potts
 from jaxsamp.targets.lattice_double_well import LatticeDoubleWell
 from jaxsamp.targets.many_well import ManyWell
 from jaxsamp.targets.mixture import GaussianMixture
@@ -46,8 +47,8 @@ names = TARGETS.names
 __all__ = [
     "BayesLogisticRegression", "BernoulliMixture", "BinaryDigits", "BitSequence", "BnnRegression", "DagEnvironment",
     "DoubleWellParticles", "ExactFlows", "FunctionTarget", "Funnel", "Gaussian", "GaussianMixture", "Hypergrid",
-    "InferenceGymTarget", "Ising", "LatticeDoubleWell", "LatticePath", "LennardJones", "ManyWell", "NumpyroTarget",
-    "Potts", "ProductBernoulli",
+    "InferenceGymTarget", "Ising", "LatticeDoubleWell", "LatticeEnergy", "LatticeModel", "LatticePath", "LennardJones",
+    "ManyWell", "NumpyroTarget", "Potts", "ProductBernoulli",
     "StudentTMixture", "TransitionPathSpec", "TransitionPathTarget", "as_target", "from_function",
-    "from_inference_gym", "from_numpyro", "geometric_path", "get", "names", "remove_com",
+    "from_inference_gym", "from_numpyro", "geometric_path", "get", "lattice_energy", "names", "remove_com",
 ]

@@ -28,7 +28,9 @@ Every model gives, in one vectorised call, the log-probability change of every
 single-site move (:meth:`Ising.flip_log_ratios`, :meth:`Potts.flip_log_ratios`),
 which is what Glauber / Metropolis kernels and LEAPS rate matrices need
 (Holderrieth, Albergo & Jaakkola 2025, "LEAPS: a discrete neural sampler via
-locally equivariant networks", ICML; ``ΔU`` of their Sec. 3).
+locally equivariant networks", ICML; ``ΔU`` of their Sec. 3). Both are
+:class:`LatticeModel` s, as is an energy of your own
+(:func:`~jaxsamp.targets.energy_lattice.lattice_energy`).
 """
 
 from __future__ import annotations
@@ -61,13 +63,18 @@ def lattice_shape(L) -> tuple[int, int]:
     return shape
 
 
-def _check_coupling(beta: float, J: float) -> tuple[float, float]:
-    beta, J = float(beta), float(J)
+def _check_finite(name: str, value: float) -> float:
+    value = float(value)
+    if not math.isfinite(value):
+        raise InputError(f"{name} must be finite, got {value}")
+    return value
+
+
+def _check_beta(beta: float) -> float:
+    beta = float(beta)
     if not (math.isfinite(beta) and beta >= 0):
         raise InputError(f"beta must be finite and >= 0, got {beta}")
-    if not math.isfinite(J):
-        raise InputError(f"J must be finite, got {J}")
-    return beta, J
+    return beta
 
 
 def _float_dtype(x: jax.Array):
@@ -89,21 +96,27 @@ def _neighbours_of_site(x: jax.Array, site) -> list[jax.Array]:
     return [x[(i - 1) % lx, j], x[(i + 1) % lx, j], x[i, (j - 1) % ly], x[i, (j + 1) % ly]]
 
 
-class _Lattice(Target):
-    """Shared shape checks, exact-reference plumbing and ``log_prob = -beta E`` of the lattice models.
+class LatticeModel(Target):
+    """A model on a periodic 2-D lattice of spins or categories: what LEAPS and the lattice kernels take.
 
+    Shared shape checks, exact-reference plumbing and ``log_prob = -beta E``.
     ``log_prob(x) = -beta * energy(x)`` takes ONE state of shape ``(Lx, Ly)``.
     ``L`` is the side (an int) for square lattices and ``(Lx, Ly)`` otherwise;
-    ``lattice_shape`` is always the pair and ``num_sites = Lx Ly``.
+    ``lattice_shape`` is always the pair and ``num_sites = Lx Ly``. A subclass
+    gives ``energy``, the single-site moves' log-ratios (``flip_log_ratios`` and
+    one site's ``site_log_ratios``), ``exact_log_Z`` with ``_log_Z_is_cheap``,
+    ``_states_from_digits``, ``_numpy_energy`` (a batch of states, float64) and
+    ``with_beta``. ``nearest_neighbour`` says whether the energy couples only
+    the four neighbours of a site (what a checkerboard update needs).
     """
 
     beta: float
-    J: float
     num_states_per_site: int
+    nearest_neighbour: bool = True
 
-    def __init__(self, L, beta: float, J: float):
+    def __init__(self, L, beta: float):
         self.lattice_shape = lattice_shape(L)
-        self.beta, self.J = _check_coupling(beta, J)
+        self.beta = _check_beta(beta)
         self.event_shape = self.lattice_shape
         self.num_sites = self.lattice_shape[0] * self.lattice_shape[1]
         lx, ly = self.lattice_shape
@@ -153,10 +166,10 @@ class _Lattice(Target):
         return states, lattice_exact.normalised(-self.beta * self._numpy_energy(states))
 
     def describe(self) -> dict:
-        return {**super().describe(), "beta": self.beta, "J": self.J}
+        return {**super().describe(), "beta": self.beta}
 
 
-class Ising(_Lattice):
+class Ising(LatticeModel):
     """Ising model on an ``Lx x Ly`` torus, ``p(s) ∝ exp(beta (J sum_<ij> s_i s_j + h sum_i s_i))``.
 
     Parameters
@@ -181,10 +194,8 @@ class Ising(_Lattice):
     num_states_per_site = 2
 
     def __init__(self, L, beta: float, J: float = 1.0, h: float = 0.0):
-        super().__init__(L, beta, J)
-        self.h = float(h)
-        if not math.isfinite(self.h):
-            raise InputError(f"h must be finite, got {h}")
+        super().__init__(L, beta)
+        self.J, self.h = _check_finite("J", J), _check_finite("h", h)
         self.name = "ising"
 
     def energy(self, x: jax.Array) -> jax.Array:
@@ -251,14 +262,14 @@ class Ising(_Lattice):
         return lattice_exact.ising_energy(states.astype(np.float64), self.J, self.h)
 
     def describe(self) -> dict:
-        return {**super().describe(), "h": self.h}
+        return {**super().describe(), "J": self.J, "h": self.h}
 
     def with_beta(self, beta: float) -> "Ising":
         """The same model at another inverse temperature."""
         return Ising(self.lattice_shape, beta, self.J, self.h)
 
 
-class Potts(_Lattice):
+class Potts(LatticeModel):
     """q-state Potts model on an ``Lx x Ly`` torus, ``p(x) ∝ exp(beta J sum_<ij> 1[x_i = x_j])``.
 
     Parameters
@@ -283,7 +294,8 @@ class Potts(_Lattice):
     def __init__(self, L, beta: float, q: int = 3, J: float = 1.0):
         if int(q) != q or q < 2:
             raise InputError(f"q must be an int >= 2, got {q!r}")
-        super().__init__(L, beta, J)
+        super().__init__(L, beta)
+        self.J = _check_finite("J", J)
         self.q = int(q)
         self.num_states_per_site = self.q
         self.domain = categorical(self.q)
@@ -354,7 +366,7 @@ class Potts(_Lattice):
         return lattice_exact.potts_energy(states, self.J)
 
     def describe(self) -> dict:
-        return {**super().describe(), "q": self.q}
+        return {**super().describe(), "J": self.J, "q": self.q}
 
     def with_beta(self, beta: float) -> "Potts":
         """The same model at another inverse temperature."""
@@ -364,7 +376,7 @@ class Potts(_Lattice):
 class UniformLattice(Target):
     """The uniform distribution over the states of a lattice model: ``log_prob = 0``, ``log Z = N log k``."""
 
-    def __init__(self, model: _Lattice):
+    def __init__(self, model: LatticeModel):
         self.model = model
         self.name = f"uniform_{model.name}"
         self.event_shape = model.event_shape
@@ -390,17 +402,18 @@ class LatticePath(AnnealingPath):
 
     Attributes
     ----------
-    target : Ising or Potts
+    target : LatticeModel
+        Ising, Potts or a :func:`~jaxsamp.targets.lattice_energy.lattice_energy` of your own.
     name : str
         The target's (what ``jaxsamp.fit`` reports the path by).
     base : UniformLattice
     log_Z0 : float
-        ``N log 2`` (Ising) or ``N log q`` (Potts).
+        ``N log 2`` (spins) or ``N log q`` (categories).
     """
 
-    def __init__(self, target: _Lattice):
-        if not isinstance(target, _Lattice):
-            raise TypeError(f"LatticePath needs an Ising or Potts target, got {type(target).__name__}")
+    def __init__(self, target: LatticeModel):
+        if not isinstance(target, LatticeModel):
+            raise TypeError(f"LatticePath needs an Ising or Potts target or a lattice_energy, got {type(target).__name__}")
         self.target, self.name = target, target.name
         self.base = UniformLattice(target)
         self.log_Z0 = target.log_Z0

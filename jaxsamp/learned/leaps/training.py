@@ -64,7 +64,7 @@ from jaxsamp.mcmc import discrete
 from jaxsamp.mcmc.lattice_reference import reference_observables
 from jaxsamp.nets.locally_equivariant import NETWORKS
 from jaxsamp.nets.mlp import MLP
-from jaxsamp.targets.lattice import Ising, LatticePath, Potts
+from jaxsamp.targets.lattice import LatticeModel, LatticePath
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,14 +72,16 @@ class LeapsSettings:
     """Hyper-parameters of a LEAPS run (``sampler.params`` of a ``kind: leaps`` config), frozen and checked.
 
     Defaults are the paper's Ising settings (L = 15; Holderrieth, Albergo & Jaakkola 2025, ICML,
-    appendix); see ``configs/leaps_*.yaml``. Every field is checked by type and range when the
+    appendix), with the network sized to the lattice (the paper's LE-conv from 8 x 8 up, shallower below:
+    :func:`~jaxsamp.nets.locally_equivariant.default_kernel_sizes`); see ``configs/leaps_*.yaml``. Every field is checked by type and range when the
     settings are made (an :class:`~jaxsamp.core.errors.InputError` naming it).
     """
 
     network: Annotated[str, OneOf(tuple(NETWORKS))] = "conv"
     """``conv``, ``mlp`` or ``attention`` (:data:`jaxsamp.nets.locally_equivariant.NETWORKS`)."""
     network_params: dict = dataclasses.field(default_factory=dict)
-    """Keyword arguments of the network class (e.g. ``kernel_sizes``, ``channels``)."""
+    """Keyword arguments of the network class (e.g. ``kernel_sizes``, ``channels``); those left out take the class's
+    defaults, the LE-conv's ``kernel_sizes`` sized to the lattice."""
     free_energy_hidden: tuple = (200, 200, 200, 200)
     """Hidden widths of the free-energy MLP ``F_phi(t)``."""
     learning_rate: PositiveFloat = 3e-4
@@ -280,17 +282,19 @@ def _decode(x: jax.Array, path) -> jax.Array:
 
 
 def as_lattice_path(target) -> LatticePath:
-    """The uniform-to-target path LEAPS anneals along: ``target`` if it is a ``LatticePath``, built from an Ising or
-    Potts target, else an InputError saying what LEAPS needs."""
+    """The uniform-to-target path LEAPS anneals along: ``target`` if it is a ``LatticePath``, built from a lattice
+    model (Ising, Potts or :func:`~jaxsamp.targets.energy_lattice.lattice_energy`), else an InputError saying what
+    LEAPS needs."""
     if isinstance(target, LatticePath):
         return target
-    if isinstance(target, (Ising, Potts)):
+    if isinstance(target, LatticeModel):
         return LatticePath(target)
     domain = getattr(getattr(target, "domain", None), "kind", "unknown")
     raise InputError(
-        f"LEAPS needs an Ising or Potts lattice target, got {getattr(target, 'name', type(target).__name__)!r} "
-        f"on domain {domain!r}",
-        "pass jaxsamp.targets.get('ising', L=8, beta=0.4407) (or 'potts'), or its LatticePath",
+        f"LEAPS needs an Ising or Potts lattice target or a lattice_energy, got "
+        f"{getattr(target, 'name', type(target).__name__)!r} on domain {domain!r}",
+        "pass jaxsamp.targets.get('ising', L=8, beta=0.4407) (or 'potts'), your own energy of a lattice configuration "
+        "as jaxsamp.targets.lattice_energy(energy, shape, num_states), or a LatticePath",
     )
 
 
@@ -301,7 +305,7 @@ REFERENCE_STREAM = 2**31 - 1
 
 
 class Leaps:
-    """LEAPS' numerics on an Ising or Potts lattice: its training, its weighted sampler and their figures.
+    """LEAPS' numerics on a spin or categorical lattice: its training, its weighted sampler and their figures.
 
     Holderrieth, Albergo & Jaakkola (2025), "LEAPS", ICML: walkers start uniform
     (``pi_0``) and follow a CTMC with locally equivariant rates along the linear
@@ -321,12 +325,14 @@ class Leaps:
 
     Parameters
     ----------
-    target : Ising, Potts or LatticePath
-        ``jaxsamp.targets.get("ising", L=..., beta=...)`` or ``"potts"``; the
+    target : LatticeModel or LatticePath
+        ``jaxsamp.targets.get("ising", L=..., beta=...)`` or ``"potts"``, or your
+        own energy (:func:`~jaxsamp.targets.energy_lattice.lattice_energy`); the
         uniform-to-target path is built here (or pass the
         :class:`~jaxsamp.targets.lattice.LatticePath` itself).
     settings : LeapsSettings, optional
-        Defaults are the paper's Ising settings at L = 15 (hours on a GPU).
+        Defaults are the paper's Ising settings at L = 15 (hours on a GPU), the
+        network sized to the lattice (:class:`LeapsSettings`).
     batch_size : int
         Walkers per training rollout (paper: 200).
     optimizer : optax.GradientTransformation, optional
@@ -365,7 +371,7 @@ class Leaps:
     Attributes
     ----------
     path : LatticePath
-    target : Ising or Potts
+    target : LatticeModel
     settings : LeapsSettings
     batch_size : int
     model : LeapsModel
@@ -602,13 +608,14 @@ class Leaps:
 
 def build(target, settings: LeapsSettings | None = None, *, batch_size: int | None = None,
           optimizer: optax.GradientTransformation | None = None) -> LearnedSampler:
-    """LEAPS (Holderrieth, Albergo & Jaakkola 2025): a CTMC with locally equivariant rates on an Ising/Potts lattice.
+    """LEAPS (Holderrieth, Albergo & Jaakkola 2025): a CTMC with locally equivariant rates on a spin or categorical lattice.
 
     Parameters
     ----------
-    target : Ising, Potts or LatticePath
+    target : LatticeModel or LatticePath
+        Ising, Potts or your own energy (:func:`~jaxsamp.targets.energy_lattice.lattice_energy`).
     settings : LeapsSettings, optional
-        Default: the paper's Ising settings at L = 15.
+        Default: the paper's Ising settings at L = 15, the network sized to the lattice.
     batch_size : int, optional
         Walkers per training rollout (default :data:`BATCH_SIZE`, the paper's 200).
     optimizer : optax.GradientTransformation, optional
