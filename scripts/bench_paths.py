@@ -114,7 +114,7 @@ def train_diffusion(method, loss, target_name, seed, quick, n_eval: int, n_sets:
     steps, batch, updates = (16, 32, 20) if quick else (100, 256, updates)
     updates *= budget_scale
     keep_term = loss != KL_WITHOUT_STOCHASTIC_TERM
-    common = dict(loss="kl" if not keep_term else loss, num_steps=steps, learning_rate=1e-3,
+    common = dict(loss="kl" if not keep_term else loss, num_time_steps=steps, learning_rate=1e-3,
                   kl_stochastic_term=keep_term)
     if method == "pis":
         settings = PisSettings(**common, max_diffusion=max_diffusion)
