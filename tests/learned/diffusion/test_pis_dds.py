@@ -149,7 +149,7 @@ def test_evaluation_and_metric_weights_do_not_depend_on_the_kl_training_option(k
 def test_settings_and_targets_are_checked():
     with pytest.raises(InputError, match="loss must be one of 'kl', 'log_variance', 'trajectory_balance'"):
         PisSettings(loss="elbo")
-    with pytest.raises(InputError, match="num_steps must be >= 1"):
+    with pytest.raises(InputError, match="num_time_steps must be >= 1"):
         DdsSettings(num_time_steps=0)
     with pytest.raises(InputError, match="kl_stochastic_term=False applies to the 'kl' loss only"):
         PisSettings(loss="log_variance", kl_stochastic_term=False)
