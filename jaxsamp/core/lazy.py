@@ -18,9 +18,11 @@ def submodule(package: str, name: str) -> ModuleType:
     Raises
     ------
     AttributeError
-        When ``package`` has no such submodule (a dunder name is never one), as for any missing attribute.
+        When ``package`` has no such submodule (a dunder name or a folder without ``__init__.py`` is none),
+        as for any missing attribute.
     """
-    if not name.startswith("__") and importlib.util.find_spec(f"{package}.{name}") is not None:
+    spec = None if name.startswith("__") else importlib.util.find_spec(f"{package}.{name}")
+    if spec is not None and spec.origin is not None:  # a data folder (a namespace package, no origin) is no module
         return importlib.import_module(f"{package}.{name}")
     raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
