@@ -46,6 +46,7 @@ from jaxsamp.core import (
     thin,
 )
 from jaxsamp.core.data_parallel import batch_mesh, data_parallel
+from jaxsamp.core.lazy import submodule
 
 __version__ = "0.1.0"
 
@@ -64,14 +65,14 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """Import a subpackage (``jaxsamp.mcmc``) or a lazily loaded name (``jaxsamp.sample``) on first use."""
+    """Import a subpackage (``jaxsamp.mcmc``), a module or a lazily loaded name (``jaxsamp.sample``) on first use."""
     if name in _SUBPACKAGES:
         module = importlib.import_module(f"jaxsamp.{name}")
     elif name in _LAZY:
         module_name, attribute = _LAZY[name]
         module = getattr(importlib.import_module(module_name), attribute)
     else:
-        raise AttributeError(f"module 'jaxsamp' has no attribute {name!r}")
+        module = submodule(__name__, name)  # a module (``jaxsamp.cli``), or AttributeError
     globals()[name] = module
     return module
 

@@ -56,7 +56,7 @@ def method(family: str, quick: bool) -> tuple[str, object, object, int]:
         from jaxsamp.bench.suites.paths import TARGETS
         from jaxsamp.learned.diffusion.pis_dds import PisSettings
 
-        settings = PisSettings(num_steps=4 if quick else 32, hidden=8 if quick else 64, num_layers=2)
+        settings = PisSettings(num_time_steps=4 if quick else 32, hidden=8 if quick else 64, num_layers=2)
         return "pis", build_target(TARGETS["funnel"][0]), settings, 8 if quick else 64
     from jaxsamp.learned.leaps.training import LeapsSettings
 

@@ -129,10 +129,10 @@ def diffusion_sampler(method: str, quick: bool):
 
     cfg = load_config(ROOT / "configs" / f"{method}_funnel.yaml")
     settings = validate_dataclass("sampler", cfg.sampler.params, {"pis": PisSettings, "dds": DdsSettings}[method])
-    settings = dataclasses.replace(settings, num_steps=SENDERA_STEPS, learning_rate=SENDERA_LR, loss="kl")
+    settings = dataclasses.replace(settings, num_time_steps=SENDERA_STEPS, learning_rate=SENDERA_LR, loss="kl")
     batch = SENDERA_BATCH
     if quick:
-        settings, batch = dataclasses.replace(settings, num_steps=8, hidden=16), 16
+        settings, batch = dataclasses.replace(settings, num_time_steps=8, hidden=16), 16
     return build_target(TARGETS["funnel"][0]), settings, batch
 
 
@@ -142,7 +142,7 @@ def family_diffusion(method: str, quick: bool, seconds: float) -> dict:
     out = time_updates(method, target, settings, batch, 5 if quick else 100, seconds, f"{method}_funnel",
                        SENDERA_UPDATES)
     out[f"{method}_funnel_batch"] = batch
-    out[f"{method}_funnel_sde_steps"] = settings.num_steps
+    out[f"{method}_funnel_sde_steps"] = settings.num_time_steps
     return out
 
 

@@ -24,6 +24,7 @@ from jaxsamp.core.combinators import (
     thin,
 )
 from jaxsamp.core.driver import run
+from jaxsamp.core.lazy import submodule_getattr
 from jaxsamp.core.protocols import Kernel, LearnedSampler, Trainer, TrainingHealth, WeightedSamples
 from jaxsamp.core.sharding import chain_mesh, map_chains, shard, shard_state
 from jaxsamp.core.target import (
@@ -44,3 +45,5 @@ __all__ = [
     "guard_finite", "map_chains", "mixture", "num_chains", "on_blocks", "over_chains", "position_of",
     "register_position", "repeat", "reposition", "robbins_monro_step_size", "run", "shard", "shard_state", "thin",
 ]
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use

@@ -57,5 +57,5 @@ class RunHealthWarning(UserWarning):
     """A run finished but shows signs that it did not sample the target well.
 
     Emitted by :func:`jaxsamp.run` (:mod:`jaxsamp.core.chain_health`) and by
-    :func:`jaxsamp.sample`; also importable as ``jaxsamp.mcmc.sample.RunHealthWarning``.
+    :func:`jaxsamp.sample`; also importable as ``jaxsamp.mcmc.RunHealthWarning``.
     """

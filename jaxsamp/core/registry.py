@@ -119,12 +119,16 @@ def validate_dataclass(where: str, params: dict, cls):
 
     Used by experiment kinds whose hyper-parameters are a dataclass (for example
     a learned sampler's settings): unknown keys, wrong types, values out of
-    their annotated range and missing required fields are one-line errors.
+    their annotated range and missing required fields are one-line errors. A key
+    that ``cls.RENAMED`` (a class variable: old name -> new name) lists is
+    refused with its new name.
     """
     fields = {f.name: f for f in dataclasses.fields(cls)}
+    renamed = getattr(cls, "RENAMED", {})
     for key in params or {}:
         if key not in fields:
-            raise ConfigError(f"{where}: unknown parameter {key!r}; accepted: {', '.join(fields)}")
+            now = f" (renamed {renamed[key]!r})" if key in renamed else ""
+            raise ConfigError(f"{where}: unknown parameter {key!r}{now}; accepted: {', '.join(fields)}")
     for name, f in fields.items():
         if name not in (params or {}) and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise ConfigError(f"{where}: missing required parameter {name!r}")

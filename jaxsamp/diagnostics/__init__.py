@@ -20,6 +20,8 @@ Names are imported on first use (PEP 562), so ``from jaxsamp.diagnostics import 
 
 import importlib
 
+from jaxsamp.core.lazy import submodule
+
 _NAMES_BY_SUBMODULE = {
     "assignment": ["linear_sum_assignment"],
     "discrepancies": [
@@ -43,8 +45,8 @@ _NAMES_BY_SUBMODULE = {
     "stein": ["KSDStatistics", "SteinTestResult", "imq_stein_kernel", "kernel_stein_discrepancy", "ksd_test"],
     "weights": ["elbo", "eubo", "figures", "importance_ess", "log_weight_variance"],
 }
-_SUBMODULE_OF = {name: submodule for submodule, names in _NAMES_BY_SUBMODULE.items() for name in names}
-_SUBMODULES = {*_NAMES_BY_SUBMODULE, "health"}
+_SUBMODULE_OF = {name: module for module, names in _NAMES_BY_SUBMODULE.items() for name in names}
+_SUBMODULES = {*_NAMES_BY_SUBMODULE, "binary_discrepancies", "health", "predictive"}
 
 __all__ = sorted(_SUBMODULE_OF)
 
@@ -53,10 +55,8 @@ def __getattr__(name: str):
     """Import a public name's submodule (or a submodule itself) on first access and cache the result."""
     if name in _SUBMODULE_OF:
         value = getattr(importlib.import_module(f"{__name__}.{_SUBMODULE_OF[name]}"), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f"{__name__}.{name}")
     else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = submodule(__name__, name)  # any submodule (``predictive`` too), or AttributeError
     globals()[name] = value
     return value
 

@@ -23,3 +23,7 @@ buffer
 prioritized_buffer
     The prioritised replay buffer on the same slots (GFlowNets' DQN losses).
 """
+
+from jaxsamp.core.lazy import submodule_getattr
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use

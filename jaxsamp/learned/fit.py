@@ -13,13 +13,14 @@ apart, its own checks). :class:`Fitted` holds the trained state and calls ``samp
 
 >>> import jax.numpy as jnp, jaxsamp
 >>> fitted = jaxsamp.fit("pis", lambda x: -0.5 * jnp.sum(x**2), init=jnp.zeros(2), num_steps=50,
-...                      batch_size=64, settings=jaxsamp.learned.diffusion.pis_dds.PisSettings(num_steps=20),
+...                      batch_size=64, settings=jaxsamp.learned.diffusion.pis_dds.PisSettings(num_time_steps=20),
 ...                      progress=False)  # doctest: +SKIP
 >>> fitted.sample(1, 1000).log_Z  # doctest: +SKIP
 
 A method's settings dataclass may have a field of the same name as one of
-``fit``'s own arguments (PIS/DDS's ``num_steps`` is the SDE's step count): set
-such a field through ``settings=``; a keyword argument is always ``fit``'s.
+``fit``'s own arguments (TPS-DPS's ``batch_size`` is the buffer paths per Adam step):
+set such a field through ``settings=``; a keyword argument is always ``fit``'s.
+``num_steps`` is always the training updates (the SDE's steps are ``num_time_steps``).
 """
 
 from __future__ import annotations

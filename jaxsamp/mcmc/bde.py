@@ -5,7 +5,7 @@ The baseline of Sommer et al. (2025, ICLR; reference config
 draws, no thinning), run through the same pieces as MILE
 (:func:`jaxsamp.mcmc.mile.sample_mile`): member ``k`` starts chain ``k`` exactly,
 Stan's windowed adaptation (step size and diagonal inverse mass per chain,
-:func:`jaxsamp.mcmc.warmup.warmup`) warms every chain up at once through the
+:func:`jaxsamp.mcmc.warmup`) warms every chain up at once through the
 driver, and the adapted chains sample through :func:`jaxsamp.run` with
 progress, checkpoints and bit-identical resume. Gradient evaluations are the
 NUTS trajectories' integration steps summed over chains (vmapped chains wait
@@ -70,7 +70,7 @@ def sample_bde(
     Parameters are those of :func:`~jaxsamp.mcmc.mile.sample_mile`; the phases
     checkpoint into ``bde_warmup`` and ``bde_sample`` under ``checkpoint_dir``.
     ``parameters`` holds each chain's adapted ``step_size``; ``tuning_trace`` the
-    warm-up's :class:`~jaxsamp.mcmc.warmup.WarmupInfo`.
+    warm-up's :class:`~jaxsamp.mcmc.WarmupInfo`.
     """
     members = check_members(members)
     if identity is None:

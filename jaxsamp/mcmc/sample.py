@@ -3,8 +3,8 @@
 A thin layer over the protocol, meant to be read: the model becomes a
 :class:`~jaxsamp.core.target.Target` (a numpyro model, a plain log-density
 function, an Inference Gym model or a target), the chains start at
-:func:`~jaxsamp.mcmc.warmup.starting_points`, every chain is warmed up at once
-(:func:`~jaxsamp.mcmc.warmup.warmup`), and the driver runs the tuned kernel
+:func:`~jaxsamp.mcmc.starting_points`, every chain is warmed up at once
+(:func:`~jaxsamp.mcmc.warmup`), and the driver runs the tuned kernel
 and collects every draw. The :class:`Posterior` holds the draws (constrained
 space for numpyro and Inference Gym models), the sampler's per-draw info
 (acceptance, divergences, integration steps, tree depth), the warm-up, a
@@ -295,7 +295,7 @@ def sample(
     num_chains, num_warmup, num_samples, thin : int
         ``thin`` kernel steps per kept draw.
     init : array, str or callable, optional
-        Starting points (:func:`~jaxsamp.mcmc.warmup.starting_points`).
+        Starting points (:func:`~jaxsamp.mcmc.starting_points`).
     warmup_method : {"window", "chees", "meads"}
     pool, dense : bool
         Window warm-up: pool the mass matrix across chains; adapt a dense one.

@@ -20,3 +20,7 @@ row_reductions
 index_fidelity
     ``nprobe`` chosen by a bound on the total variation between the index's and exact vMF-exp's selection laws.
 """
+
+from jaxsamp.core.lazy import submodule_getattr
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use

@@ -1,5 +1,6 @@
 """Targets with exact references, by name: ``jaxsamp.targets.get(name, **params)``."""
 
+from jaxsamp.core.lazy import submodule_getattr
 from jaxsamp.core.registry import TARGETS
 from jaxsamp.core.target import FunctionTarget, as_target, from_function
 from jaxsamp.targets import gaussian as _gaussian  # noqa: F401  (registers)
@@ -52,3 +53,5 @@ __all__ = [
     "StudentTMixture", "TransitionPathSpec", "TransitionPathTarget", "as_target", "from_function",
     "from_inference_gym", "from_numpyro", "geometric_path", "get", "lattice_energy", "names", "remove_com",
 ]
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use

@@ -32,7 +32,7 @@ RTOL, ATOL = 1e-4, 1e-5  # float32 round-off of reordered batch sums, after a fe
 
 assert jax.device_count() == 8, jax.devices()
 GAUSSIAN = Gaussian(np.array([1.0, -0.5]), np.diag([0.25, 0.64]))
-PATHS = {"num_steps": 8, "hidden": 16, "num_layers": 1, "learning_rate": 1e-3}
+PATHS = {"num_time_steps": 8, "hidden": 16, "num_layers": 1, "learning_rate": 1e-3}
 ADJOINT = dict(network="mlp", hidden=16, num_layers=1, sigma_min=1e-2, sigma_max=3.0, nfe=8, steps_per_epoch=3,
                learning_rate=2e-3, buffer_epochs=2)
 GAUSSIAN_Q = {"family": "full_rank_gaussian", "learning_rate": 3e-2}

@@ -61,7 +61,7 @@ accepted = np.asarray(multihost_utils.process_allgather(accepted, tiled=True))
 # a Trainer: PIS trained data-parallel (16 paths per step split over the 4 devices), stopped at step 4 with a
 # checkpoint and resumed to step 8; its parameters are replicated, so each process holds them whole
 pis = data_parallel(build_pis(Gaussian(np.array([1.0, -0.5]), np.diag([0.25, 0.64])),
-                              PisSettings(num_steps=8, hidden=16, num_layers=1, learning_rate=1e-2), batch_size=16))
+                              PisSettings(num_time_steps=8, hidden=16, num_layers=1, learning_rate=1e-2), batch_size=16))
 train0 = pis.init(jax.random.key(2))
 loss = lambda s, metrics: metrics["loss"]  # noqa: E731
 ckpt_pis = out / ("pis_single" if sys.argv[1] == "single" else "pis_multihost")

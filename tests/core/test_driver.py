@@ -214,7 +214,7 @@ def test_a_trainer_state_is_never_checked():
     from jaxsamp.learned.diffusion.pis_dds import DdsSettings, build_dds
     import jaxsamp.targets
 
-    settings = DdsSettings(loss="trajectory_balance", num_steps=4, hidden=8, num_layers=1, learning_rate=1e-3)
+    settings = DdsSettings(loss="trajectory_balance", num_time_steps=4, hidden=8, num_layers=1, learning_rate=1e-3)
     sampler = build_dds(jaxsamp.targets.get("gaussian", dim=2), settings, batch_size=8)
     state = sampler.init(jax.random.key(0))
     with warnings.catch_warnings():

@@ -13,7 +13,7 @@ from jaxsamp.experiments.runner import resume_experiment, run_experiment
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 SHIPPED = sorted(p.name for p in CONFIGS.glob("pis_*.yaml")) + sorted(p.name for p in CONFIGS.glob("dds_*.yaml"))
 SHRINK = [  # each config's method and target, at a size that compiles and runs in seconds
-    "sampler.params.num_steps=4", "sampler.params.hidden=8", "sampler.params.num_layers=1",
+    "sampler.params.num_time_steps=4", "sampler.params.hidden=8", "sampler.params.num_layers=1",
     "run.num_chains=8", "run.num_steps=2", "run.chunk=1", "run.checkpoint_every=1", "run.progress=false",
     "run.num_eval_samples=32",
 ]
@@ -32,7 +32,7 @@ def test_shipped_config_is_valid(name):
     from jaxsamp.learned.diffusion.pis_dds import DdsSettings, PisSettings
 
     target, kind, settings = prepare(load_config(CONFIGS / name))
-    assert type(settings) is {"pis": PisSettings, "dds": DdsSettings}[name.split("_")[0]] and settings.num_steps == 128
+    assert type(settings) is {"pis": PisSettings, "dds": DdsSettings}[name.split("_")[0]] and settings.num_time_steps == 128
 
 
 @pytest.mark.parametrize("name", ["pis_gmm40.yaml", "dds_many_well.yaml"])
@@ -61,6 +61,8 @@ def test_bad_settings_are_one_line_config_errors(tmp_path):
         ("sampler.name=dis", "takes sampler name pis or dds"),
         ("sampler.params.max_diffusion=-1.0", "max_diffusion must be > 0"),
         ("sampler.params.init_std=1.0", "unknown parameter 'init_std'"),  # DDS's scale, not PIS's
+        # the SDE's steps were ``num_steps``, the name of the training updates (run.num_steps, fit's num_steps)
+        ("sampler.params.num_steps=4", r"unknown parameter 'num_steps' \(renamed 'num_time_steps'\)"),
         ("target.name=ising", "needs a real-valued target"),
     ):
         overrides = [*SHRINK, f"run.out_dir={tmp_path}", override]

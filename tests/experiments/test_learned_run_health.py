@@ -28,7 +28,7 @@ TINY = {
     "diffusion": (FIT, "loss", """
 kind: diffusion
 target: {name: funnel, params: {dim: 4}}
-sampler: {name: pis, params: {num_steps: 4, hidden: 8, num_layers: 1}}
+sampler: {name: pis, params: {num_time_steps: 4, hidden: 8, num_layers: 1}}
 """ + RUN % (8, 2, 32)),
     "vi_elbo": (FIT, "loss", """
 kind: vi

@@ -22,7 +22,7 @@ NUM_STEPS, EVERY = 24, 4
 
 def train(checkpoint=None) -> dict:
     """``fit`` for NUM_STEPS steps (the reference run checkpoints into a fresh folder, for the same chunks)."""
-    settings = DdsSettings(loss="trajectory_balance", num_steps=8, hidden=8, num_layers=1, learning_rate=1e-3)
+    settings = DdsSettings(loss="trajectory_balance", num_time_steps=8, hidden=8, num_layers=1, learning_rate=1e-3)
     with tempfile.TemporaryDirectory() as fresh:
         fitted = jaxsamp.fit("dds", jaxsamp.targets.get("gaussian", dim=2), num_steps=NUM_STEPS, key=0, batch_size=16,
                              settings=settings, checkpoint=fresh if checkpoint is None else checkpoint,

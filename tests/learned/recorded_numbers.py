@@ -40,7 +40,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 NUM_SAMPLES = 64
-DIFFUSION = dict(num_steps=8, hidden=8, num_layers=1, learning_rate=1e-3)
+DIFFUSION = dict(num_time_steps=8, hidden=8, num_layers=1, learning_rate=1e-3)
 ADJOINT = dict(network="mlp", hidden=8, num_layers=1, sigma_min=1e-2, sigma_max=3.0, nfe=8, steps_per_epoch=2,
                learning_rate=2e-3, buffer_epochs=2)
 GAUSSIAN_Q = dict(family="full_rank_gaussian", learning_rate=3e-2)

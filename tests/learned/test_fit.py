@@ -21,13 +21,13 @@ from jaxsamp.targets.gaussian import Gaussian
 
 HERE = Path(__file__).resolve().parent
 TARGET = Gaussian(np.array([1.0, -0.5]), np.diag([0.25, 0.64]))
-PATHS = PisSettings(num_steps=16, hidden=16, num_layers=1, learning_rate=1e-3)
+PATHS = PisSettings(num_time_steps=16, hidden=16, num_layers=1, learning_rate=1e-3)
 ADJOINT = dict(network="mlp", hidden=16, num_layers=2, sigma_min=1e-2, sigma_max=3.0, nfe=16, steps_per_epoch=10,
                learning_rate=2e-3, buffer_epochs=2)
 #: method -> (settings, batch size, training steps): seconds each on 2 CPU cores
 SMALL = {
     "pis": (PATHS, 64, 40),
-    "dds": (DdsSettings(num_steps=16, hidden=16, num_layers=1, learning_rate=3e-3), 64, 80),
+    "dds": (DdsSettings(num_time_steps=16, hidden=16, num_layers=1, learning_rate=3e-3), 64, 80),
     "adjoint": (AdjointSettings(**ADJOINT), 64, 6),
     "asbs": (AsbsSettings(**ADJOINT, prior="gaussian", prior_scale=1.0, adjoint_epochs=3, corrector_epochs=1), 64, 8),
 }
@@ -193,7 +193,7 @@ def test_a_budget_in_target_evaluations_or_seconds_stops_training_at_a_chunk_end
     """PIS counts (16 paths x (8 scores + 1 density)) = 144 target evaluations an update; 50 updates run in chunks of
     1, so a budget of 1000 stops after the 7th (1008); the history is that of a 7-update run in the same chunks
     (another chunking compiles another program, equal to float32 round-off)."""
-    settings = PisSettings(num_steps=8, hidden=8, num_layers=1)
+    settings = PisSettings(num_time_steps=8, hidden=8, num_layers=1)
     common = dict(settings=settings, batch_size=16, progress=False, key=4)
     stopped = jaxsamp.fit("pis", TARGET, num_steps=50, max_target_evals=1000, **common)
     assert len(stopped.history["loss"]) == 7 and stopped.history["target_evals"][-1] == 1008
@@ -206,7 +206,7 @@ def test_a_budget_in_target_evaluations_or_seconds_stops_training_at_a_chunk_end
 
 
 def test_the_learning_curve_evaluates_every_k_updates_apart_from_the_training_time():
-    settings = PisSettings(num_steps=8, hidden=8, num_layers=1)
+    settings = PisSettings(num_time_steps=8, hidden=8, num_layers=1)
     fitted = jaxsamp.fit("pis", TARGET, num_steps=10, settings=settings, batch_size=16, progress=False, key=4,
                          evaluate_every=4, evaluate_samples=64, evaluate_options={"sinkhorn": False})
     np.testing.assert_array_equal(fitted.curve["step"], [4, 8, 10])
@@ -231,7 +231,7 @@ def test_a_resumed_fit_counts_on_from_its_checkpoint_with_its_seconds_and_learni
 
     from jaxsamp.learned.fit import BUDGET_RECORD
 
-    settings = PisSettings(num_steps=8, hidden=8, num_layers=1)
+    settings = PisSettings(num_time_steps=8, hidden=8, num_layers=1)
     common = dict(settings=settings, batch_size=16, progress=False, key=4, evaluate_every=4, evaluate_samples=64,
                   evaluate_options={"sinkhorn": False}, checkpoint_every=4)
     whole = jaxsamp.fit("pis", TARGET, num_steps=12, checkpoint=tmp_path / "whole", **common)

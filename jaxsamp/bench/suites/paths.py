@@ -27,12 +27,12 @@ def diffusion_cell(variant: str, target: str) -> Cell:
     method, loss, stochastic_term = VARIANTS[variant]
     spec, max_diffusion, init_std, updates, _, _ = TARGETS[target]
     scale = {"max_diffusion": max_diffusion} if method == "pis" else {"init_std": init_std}
-    settings = {"loss": loss, "num_steps": 100, "learning_rate": 1e-3, "kl_stochastic_term": stochastic_term, **scale}
+    settings = {"loss": loss, "num_time_steps": 100, "learning_rate": 1e-3, "kl_stochastic_term": stochastic_term, **scale}
     return Cell(f"{variant}/{target}", "fit", spec,
                 {"method": method, "settings": settings, "batch_size": 256, "evaluate": {"num_sets": 5},
                  "plot_samples": 2000 if target == "gmm" else 0},
                 Budget(updates=updates),
-                quick={"settings": {"num_steps": 16}, "batch_size": 32, "budget_updates": 20,
+                quick={"settings": {"num_time_steps": 16}, "batch_size": 32, "budget_updates": 20,
                        "evaluate": {"num_sets": 2}, "plot_samples": 64 if target == "gmm" else 0})
 
 

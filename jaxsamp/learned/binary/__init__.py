@@ -10,3 +10,7 @@ bernoulli_denoising
 bernoulli_samplers
     Samplers of the noisy variable (one-stage, two-stage, multi-measurement) and the final denoising.
 """
+
+from jaxsamp.core.lazy import submodule_getattr
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use

@@ -19,6 +19,9 @@ The main names are re-exported here:
 ``from jaxsamp.learned.curves import CurvesSettings, build``.
 """
 
+from jaxsamp.core.lazy import submodule_getattr
 from jaxsamp.learned.curves.training import Curves, CurvesSettings, build
 
 __all__ = ["Curves", "CurvesSettings", "build"]
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use

@@ -528,7 +528,7 @@ class Curves:
         state: CurveTrainState,
         num_samples: int,
         langevin: ode.LangevinCorrection | None = None,
-        num_steps: int | None = None,
+        ode_steps: int | None = None,
     ) -> ode.CurveSamples:
         """The trained curve's ODE run, everything it carries (:func:`~jaxsamp.learned.curves.ode.transport`).
 
@@ -536,13 +536,13 @@ class Curves:
         (``.samples``), the Jarzynski-type weights ``-int R dt`` (``.jarzynski``,
         whose ``log_Z0`` includes ``int C``), ``|v_t(x_t)|`` along ``t`` and the
         target evaluations. Default ODE and Langevin corrections: the settings'
-        (``ode_steps``, ``langevin_*``); ``langevin`` and ``num_steps`` override them.
+        (``ode_steps``, ``langevin_*``); ``langevin`` and ``ode_steps`` override them.
 
         Compiled once per sample count and ODE (``jax.jit``, the count and the ODE
         static): outside ``jit`` the ODE's surrounding operations would each compile
         on their own, which made a first call 2.5 times slower.
         """
-        steps = self.settings.ode_steps if num_steps is None else num_steps
+        steps = self.settings.ode_steps if ode_steps is None else ode_steps
         langevin = self.settings.langevin if langevin is None else langevin
         return self._compiled_transport(key, state, num_samples, langevin, steps)
 

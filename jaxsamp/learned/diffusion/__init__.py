@@ -24,3 +24,7 @@ evaluation
     The diffusion samplers' evaluation protocol: the canonical weight figures (ELBO, EUBO, both log Z
     estimates, ESS) and the family's Sinkhorn divergence and EMC.
 """
+
+from jaxsamp.core.lazy import submodule_getattr
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use

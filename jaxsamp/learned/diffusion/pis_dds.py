@@ -53,7 +53,7 @@ the network and the loss, and the scale of its own reference process) and its co
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, NamedTuple
+from typing import Annotated, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -80,8 +80,10 @@ class _PathLossSettings:
     Attributes
     ----------
     loss : {"kl", "log_variance", "trajectory_balance"}
-    num_steps : int
-        Steps of the discretised SDE.
+    num_time_steps : int
+        Steps of the discretised SDE (TPS-DPS's name for its path steps too). It was ``num_steps``,
+        which :func:`jaxsamp.fit` uses for training updates; a config that still names it is refused with
+        the new name (``RENAMED``).
     hidden, num_layers : int
         Width and depth of :class:`~jaxsamp.nets.langevin_net.LangevinNet`.
     learning_rate, log_z_learning_rate : float
@@ -98,8 +100,11 @@ class _PathLossSettings:
         reached ELBOs below -400): use it with PIS only.
     """
 
+    #: retired field names and the fields that replaced them (named in the error of a config that uses one)
+    RENAMED: ClassVar[dict[str, str]] = {"num_steps": "num_time_steps"}
+
     loss: Annotated[str, OneOf(LOSSES)] = "kl"
-    num_steps: PositiveInt = 128
+    num_time_steps: PositiveInt = 128
     hidden: PositiveInt = 64
     num_layers: PositiveInt = 2
     learning_rate: PositiveFloat = 5e-4
@@ -119,7 +124,7 @@ class _PathLossSettings:
 class PisSettings(_PathLossSettings):
     """Hyper-parameters of PIS (``sampler.params`` of a ``kind: diffusion`` config with ``name: pis``).
 
-    The loss, the SDE's ``num_steps``, the network (``hidden``, ``num_layers``, ``langevin``) and its
+    The loss, the SDE's ``num_time_steps``, the network (``hidden``, ``num_layers``, ``langevin``) and its
     optimiser (``learning_rate``, ``log_z_learning_rate``, ``grad_clip``) and ``kl_stochastic_term``, as
     :class:`DdsSettings` has them, and the scale of PIS's reference process:
 
@@ -136,7 +141,7 @@ class PisSettings(_PathLossSettings):
 class DdsSettings(_PathLossSettings):
     """Hyper-parameters of DDS (``sampler.params`` of a ``kind: diffusion`` config with ``name: dds``).
 
-    The loss, the SDE's ``num_steps``, the network (``hidden``, ``num_layers``, ``langevin``) and its
+    The loss, the SDE's ``num_time_steps``, the network (``hidden``, ``num_layers``, ``langevin``) and its
     optimiser (``learning_rate``, ``log_z_learning_rate``, ``grad_clip``) and ``kl_stochastic_term``, as
     :class:`PisSettings` has them, and the scale of DDS's reference process:
 
@@ -210,7 +215,7 @@ class PisDds:
             raise InputError(f"{self.method} needs a real-valued target with a flat state (d,), got {target.name!r}")
         self.target, self.settings, self.batch_size = target, settings, batch_size
         self.space = sde.state_space(target)
-        k = settings.num_steps
+        k = settings.num_time_steps
         if self.method == "pis":
             schedule = sde.CosineNoiseSchedule(0.01, settings.max_diffusion)
             self.chain = sde.euler_maruyama_chain(schedule, jnp.linspace(0.0, 1.0, k + 1), control_power=1)

@@ -23,6 +23,7 @@ policy
 The main names are re-exported here: ``from jaxsamp.learned.gflownet import build, GFlowNetSettings, learning_curve``.
 """
 
+from jaxsamp.core.lazy import submodule_getattr
 from jaxsamp.learned.gflownet.training import (
     BACKWARD_POLICIES,
     LOSSES,
@@ -35,3 +36,5 @@ from jaxsamp.learned.gflownet.training import (
 
 __all__ = ["BACKWARD_POLICIES", "LOSSES", "GFlowNet", "GFlowNetSettings", "build", "learning_curve",
            "policy_distribution"]
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use

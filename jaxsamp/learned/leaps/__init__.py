@@ -15,7 +15,10 @@ training
 The main names are re-exported here: ``from jaxsamp.learned.leaps import LeapsSettings, build``.
 """
 
+from jaxsamp.core.lazy import submodule_getattr
 from jaxsamp.learned.leaps.simulation import metropolis_correction, sample, simulate
 from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, build
 
 __all__ = ["Leaps", "LeapsSettings", "build", "metropolis_correction", "sample", "simulate"]
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use

@@ -10,3 +10,7 @@ name (:mod:`~jaxsamp.learned.vi.families`), and :mod:`~jaxsamp.learned.vi.aisivi
 (:mod:`~jaxsamp.learned.vi.semi_implicit`, their numerics). :mod:`~jaxsamp.learned.vi.training` holds
 what they share, :mod:`~jaxsamp.learned.vi.density` the density ``log q`` of a fitted family.
 """
+
+from jaxsamp.core.lazy import submodule_getattr
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use

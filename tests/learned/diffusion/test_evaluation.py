@@ -19,7 +19,7 @@ TARGET = jaxsamp.targets.get("gaussian", dim=2, mean=[1.0, -1.0], scale=0.5)
 
 @pytest.fixture(scope="module")
 def sampler():
-    pis = PisDds(TARGET, PisSettings(num_steps=4, hidden=8), batch_size=4)
+    pis = PisDds(TARGET, PisSettings(num_time_steps=4, hidden=8), batch_size=4)
     return pis, pis.init(jax.random.key(0)).params
 
 

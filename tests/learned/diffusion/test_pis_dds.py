@@ -32,7 +32,7 @@ def test_short_training_improves_on_the_untrained_sampler(method, loss):
     ELBO <= log Z <= EUBO up to 0.02 of Monte Carlo slack. (Measured: PIS-KL ELBO
     -1.42 -> 0.27 and ESS 0.16 -> 0.75; DDS from an ELBO of -3e4 and an ESS of 3e-4.)
     """
-    common = dict(loss=loss, num_steps=16, hidden=32, learning_rate=2e-3, log_z_learning_rate=5e-2)
+    common = dict(loss=loss, num_time_steps=16, hidden=32, learning_rate=2e-3, log_z_learning_rate=5e-2)
     settings = PisSettings(**common, max_diffusion=4.0) if method == "pis" else DdsSettings(**common)
     sampler = PisDds(TARGET, settings, batch_size=128)
     state = sampler.init(jax.random.key(0))
@@ -55,7 +55,7 @@ def test_evaluation_protocol_bounds_and_mode_coverage():
     (the sum of both KLs between the path measures): 2.97 untrained (the untrained drift is zero, whatever the
     key), 0.62, 0.77, 0.66 after 200 updates of 8 paths at training keys 0, 1, 2 (measured); it must halve.
     """
-    sampler = build_pis(TARGET, PisSettings(num_steps=16, hidden=16), batch_size=8)
+    sampler = build_pis(TARGET, PisSettings(num_time_steps=16, hidden=16), batch_size=8)
     untrained = sampler.init(jax.random.key(0))
     out = sampler.evaluate(jax.random.key(3), untrained, 500)  # with the Sinkhorn divergence
     assert out["elbo"] < TARGET.log_Z < out["eubo"], out
@@ -66,7 +66,7 @@ def test_evaluation_protocol_bounds_and_mode_coverage():
     assert after["elbo"] < TARGET.log_Z < after["eubo"], after
     assert after["eubo"] - after["elbo"] < 0.5 * (out["eubo"] - out["elbo"]), (out, after)
     mixture = jaxsamp.targets.get("gaussian_mixture", means=[[-3.0, 0.0], [3.0, 0.0], [0.0, 3.0], [0.0, -3.0]])
-    dds = build_dds(mixture, DdsSettings(num_steps=16, hidden=16, init_std=3.0), batch_size=8)
+    dds = build_dds(mixture, DdsSettings(num_time_steps=16, hidden=16, init_std=3.0), batch_size=8)
     mix = dds.evaluate(jax.random.key(4), dds.init(jax.random.key(0)), 1000, sinkhorn=False)
     assert 0.0 <= mix["emc"] <= 1.0 and 1 <= mix["modes_visited"] <= 4
 
@@ -78,7 +78,7 @@ def test_a_non_finite_batch_skips_its_update_instead_of_poisoning_the_network():
     def log_prob(x):
         return -0.5 * jnp.sum(x**2) + jnp.sqrt(x[0])
 
-    sampler = build_pis(from_function(log_prob, np.zeros(2, np.float32)), PisSettings(num_steps=8, hidden=16),
+    sampler = build_pis(from_function(log_prob, np.zeros(2, np.float32)), PisSettings(num_time_steps=8, hidden=16),
                         batch_size=64)
     state = sampler.init(jax.random.key(0))
     new, metrics = jax.jit(sampler.step)(jax.random.key(1), state)
@@ -98,7 +98,7 @@ N_KEYS, KL_BATCH = 32, 64
 def kl_variants():
     """Both KL losses at one perturbed, untrained PIS network on the 2-D Gaussian: per key (32 keys of 64 paths),
     the loss, its gradient (flattened) and the batch's paths' stochastic terms."""
-    samplers = {keep: PisDds(TARGET, PisSettings(num_steps=16, hidden=32, kl_stochastic_term=keep), batch_size=KL_BATCH)
+    samplers = {keep: PisDds(TARGET, PisSettings(num_time_steps=16, hidden=32, kl_stochastic_term=keep), batch_size=KL_BATCH)
                 for keep in (True, False)}
     params = samplers[True].init(jax.random.key(0)).params
     leaves, tree = jax.tree.flatten(params)
@@ -160,8 +160,8 @@ def test_evaluation_and_metric_weights_do_not_depend_on_the_kl_training_option(k
 def test_settings_and_targets_are_checked():
     with pytest.raises(InputError, match="loss must be one of 'kl', 'log_variance', 'trajectory_balance'"):
         PisSettings(loss="elbo")
-    with pytest.raises(InputError, match="num_steps must be >= 1"):
-        DdsSettings(num_steps=0)
+    with pytest.raises(InputError, match="num_time_steps must be >= 1"):
+        DdsSettings(num_time_steps=0)
     with pytest.raises(InputError, match="kl_stochastic_term=False applies to the 'kl' loss only"):
         PisSettings(loss="log_variance", kl_stochastic_term=False)
     with pytest.raises(TypeError, match="init_std"):  # each method's settings hold its own scale only
@@ -173,7 +173,7 @@ def test_settings_and_targets_are_checked():
     with pytest.raises(InputError, match="batch_size must be >= 1"):
         build_dds(TARGET, batch_size=0)
     with pytest.raises(InputError, match="evaluate takes no option sinkhorn_size"):
-        sampler = build_dds(TARGET, DdsSettings(num_steps=2, hidden=4), batch_size=2)
+        sampler = build_dds(TARGET, DdsSettings(num_time_steps=2, hidden=4), batch_size=2)
         sampler.evaluate(jax.random.key(0), sampler.init(jax.random.key(0)), 8, sinkhorn_size=8)
 
 
@@ -184,6 +184,18 @@ def test_stopped_training_run_resumes_bit_identically(tmp_path):
     (network, learned log Z, both Adam states, counters) has to round-trip through
     the checkpoint.
     """
-    settings = DdsSettings(loss="trajectory_balance", num_steps=8, hidden=8, num_layers=1, learning_rate=1e-3)
+    settings = DdsSettings(loss="trajectory_balance", num_time_steps=8, hidden=8, num_layers=1, learning_rate=1e-3)
     sampler = build_dds(jaxsamp.targets.get("gaussian", dim=2), settings, batch_size=16)
     assert_resumes_bit_identical(sampler.step, sampler.init(jax.random.key(0)), 24, 4, tmp_path, min_arrays=10)
+
+
+def test_fit_takes_the_sde_steps_beside_its_training_updates():
+    """``num_time_steps`` is the SDE's, ``num_steps`` :func:`jaxsamp.fit`'s training updates: one call sets both.
+
+    Each update simulates ``batch_size`` paths of ``num_time_steps`` steps, with ``num_time_steps + 1`` target
+    evaluations per path (the diffusion kind's count).
+    """
+    fitted = jaxsamp.fit("pis", TARGET, num_steps=2, num_time_steps=3, hidden=4, num_layers=1, batch_size=4,
+                         progress=False)
+    assert fitted.settings.num_time_steps == 3 and len(fitted.history["loss"]) == 2
+    assert np.asarray(fitted.history["target_evals"])[-1] == 2 * 4 * (3 + 1)
