@@ -228,7 +228,11 @@ def split_target(spec, test_split: dict | None):
     its training rows and the held-out ``(design with intercept, labels)``, standardised by the training rows."""
     if test_split is None:
         return cells.build_target(spec), None
-    from jaxsamp.targets.bayes_logreg import DATASETS, BayesLogisticRegression, load_breast_cancer
+    from jaxsamp.targets.bayes_logreg import (
+        DATASETS,
+        BayesLogisticRegression,
+        load_breast_cancer,
+    )
 
     params = dict(spec)
     if params.pop("name") != "bayes_logreg" or params.get("dataset", "breast_cancer") not in DATASETS:
@@ -321,8 +325,8 @@ def _fit(cell: Cell, seed: int, target, num_steps: int, **options):
     import optax
 
     import jaxsamp
+    import jaxsamp.learned.methods  # registers the methods
     from jaxsamp.core.registry import LEARNED
-    import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
 
     p = cell.params
     settings = LEARNED.entry(p["method"]).meta["settings"](**p["settings"])
