@@ -177,6 +177,14 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
                             "0; the bench's AISIVI reaches 0.0003-0.001 on the SIVI toys"),
         "p_mass": Entry("The target's mass inside the quadrature box.", "close to 1 (else forward_kl misses mass)"),
         "q_mass": Entry("The family's mass inside the quadrature box.", "close to 1"),
+        "reverse_kl": Entry("KL(q || p) in closed form: a Gaussian family against a Gaussian posterior (the conjugate "
+                            "linear regression; ``jaxsamp bench run vi``).", "0"),
+        "hpd_coverage<level>": Entry("Share of reference posterior draws inside q's <level> % highest-density region "
+                                     "(their log q above the quantile of log q over q's own draws).",
+                                     "<level> / 100: below it q is too narrow, above it too wide"),
+        "test_lppd": Entry("Mean over held-out rows of log mean_s p(y | x, w_s) over posterior draws w_s (the log "
+                           "pointwise predictive density).", "higher is better; compare with NUTS's"),
+        "train_steps_per_s": Entry("Training updates per second, compilation left out.", "higher is faster"),
     },
     "diffusion": {
         **_PATH_FIGURES,

@@ -70,7 +70,7 @@ def test_training_warnings_name_a_nonfinite_exploding_or_stalled_loss_and_an_ess
 
 
 def test_inner_ess_at_its_floor_at_the_end_of_training_is_a_collapsed_reverse_model():
-    """Calibrated on the AISIVI banana runs (BENCHMARKS, bench_vi, step 2): a failed run's inner ESS sat at
+    """Calibrated on the AISIVI banana runs (BENCHMARKS.md, the `vi` suite, step 2): a failed run's inner ESS sat at
     1/256 from step 200 to the end, a converged one ended at 0.43. Pretraining's NaN steps are skipped, and only the
     last tenth counts, so a collapse the run recovered from is not flagged."""
     k = 256

@@ -1,4 +1,4 @@
-"""The density ``log q`` of a fitted variational family at points of your own.
+"""The density ``log q`` of a fitted variational family at points of your own, and its unweighted draws.
 
 A fitted family's ``sample`` gives its draws with ``log p~ - log q``; :func:`log_q` gives
 ``log q`` anywhere (a grid, draws of the target), from the method's name, its settings and
@@ -49,3 +49,23 @@ def log_q(method: str, settings, state, z: jax.Array, key: jax.Array | None = No
         family = SemiImplicitFamily(z.shape[-1], settings)
         return family.marginal_log_density(key, state.phi, z, settings.marginal_draws)
     raise InputError(f"log_q knows the variational methods {', '.join(EXPLICIT + SEMI_IMPLICIT)}, got {method!r}")
+
+
+def draws(method: str, settings, state, key: jax.Array, n: int, dim: int) -> jax.Array:
+    """``n`` unweighted draws of the family that variational ``method`` fitted on ``R^dim``, shape ``(n, dim)``.
+
+    What ``fitted.sample`` draws, without the importance weights (which cost the semi-implicit family ``num_inner``
+    reverse-model draws per point): the explicit family's ``sample_and_log_prob(key, params, n)``, the semi-implicit
+    family's :meth:`~jaxsamp.learned.vi.semi_implicit.SemiImplicitFamily.draw` ``(key, phi, n)`` (``eps ~ p``,
+    ``z ~ q_phi(. | eps)``). ``method``, ``settings`` and ``state`` as :func:`log_q` takes them.
+
+    Raises
+    ------
+    InputError
+        Another method.
+    """
+    if method in EXPLICIT:
+        return family_from_spec(dim, settings.family).sample_and_log_prob(key, state.params, n)[0]
+    if method in SEMI_IMPLICIT:
+        return SemiImplicitFamily(dim, settings).draw(key, state.phi, n)[1]
+    raise InputError(f"draws knows the variational methods {', '.join(EXPLICIT + SEMI_IMPLICIT)}, got {method!r}")

@@ -15,7 +15,7 @@ import jaxsamp
 from jaxsamp.core.errors import ConfigError, InputError
 from jaxsamp.core.protocols import LearnedSampler
 from jaxsamp.learned.vi import aisivi, bsivi, elbo, snis_forward_kl, softcvi
-from jaxsamp.learned.vi.density import log_q
+from jaxsamp.learned.vi.density import draws, log_q
 from jaxsamp.learned.vi.semi_implicit import SemiImplicitFamily
 from jaxsamp.targets.gaussian import Gaussian
 
@@ -122,6 +122,21 @@ def test_log_q_at_points_is_the_density_the_fit_uses():
         log_q("bsivi", settings, state, samples.x)
     with pytest.raises(InputError, match="got 'pis'"):
         log_q("pis", fitted.settings, fitted.state, samples.x)
+
+
+def test_draws_are_the_fitted_samples_without_their_weights():
+    """``density.draws`` at a key gives the points ``fitted.sample`` draws at that key for an explicit family, and the
+    semi-implicit family's ``draw`` (``fitted.sample`` splits its key for the inner draws of the weights)."""
+    fitted = jaxsamp.fit("elbo", TARGET, num_steps=5, key=0, batch_size=8, progress=False, **GAUSSIAN_Q)
+    np.testing.assert_array_equal(draws("elbo", fitted.settings, fitted.state, jax.random.key(1), 32, 2),
+                                  fitted.sample(jax.random.key(1), 32).x)
+    settings = bsivi.BSIVISettings(**BSIVI)
+    state = bsivi.build(TARGET, settings).init(jax.random.key(0))
+    z = draws("bsivi", settings, state, jax.random.key(2), 32, 2)
+    np.testing.assert_array_equal(z, SemiImplicitFamily(2, settings).draw(jax.random.key(2), state.phi, 32)[1])
+    assert z.shape == (32, 2) and np.all(np.isfinite(z))
+    with pytest.raises(InputError, match="got 'pis'"):
+        draws("pis", settings, state, jax.random.key(2), 32, 2)
 
 
 def test_aisivi_judges_its_loss_after_pretraining_and_its_reverse_model():
