@@ -12,6 +12,7 @@ SUITES = {
     "paths": "jaxsamp.bench.suites.paths",
     "curves": "jaxsamp.bench.suites.curves",
     "gflownet": "jaxsamp.bench.suites.gflownet",
+    "binary": "jaxsamp.bench.suites.binary",
 }
 
 
