@@ -2,10 +2,11 @@
 
 The old files were flat: ``{"results": {"<cell>_<figure>_seed<k>": value, ...}, "machine": {...}}``, one machine
 record for the whole file and the command behind each figure in ``figure_commands``. Each suite that had such a
-file names it (``LEGACY_FILE``) and parses its keys (``legacy_key(name) -> (cell, figure, scale) or None``). The
-converted seeds keep the old file's one machine record, marked ``legacy`` (it may stand for several hosts: the
-old format could not say), their command, and the old figure names mapped onto the glossary's
-(:data:`FIGURE_NAMES`; minutes become seconds).
+file names it (``LEGACY_FILE``) and parses its keys (``legacy_key(name) -> (cell, figure, scale) or None``), and
+may name the keys it leaves out on purpose (``LEGACY_DERIVED``: figures computed from others, which the suite's
+comparisons recompute). The converted seeds keep the old file's one machine record, marked ``legacy`` (it may stand
+for several hosts: the old format could not say), their command, and the old figure names mapped onto the
+glossary's (:data:`FIGURE_NAMES`; minutes become seconds).
 
     jaxsamp bench convert paths      # benchmarks/results/bench_paths.json -> benchmarks/results/paths.json
 """
@@ -38,14 +39,16 @@ def _figure_name(old: str) -> str:
     return FIGURE_NAMES.get(old, (old, 1.0))[0]
 
 
-def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path) -> dict:
+def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, derived=frozenset()) -> dict:
     """Read ``old_path``, map every per-seed figure through ``legacy_key`` and write ``new_path``; return it.
 
     Figures of the old file that are not per seed (its means and sds) are recomputed, not copied; a per-seed key
-    that ``legacy_key`` does not place is an error naming it, so nothing is dropped silently. The number of
-    paths a seed was scored on (``eval_paths``) goes into its record's ``evaluation``. A per-seed value that is a
-    mapping of lists is a learning curve (``<run>_curve_seed<k>``): it goes into the record's ``curves``, each
-    series named as ``legacy_key`` names the run's figure of that name (``<run>_<series>``).
+    that ``legacy_key`` does not place is an error naming it, so nothing is dropped silently: only the keys named in
+    ``derived`` (without their ``_seed<k>``; figures that are functions of others, e.g. a ratio of two cells that a
+    comparison recomputes) are left out, on purpose. The number of paths a seed was scored on (``eval_paths``) goes
+    into its record's ``evaluation``. A per-seed value that is a mapping of lists is a learning curve
+    (``<run>_curve_seed<k>``): it goes into the record's ``curves``, each series named as ``legacy_key`` names the
+    run's figure of that name (``<run>_<series>``).
     """
     if new_path.exists():
         raise InputError(f"{new_path} exists already: the conversion runs once", "remove it to convert again")
@@ -54,7 +57,7 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path) -> d
     seeds: dict = defaultdict(lambda: {"figures": {}, "evaluation": {}})
     for name, value in old["results"].items():
         match = SEED.match(name)
-        if match is None:
+        if match is None or match.group(1) in derived:
             continue
         placed = legacy_key(match.group(1))
         if placed is None:
