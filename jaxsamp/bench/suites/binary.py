@@ -24,22 +24,30 @@ SAMPLERS = {
 QUICK_STEPS = {"one_stage": 19, "two_stage": 19, "multi_m4": 4}
 #: what every denoiser shares: the noise level (flip probability 0.119) and up to 4 measurements per example
 COMMON = {"alpha": 1.0, "max_measurements": 4, "learning_rate": 1e-3}
-#: per part: target, the denoiser's settings (the flat params of ``configs/bernoulli_denoising_<part>.yaml``, the
-#: sampler's apart), training updates, batch size, samples scored, the names of the seed key's split, and the
-#: quick size's target and overrides (settings, updates, samples)
+#: per part: the target, the denoiser's settings (the flat params of ``configs/bernoulli_denoising_<part>.yaml``, the
+#: sampler's apart), training updates, batch size, samples scored, the names of the seed key's split (the script's),
+#: and at the quick size the target's, settings' overrides, updates and samples
 PARTS = {
-    "mixture_d16": ({"name": "bernoulli_mixture", "dim": 16, "num_components": 4, "logit_scale": 2.0, "seed": 0},
-                    {"network": "mlp", "hidden": [256, 256], "num_train_samples": 20_000}, 4000, 256, 50_000,
-                    ["data", "train", "sample"],
-                    {"dim": 8}, {"hidden": [16], "num_train_samples": 1000}, 100, 1000),
-    "digits": ({"name": "binary_digits"},
-               {"network": "conv", "channels": 32, "conv_layers": 5, "padding": "zeros", "mmd_length_scale": 16.0},
-               6000, 128, 500, ["train", "sample", "subset", "gibbs"],
-               {}, {"channels": 4, "conv_layers": 1}, 50, 64),
-    "ising_L8": ({"name": "ising", "L": 8, "beta": 0.4407},
-                 {"network": "conv", "channels": 32, "conv_layers": 4, "padding": "circular",
-                  "num_train_samples": 10_000, "glauber_sweeps": 1000}, 4000, 128, 4000, ["data", "train", "sample"],
-                 {"L": 4}, {"channels": 4, "conv_layers": 1, "num_train_samples": 256, "glauber_sweeps": 20}, 50, 256),
+    "mixture_d16": {
+        "target": {"name": "bernoulli_mixture", "dim": 16, "num_components": 4, "logit_scale": 2.0, "seed": 0},
+        "settings": {"network": "mlp", "hidden": [256, 256], "num_train_samples": 20_000},
+        "updates": 4000, "batch_size": 256, "num_samples": 50_000, "keys": ["data", "train", "sample"],
+        "quick_target": {"dim": 8}, "quick_settings": {"hidden": [16], "num_train_samples": 1000},
+        "quick_updates": 100, "quick_samples": 1000},
+    "digits": {
+        "target": {"name": "binary_digits"},
+        "settings": {"network": "conv", "channels": 32, "conv_layers": 5, "padding": "zeros", "mmd_length_scale": 16.0},
+        "updates": 6000, "batch_size": 128, "num_samples": 500, "keys": ["train", "sample", "subset", "gibbs"],
+        "quick_target": {}, "quick_settings": {"channels": 4, "conv_layers": 1}, "quick_updates": 50,
+        "quick_samples": 64},
+    "ising_L8": {
+        "target": {"name": "ising", "L": 8, "beta": 0.4407},
+        "settings": {"network": "conv", "channels": 32, "conv_layers": 4, "padding": "circular",
+                     "num_train_samples": 10_000, "glauber_sweeps": 1000},
+        "updates": 4000, "batch_size": 128, "num_samples": 4000, "keys": ["data", "train", "sample"],
+        "quick_target": {"L": 4},
+        "quick_settings": {"channels": 4, "conv_layers": 1, "num_train_samples": 256, "glauber_sweeps": 20},
+        "quick_updates": 50, "quick_samples": 256},
 }
 
 
@@ -47,16 +55,17 @@ def part_cell(name: str, part: str, samples: str, params: dict | None = None, qu
               updates: int | None = None, quick_updates: int | None = None) -> Cell:
     """A cell of ``part`` whose ``samples`` (a kind of :func:`binary_denoising_cell`) are scored; ``params`` and
     ``quick`` add to the part's parameters and quick overrides (their ``settings`` to the part's settings)."""
-    target, settings, _, batch_size, num_samples, keys, quick_target, quick_settings, _, quick_samples = PARTS[part]
+    spec = PARTS[part]
     params, quick = dict(params or {}), dict(quick or {})
-    settings = {**COMMON, **settings, **params.pop("settings", {})}
-    quick_settings = {**quick_settings, **quick.pop("settings", {})}
-    return Cell(f"{name}/{part}", "binary_denoising", target,
-                {"samples": samples, "settings": settings, "batch_size": batch_size, "num_samples": num_samples,
-                 "keys": keys, **params},
+    settings = {**COMMON, **spec["settings"], **params.pop("settings", {})}
+    quick_settings = {**spec["quick_settings"], **quick.pop("settings", {})}
+    return Cell(f"{name}/{part}", "binary_denoising", spec["target"],
+                {"samples": samples, "settings": settings, "batch_size": spec["batch_size"],
+                 "num_samples": spec["num_samples"], "keys": spec["keys"], **params},
                 Budget(updates=updates),
-                quick={"target": {**target, **quick_target}, "num_samples": quick_samples, "settings": quick_settings,
-                       **quick, **({"budget_updates": quick_updates} if quick_updates else {})})
+                quick={"target": {**spec["target"], **spec["quick_target"]}, "num_samples": spec["quick_samples"],
+                       "settings": quick_settings, **quick,
+                       **({"budget_updates": quick_updates} if quick_updates else {})})
 
 
 def sampler_cell(sampler: str, part: str, denoiser: str = "learned") -> Cell:
@@ -65,11 +74,11 @@ def sampler_cell(sampler: str, part: str, denoiser: str = "learned") -> Cell:
     The sampling key is ``fold_in(sample key, len(sampler))``, as the script drew it (one_stage and two_stage
     share it).
     """
-    updates, quick_updates = PARTS[part][2], PARTS[part][8]
-    name = sampler if denoiser == "learned" else f"{sampler}-exact_score"
-    return part_cell(name, part, denoiser, {"settings": dict(SAMPLERS[sampler]), "sample_fold": len(sampler)},
+    learned = denoiser == "learned"
+    return part_cell(sampler if learned else f"{sampler}-exact_score", part, denoiser,
+                     {"settings": dict(SAMPLERS[sampler]), "sample_fold": len(sampler)},
                      {"settings": {"steps_per_measurement": QUICK_STEPS[sampler]}},
-                     updates if denoiser == "learned" else None, quick_updates if denoiser == "learned" else None)
+                     PARTS[part]["updates"] if learned else None, PARTS[part]["quick_updates"] if learned else None)
 
 
 def fvbm_cell(name: str, num_updates: int, quick_updates: int, fold: int) -> Cell:
@@ -338,6 +347,8 @@ LEGACY_DERIVED = frozenset({*(f"tv_mixture_d16_{s}_ratio_to_exact_score" for s i
 #: the script's prefix of each part's figures, and the figure its samples were scored on
 _LEGACY_PARTS = {"tv_mixture_d16": ("mixture_d16", "tv"), "mmd_digits": ("digits", "mmd_test"),
                  "ising_L8": ("ising_L8", None)}
+#: Ising's figures of each sampler: ``<figure>`` for multi_m4, ``<figure>_<sampler>`` for the others
+_LEGACY_ISING_FIGURES = ("abs_m", "abs_m_err", "m_tv")
 #: per part, the script's name of a reference's figure -> (cell, figure)
 _LEGACY_REFERENCES = {
     "mixture_d16": {"floor": ("exact_law", "tv_floor")},
@@ -370,8 +381,8 @@ def legacy_key(name: str):
         for sampler in SAMPLERS:
             if scored and rest in (sampler, f"{sampler}_exact_score"):
                 return f"{rest.replace('_exact_score', '-exact_score')}/{part}", scored, 1
-            if not scored and rest.endswith(f"_{sampler}") and rest[:-len(sampler) - 1] in ("abs_m", "abs_m_err", "m_tv"):
-                return f"{sampler}/{part}", rest[:-len(sampler) - 1], 1
-        if not scored and rest in ("abs_m", "abs_m_err", "m_tv"):
+            if not scored and rest.removesuffix(f"_{sampler}") in _LEGACY_ISING_FIGURES and rest.endswith(sampler):
+                return f"{sampler}/{part}", rest.removesuffix(f"_{sampler}"), 1
+        if not scored and rest in _LEGACY_ISING_FIGURES:
             return f"multi_m4/{part}", rest, 1
     return None
