@@ -7,7 +7,8 @@ converted seeds keep the old file's one machine record, marked ``legacy`` (it ma
 old format could not say), their command, and the old figure names mapped onto the glossary's
 (:data:`FIGURE_NAMES`; minutes become seconds). A suite that can tell which host ran a command (from the old
 file's history: each write of it recorded the machine of the command that wrote it) gives each seed its own
-machine record with ``legacy_machine(command)``, so that seeds of different hosts are never pooled.
+machine record with ``legacy_machine(command)``, so that seeds of different hosts are never pooled. A suite may also name the keys it leaves out
+on purpose (``LEGACY_DERIVED``: figures computed from others, which the suite's comparisons recompute).
 
     jaxsamp bench convert paths      # benchmarks/results/bench_paths.json -> benchmarks/results/paths.json
 """
@@ -41,15 +42,18 @@ def _figure_name(old: str) -> str:
     return FIGURE_NAMES.get(old, (old, 1.0))[0]
 
 
-def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, legacy_machine=None) -> dict:
+def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, *, legacy_machine=None,
+            derived=frozenset()) -> dict:
     """Read ``old_path``, map every per-seed figure through ``legacy_key`` and write ``new_path``; return it.
 
     Figures of the old file that are not per seed (its means and sds) are recomputed, not copied; a per-seed key
-    that ``legacy_key`` does not place is an error naming it, so nothing is dropped silently. The number of
-    paths a seed was scored on (``eval_paths``) goes into its record's ``evaluation``. A per-seed value that is a
-    mapping of lists is a learning curve (``<run>_curve_seed<k>``): it goes into the record's ``curves``, each
-    series named as ``legacy_key`` names the run's figure of that name (``<run>_<series>``); any other value that is not a number (a
-    list, or a mapping that is not of numeric series ``legacy_key`` places) goes into ``curves`` under its figure name.
+    that ``legacy_key`` does not place is an error naming it, so nothing is dropped silently: only the keys named in
+    ``derived`` (without their ``_seed<k>``; figures that are functions of others, e.g. a ratio of two cells that a
+    comparison recomputes) are left out, on purpose. The number of paths a seed was scored on (``eval_paths``) goes
+    into its record's ``evaluation``. A per-seed value that is a mapping of lists is a learning curve
+    (``<run>_curve_seed<k>``): it goes into the record's ``curves``, each series named as ``legacy_key`` names the
+    run's figure of that name (``<run>_<series>``); any other value that is not a number (a list, or a mapping that
+    is not of numeric series ``legacy_key`` places) goes into ``curves`` under its figure name.
     ``legacy_machine(command)``, if given, is the machine record of the host that ran ``command`` (with its
     ``legacy`` note saying how that is known), or None for the old file's one record.
     """
@@ -60,7 +64,7 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, lega
     seeds: dict = defaultdict(lambda: {"figures": {}, "evaluation": {}})
     for name, value in old["results"].items():
         match = SEED.match(name)
-        if match is None:
+        if match is None or match.group(1) in derived:
             continue
         placed = legacy_key(match.group(1))
         if placed is None:

@@ -304,6 +304,9 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "abs_m_err": Entry("|abs_m - abs_m_exact|.", "0"),
         "train_abs_m_err": Entry("The same error of the training data.", "reference"),
         "m_tv": Entry("TV between the samples' and the exact magnetisation distributions.", "0"),
+        "pseudo_log_likelihood": Entry("Per-spin pseudo-log-likelihood of the training data under the fully visible "
+                                       "Boltzmann machine fitted to it (the digits baseline of the ``binary`` suite).",
+                                       "context: higher fits the data better"),
     },
     "mile": {
         "num_members": Entry("Deep-ensemble members (one chain each).", SETTING),

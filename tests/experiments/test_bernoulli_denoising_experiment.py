@@ -40,7 +40,7 @@ def write(tmp_path, text, name="cfg.yaml"):
 
 def test_ising_run_through_the_cli_writes_metrics_samples_and_plots(tmp_path):
     """Glauber data, 2-measurement sampling; TV by enumeration (2^16 states) and <|m|> vs exact (the conv denoiser
-    is exercised by the unit tests and bench_binary --quick)."""
+    is exercised by the unit tests and the quick size of the binary suite)."""
     path = write(tmp_path, ISING)
     assert cli_main(["run", str(path), f"run.out_dir={tmp_path / 'runs'}"]) == 0
     run_dir = next((tmp_path / "runs").rglob("metrics.json")).parent

@@ -14,6 +14,7 @@ SUITES = {
     "gflownet": "jaxsamp.bench.suites.gflownet",
     "particles": "jaxsamp.bench.suites.particles",
     "vi": "jaxsamp.bench.suites.vi",
+    "binary": "jaxsamp.bench.suites.binary",
 }
 
 

@@ -80,7 +80,7 @@ def test_the_old_results_file_converts_once_each_seed_on_its_own_host(tmp_path):
     (tmp_path / "bench_adjoint.json").write_text(json.dumps(old_file()))
     new = tmp_path / "particles.json"
     data = legacy.convert(particles.PROTOCOL, tmp_path / "bench_adjoint.json", particles.legacy_key, new,
-                          particles.legacy_machine)
+                          legacy_machine=particles.legacy_machine)
     records = data["records"]
     assert records["adjoint/dw4"]["1"]["figures"] == {"w2": 1.15, "nonfinite_samples": 0.0}
     assert records["asbs/dw4"]["1"]["figures"] == {"w2": 0.9, "log_Z_hat": 29.7, "train_steps": 1000}
