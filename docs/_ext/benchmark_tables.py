@@ -47,7 +47,12 @@ def _machine(machine) -> str:
 
 def suite_rst(path: Path, data: dict) -> list[str]:
     """The section of a ``jaxsamp bench`` suite's file: its tables (:func:`jaxsamp.bench.report.tables`)."""
+    from jaxsamp.bench import store
     from jaxsamp.bench.report import tables
+    from jaxsamp.bench.suites import SUITES, suite
+
+    if data["suite"] in SUITES:  # aggregates under the suite's current rules
+        data = store.read_current(path, suite(data["suite"]))
 
     title = f"{path.stem} (``jaxsamp bench run {data['suite']}``)"
     lines = [title, "-" * len(title), ""]

@@ -60,11 +60,11 @@ def seeds_to_decide(mean: float, sd: float, threshold: float, level: float) -> i
 def decide(goal: Goal, summary: dict) -> dict:
     """The goal's decision from a :func:`summarise` record: met, missed or undecided, and why.
 
-    Returns ``{decision, mean, interval, n, threshold, seeds_to_decide}``; ``seeds_to_decide`` is set when
+    Returns ``{decision, mean, sd, interval, n, threshold, seeds_to_decide}``; ``seeds_to_decide`` is set when
     undecided with at least two seeds.
     """
-    out = {"decision": UNDECIDED, "mean": summary["mean"], "interval": summary["interval"], "n": summary["n"],
-           "threshold": goal.threshold, "seeds_to_decide": None}
+    out = {"decision": UNDECIDED, "mean": summary["mean"], "sd": summary["sd"], "interval": summary["interval"],
+           "n": summary["n"], "threshold": goal.threshold, "seeds_to_decide": None}
     interval = summary["interval"]
     if interval is None:
         return out

@@ -79,13 +79,13 @@ def _run(args) -> int:
 def _report(args) -> int:
     from jaxsamp.bench import store
     from jaxsamp.bench.report import suite_tables
-    from jaxsamp.bench.suites import SUITES
+    from jaxsamp.bench.suites import SUITES, suite
 
     names = args.suites or sorted(SUITES)
     for name in names:
         path = store.results_path(name, args.quick, args.results_dir)
         if path.exists():
-            print(suite_tables(store.read(path)))
+            print(suite_tables(store.read_current(path, suite(name))))
         elif args.suites:
             print(f"{name}: nothing recorded in {path}")
     return 0

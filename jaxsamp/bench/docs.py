@@ -7,10 +7,12 @@ A figure in prose is a marked span whose text the tool writes::
 The fields are separated by ``;`` (a ``|`` would split a markdown table's cell). The comments are invisible on GitHub and in the rendered docs; the text between them is generated from
 ``benchmarks/results/<suite>.json`` by ``jaxsamp bench docs`` (and ``--check`` fails, listing each figure, when
 a file differs from its results: the test suite runs the check). The marker's fields are the suite, the cell
-(``"name xK"`` for a budget-scaled cell), the figure (or ``goal`` for the decision of the cell's goal on that
-figure: ``goal:log_Z_abs_err``), the format and, when the cell was run on several machines, a substring of the
-machine to use. The format's fields: ``mean``, ``sd``, ``n`` (seeds), ``lo`` and ``hi`` (the 95 % interval),
-and for a goal ``decision`` and ``threshold``. A marker whose suite, cell, figure or machine has no results
+(``"name xK"`` for a budget-scaled cell), the figure (``goal:log_Z_abs_err`` for the cell's goal on that
+figure, ``goal:tv vs BASELINE`` for its goal on the ratio to a baseline cell, ``compare:tv vs BASELINE`` for
+its paired comparison), the format and, when the cell was run on several machines, a substring of the machine
+to use. The format's fields: ``mean``, ``sd``, ``n`` (seeds), ``lo`` and ``hi`` (the 95 % interval); for a
+goal also ``decision`` and ``threshold``; for a comparison ``mean`` and ``sd`` of the paired differences,
+``ratio_median``, ``ratio_of_means``, ``ratio_min`` and ``ratio_max`` of the per-seed ratios. A marker whose suite, cell, figure or machine has no results
 behind it is an error naming it. The flat files of the scripts not yet made suites
 (``{"results": {key: value}}``) are read too: the cell field is ``-``, the figure the key, the format's one
 field ``value``.
@@ -23,6 +25,8 @@ import re
 from pathlib import Path
 
 from jaxsamp.bench import store
+from jaxsamp.bench.suites import SUITES
+from jaxsamp.bench.suites import suite as suite_protocol
 from jaxsamp.core.errors import InputError
 
 MARKER = re.compile(r"<!--bench (?P<spec>[^>]*?)-->(?P<text>.*?)<!--/bench-->", re.DOTALL)
@@ -47,7 +51,10 @@ def render(spec: str, results_dir: Path | None = None, cache: dict | None = None
         path = store.results_path(suite, results_dir=results_dir)
         if not path.exists():
             raise InputError(f"bench marker {spec!r}: no results file {path}")
-        cache[suite] = json.loads(path.read_text())
+        data = json.loads(path.read_text())
+        if data.get("schema") == store.SCHEMA and suite in SUITES:  # aggregates under the suite's current rules
+            data = store.read_current(path, suite_protocol(suite))
+        cache[suite] = data
     data = cache[suite]
     if data.get("schema") != store.SCHEMA:  # a flat file of a script not yet made a suite: its figure by key
         if figure not in data.get("results", {}):
@@ -63,16 +70,27 @@ def render(spec: str, results_dir: Path | None = None, cache: dict | None = None
         raise InputError(f"bench marker {spec!r}: {len(groups)} machines match (recorded: {machines})",
                          "name the machine in a fifth field")
     group = groups[0]
-    if figure.startswith("goal:"):
-        name = figure[len("goal:"):]
-        goals = [g for g in data.get("goals", []) if g["cell"] == cell and g["figure"] == name
-                 and g["machine"] == group["machine"]]
-        if not goals:
-            raise InputError(f"bench marker {spec!r}: no goal on {name!r} of cell {cell!r}")
-        g = goals[0]
-        lo, hi = g["interval"] or (float("nan"), float("nan"))
-        values = {"mean": g["mean"], "n": g["n"], "lo": lo, "hi": hi, "decision": g["decision"],
-                  "threshold": g["threshold"], "sd": group["figures"][name]["sd"]}
+    if figure.startswith(("goal:", "compare:")):
+        kind, _, rest = figure.partition(":")
+        name, _, baseline = (part.strip() for part in rest.partition(" vs "))
+        if kind == "goal":
+            found = [g for g in data.get("goals", []) if g["cell"] == cell and g["figure"] == name
+                     and g.get("baseline", "") == baseline and g["machine"] == group["machine"]]
+        else:
+            found = [c for c in data.get("comparisons", []) if c["cell"] == cell and c["figure"] == name
+                     and c["baseline"] == baseline and c["machine"] == group["machine"]]
+        if not found:
+            raise InputError(f"bench marker {spec!r}: no {kind} on {rest.strip()!r} of cell {cell!r}")
+        g = found[0]
+        if kind == "goal":
+            lo, hi = g["interval"] or (float("nan"), float("nan"))
+            values = {"mean": g["mean"], "sd": g["sd"], "n": g["n"], "lo": lo, "hi": hi, "decision": g["decision"],
+                      "threshold": g["threshold"]}
+        else:
+            d = g["difference"]
+            values = {"mean": d["mean"], "sd": d["sd"], "n": d["n"], "ratio_median": g["ratio_median"],
+                      "ratio_of_means": g["ratio_of_means"], "ratio_min": min(g["ratios"]),
+                      "ratio_max": max(g["ratios"])}
     else:
         if figure not in group["figures"]:
             raise InputError(f"bench marker {spec!r}: cell {cell!r} of suite {suite!r} has no figure {figure!r}")

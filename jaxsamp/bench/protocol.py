@@ -98,7 +98,9 @@ class Goal:
     The rule: over the seeds recorded on one machine, the two-sided ``level`` t-interval of the mean of
     ``figure`` is formed; the goal is **met** when the interval lies on the ``better`` side of ``threshold``,
     **missed** when it lies wholly on the other side, and **undecided** otherwise (with the number of seeds that
-    would decide it at the observed spread).
+    would decide it at the observed spread). With a ``baseline`` cell the goal is on the per-seed ratio
+    ``figure(cell) / figure(baseline)`` over the seeds both have on that machine ("within 2x of the exact score":
+    ``threshold=2``).
 
     Parameters
     ----------
@@ -112,6 +114,8 @@ class Goal:
         The interval's coverage (0.95).
     source : str
         Where the goal comes from (the paper's table, an issue).
+    baseline : str
+        A cell whose figure, seed by seed, divides the cell's ("" for a goal on the figure itself).
     """
 
     cell: str
@@ -120,6 +124,7 @@ class Goal:
     better: str = "below"
     level: float = 0.95
     source: str = ""
+    baseline: str = ""
 
     def __post_init__(self):
         if self.better not in BETTER:
@@ -129,7 +134,8 @@ class Goal:
 
     @property
     def name(self) -> str:
-        return f"{self.cell}: {self.figure} {'<' if self.better == 'below' else '>'} {self.threshold:g}"
+        figure = f"{self.figure} / {self.baseline}'s" if self.baseline else self.figure
+        return f"{self.cell}: {figure} {'<' if self.better == 'below' else '>'} {self.threshold:g}"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -50,6 +50,18 @@ def read(path: Path) -> dict:
     return data
 
 
+def read_current(path: Path, protocol: Protocol) -> dict:
+    """The results file with its summary, goals and comparisons recomputed from its records under ``protocol``.
+
+    What the report and the documented figures read: the stored aggregates are as of the file's last write, and a
+    goal or a rule added since (or a machine label made finer) must not wait for the next run to show.
+    """
+    data = read(path)
+    data["protocol"] = protocol.to_dict()
+    data.update(aggregate(data["records"], protocol))
+    return data
+
+
 def revision() -> str:
     """The git revision of the checkout that runs (``jaxsamp <version>`` outside a checkout)."""
     root = Path(__file__).resolve().parents[2]
@@ -123,10 +135,11 @@ def aggregate(records: dict, protocol: Protocol) -> dict:
     goals = []
     for goal in protocol.goals:
         for group in summary.get(goal.cell, []):
-            if goal.figure in group["figures"]:
-                goals.append({"goal": goal.name, "cell": goal.cell, "figure": goal.figure, "better": goal.better,
-                              "source": goal.source, "machine": group["machine"],
-                              **decide(goal, summarise(group["figures"][goal.figure]["values"], goal.level))})
+            values = _goal_values(records, goal, group)
+            if values:
+                goals.append({"goal": goal.name, "cell": goal.cell, "figure": goal.figure, "baseline": goal.baseline,
+                              "better": goal.better, "source": goal.source, "machine": group["machine"],
+                              **decide(goal, summarise(values, goal.level))})
     comparisons = []
     for comparison in protocol.comparisons:
         cells = records.get(comparison.cell, {}), records.get(comparison.baseline, {})
@@ -137,6 +150,16 @@ def aggregate(records: dict, protocol: Protocol) -> dict:
                 comparisons.append({"cell": comparison.cell, "baseline": comparison.baseline,
                                     "figure": comparison.figure, "machine": label, **result})
     return {"summary": summary, "goals": goals, "comparisons": comparisons}
+
+
+def _goal_values(records: dict, goal, group: dict) -> dict[str, float]:
+    """The per-seed values a goal is decided on, on one machine: the figure, or its ratio to the baseline's."""
+    if not goal.baseline:
+        return group["figures"][goal.figure]["values"] if goal.figure in group["figures"] else {}
+    base = by_machine(records.get(goal.baseline, {})).get(group["machine"], {})
+    mine = by_machine(records[goal.cell]).get(group["machine"], {})
+    a, b = figure_values(mine, goal.figure), figure_values(base, goal.figure)
+    return {s: a[s] / b[s] for s in sorted(set(a) & set(b), key=int) if b[s] != 0}
 
 
 def _number(value) -> bool:

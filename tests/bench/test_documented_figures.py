@@ -65,3 +65,19 @@ def test_every_documented_figure_matches_its_results():
     (`jaxsamp bench docs` rewrites them)."""
     assert docs.update(check=True) == []
     assert any("<!--bench " in p.read_text() for p in docs.documented_files())
+
+
+def test_markers_read_a_comparison_and_a_goal_on_a_ratio(tmp_path):
+    from jaxsamp.bench.protocol import Comparison
+
+    cells = (Cell("learned/t", "toy_for_tests", {"name": "gaussian", "dim": 2}, {"error": 0.1}, Budget(updates=5)),
+             Cell("smc/t", "toy_for_tests", {"name": "gaussian", "dim": 2}, {"error": 0.05}, Budget(updates=5)))
+    protocol = Protocol("toy", "toy", cells, seeds=(0, 1, 2),
+                        goals=(Goal("learned/t", "log_Z_abs_err", 2.5, baseline="smc/t"),),
+                        comparisons=(Comparison("learned/t", "smc/t", "log_Z_abs_err"),))
+    runner.run_suite(protocol, results_dir=tmp_path, log=lambda _: None)
+    spec = "toy ; learned/t ; compare:log_Z_abs_err vs smc/t ; {ratio_median:.2f} ({ratio_min:.2f}-{ratio_max:.2f})"
+    assert docs.render(spec, tmp_path) == "1.83 (1.71-2.00)"
+    assert docs.render("toy ; learned/t ; goal:log_Z_abs_err vs smc/t ; {decision}", tmp_path) == "met"
+    with pytest.raises(InputError, match="no compare on 'ess vs smc/t'"):
+        docs.render("toy ; learned/t ; compare:ess vs smc/t ; {mean}", tmp_path)

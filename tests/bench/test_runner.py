@@ -1,5 +1,6 @@
 """The runner records each seed as it lands, resumes, keeps machines apart and refuses a changed cell."""
 
+import dataclasses
 import json
 
 import pytest
@@ -110,3 +111,14 @@ def test_a_recorded_cell_reproduces_from_its_stored_definition_even_after_the_pr
         == pytest.approx(0.11)  # nothing written
     with pytest.raises(InputError, match="no record of learned/t seed 5"):
         runner.reproduce(protocol(), "learned/t", 5, results_dir=tmp_path, log=lambda _: None)
+
+
+def test_a_goal_on_the_ratio_to_a_baseline_is_decided_on_per_seed_ratios(tmp_path):
+    ratio_goal = Goal("learned/t", "log_Z_abs_err", 2.5, baseline="smc/t", source="within 2.5x of SMC")
+    data = runner.run_suite(dataclasses.replace(protocol(), goals=(ratio_goal,)), results_dir=tmp_path,
+                            log=lambda _: None)
+    (goal,) = data["goals"]
+    # per seed: 0.10 / 0.05, 0.11 / 0.06, 0.12 / 0.07 = 2, 1.83, 1.71; their mean's interval lies below 2.5
+    assert goal["mean"] == pytest.approx((2 + 0.11 / 0.06 + 0.12 / 0.07) / 3) and goal["n"] == 3
+    assert goal["decision"] == "met" and goal["baseline"] == "smc/t"
+    assert goal["goal"] == "learned/t: log_Z_abs_err / smc/t's < 2.5"
