@@ -41,7 +41,8 @@ def _figure_name(old: str) -> str:
     return FIGURE_NAMES.get(old, (old, 1.0))[0]
 
 
-def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, legacy_machine=None) -> dict:
+def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, legacy_machine=None, derived=None,
+            single_run_seed: int | None = None) -> dict:
     """Read ``old_path``, map every per-seed figure through ``legacy_key`` and write ``new_path``; return it.
 
     Figures of the old file that are not per seed (its means and sds) are recomputed, not copied; a per-seed key
@@ -51,7 +52,11 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, lega
     series named as ``legacy_key`` names the run's figure of that name (``<run>_<series>``); any other value that is not a number (a
     list, or a mapping that is not of numeric series ``legacy_key`` places) goes into ``curves`` under its figure name.
     ``legacy_machine(command)``, if given, is the machine record of the host that ran ``command`` (with its
-    ``legacy`` note saying how that is known), or None for the old file's one record.
+    ``legacy`` note saying how that is known), or None for the old file's one record. ``derived(figures)``, if
+    given, returns the figures a suite's runner computes from the others (a ratio, a paired difference): each
+    converted seed gets them as a new run would. ``single_run_seed``, if given, is the seed of an old file that
+    recorded single runs without ``_seed<k>`` keys: every numeric key ``legacy_key`` places is that seed's (keys it
+    does not place are left out: the old means of per-seed figures).
     """
     if new_path.exists():
         raise InputError(f"{new_path} exists already: the conversion runs once", "remove it to convert again")
@@ -60,6 +65,8 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, lega
     seeds: dict = defaultdict(lambda: {"figures": {}, "evaluation": {}})
     for name, value in old["results"].items():
         match = SEED.match(name)
+        if match is None and single_run_seed is not None and legacy_key(name) is not None:
+            match = SEED.match(f"{name}_seed{single_run_seed}")
         if match is None:
             continue
         placed = legacy_key(match.group(1))
@@ -90,6 +97,8 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, lega
     data = {"schema": store.SCHEMA, "suite": protocol.suite, "protocol": protocol.to_dict(), "records": {}}
     machine = {**old.get("machine", {}), "legacy": f"the one machine record of {old_path.name}"}
     for (cell, seed), entry in sorted(seeds.items()):
+        if derived is not None:
+            entry["figures"].update(derived(entry["figures"]))
         data["records"].setdefault(cell, {})[seed] = {
             "date": old.get("date", ""), "revision": "", "legacy_file": old_path.name, **entry,
             "machine": (legacy_machine and legacy_machine(entry["command"])) or machine}

@@ -326,6 +326,10 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "<method>_ess_bulk_test_loglik": Entry("Bulk ESS of the per-draw test log likelihood.", "higher is better"),
         "mile_tuning_rejected_fraction": Entry("Share of MILE's tuning steps rejected as non-finite.", "below 0.01"),
         "bde_warmup_divergent_fraction": Entry("Share of BDE warm-up steps that diverged.", "small"),
+        "mile_speedup_vs_bde": Entry("BDE's wall time over MILE's, bde_seconds / mile_seconds (the suite ``mile``).",
+                                     "at least 5 (issue 19's goal)"),
+        "mile_lppd_gain_vs_<method>": Entry("mile_lppd - <method>_lppd, same members and split (the suite ``mile``).",
+                                            "above 0 (issue 19's goal)"),
     },
     "vmf_exploration": {
         "num_actions": Entry("Actions in the catalogue.", SETTING),
