@@ -33,6 +33,7 @@ FIGURE_NAMES = {
     "logz_jarzynski_abs_err": ("log_Z_abs_err_jarzynski", 1.0), "logz_learned_abs_err": ("log_Z_learned_abs_err", 1.0),
     "diverged_points": ("diverged_collocation_points", 1.0),
     "nonfinite": ("nonfinite_samples", 1.0), "epochs": ("train_steps", 1.0), "log_Z_reverse": ("log_Z_hat", 1.0),
+    "vmfexp_ivf_recall": ("ivf_recall", 1.0),
 }
 SEED = re.compile(r"(.+)_seed(\d+)\Z")
 
@@ -55,8 +56,7 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, lega
     ``legacy`` note saying how that is known), or None for the old file's one record. ``derived(figures)``, if
     given, returns the figures a suite's runner computes from the others (a ratio, a paired difference): each
     converted seed gets them as a new run would. ``single_run_seed``, if given, is the seed of an old file that
-    recorded single runs without ``_seed<k>`` keys: every numeric key ``legacy_key`` places is that seed's (keys it
-    does not place are left out: the old means of per-seed figures).
+    recorded single runs without ``_seed<k>`` keys: every key is that seed's.
     """
     if new_path.exists():
         raise InputError(f"{new_path} exists already: the conversion runs once", "remove it to convert again")
@@ -65,7 +65,7 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, lega
     seeds: dict = defaultdict(lambda: {"figures": {}, "evaluation": {}})
     for name, value in old["results"].items():
         match = SEED.match(name)
-        if match is None and single_run_seed is not None and legacy_key(name) is not None:
+        if match is None and single_run_seed is not None:
             match = SEED.match(f"{name}_seed{single_run_seed}")
         if match is None:
             continue

@@ -14,6 +14,7 @@ SUITES = {
     "gflownet": "jaxsamp.bench.suites.gflownet",
     "particles": "jaxsamp.bench.suites.particles",
     "mile": "jaxsamp.bench.suites.mile",
+    "vmf": "jaxsamp.bench.suites.vmf",
 }
 
 
