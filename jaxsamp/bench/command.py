@@ -100,7 +100,9 @@ def _convert(args) -> int:
     new = store.results_path(args.suite, results_dir=args.results_dir)
     data = legacy.convert(suite.PROTOCOL, old, suite.legacy_key, new,
                           legacy_machine=getattr(suite, "legacy_machine", None),
-                          derived=getattr(suite, "LEGACY_DERIVED", frozenset()))
+                          left_out=getattr(suite, "LEGACY_LEFT_OUT", frozenset()),
+                          derived=getattr(suite, "derived_figures", None),
+                          single_run_seed=getattr(suite, "LEGACY_SINGLE_RUN_SEED", None))
     seeds = sum(len(s) for s in data["records"].values())
     print(f"{old} -> {new}: {seeds} cell-seeds in {len(data['records'])} cells")
     return 0

@@ -8,7 +8,7 @@ old format could not say), their command, and the old figure names mapped onto t
 (:data:`FIGURE_NAMES`; minutes become seconds). A suite that can tell which host ran a command (from the old
 file's history: each write of it recorded the machine of the command that wrote it) gives each seed its own
 machine record with ``legacy_machine(command)``, so that seeds of different hosts are never pooled. A suite may also name the keys it leaves out
-on purpose (``LEGACY_DERIVED``: figures computed from others, which the suite's comparisons recompute).
+on purpose (``LEGACY_LEFT_OUT``: figures computed from others, which the suite's comparisons recompute).
 
     jaxsamp bench convert paths      # benchmarks/results/bench_paths.json -> benchmarks/results/paths.json
 """
@@ -34,6 +34,7 @@ FIGURE_NAMES = {
     "logz_jarzynski_abs_err": ("log_Z_abs_err_jarzynski", 1.0), "logz_learned_abs_err": ("log_Z_learned_abs_err", 1.0),
     "diverged_points": ("diverged_collocation_points", 1.0),
     "nonfinite": ("nonfinite_samples", 1.0), "epochs": ("train_steps", 1.0), "log_Z_reverse": ("log_Z_hat", 1.0),
+    "vmfexp_ivf_recall": ("ivf_recall", 1.0),
 }
 SEED = re.compile(r"(.+)_seed(\d+)\Z")
 
@@ -43,19 +44,22 @@ def _figure_name(old: str) -> str:
 
 
 def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, *, legacy_machine=None,
-            derived=frozenset()) -> dict:
+            left_out=frozenset(), derived=None, single_run_seed: int | None = None) -> dict:
     """Read ``old_path``, map every per-seed figure through ``legacy_key`` and write ``new_path``; return it.
 
     Figures of the old file that are not per seed (its means and sds) are recomputed, not copied; a per-seed key
     that ``legacy_key`` does not place is an error naming it, so nothing is dropped silently: only the keys named in
-    ``derived`` (without their ``_seed<k>``; figures that are functions of others, e.g. a ratio of two cells that a
+    ``left_out`` (without their ``_seed<k>``; figures that are functions of others, e.g. a ratio of two cells that a
     comparison recomputes) are left out, on purpose. The number of paths a seed was scored on (``eval_paths``) goes
     into its record's ``evaluation``. A per-seed value that is a mapping of lists is a learning curve
     (``<run>_curve_seed<k>``): it goes into the record's ``curves``, each series named as ``legacy_key`` names the
     run's figure of that name (``<run>_<series>``); any other value that is not a number (a list, or a mapping that
     is not of numeric series ``legacy_key`` places) goes into ``curves`` under its figure name.
     ``legacy_machine(command)``, if given, is the machine record of the host that ran ``command`` (with its
-    ``legacy`` note saying how that is known), or None for the old file's one record.
+    ``legacy`` note saying how that is known), or None for the old file's one record. ``derived(figures)``, if
+    given, returns the figures a suite's runner computes from the others (a ratio, a paired difference): each
+    converted seed gets them as a new run would. ``single_run_seed``, if given, is the seed of an old file that
+    recorded single runs without ``_seed<k>`` keys: every key is that seed's.
     """
     if new_path.exists():
         raise InputError(f"{new_path} exists already: the conversion runs once", "remove it to convert again")
@@ -64,7 +68,9 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, *, l
     seeds: dict = defaultdict(lambda: {"figures": {}, "evaluation": {}})
     for name, value in old["results"].items():
         match = SEED.match(name)
-        if match is None or match.group(1) in derived:
+        if match is None and single_run_seed is not None:
+            match = SEED.match(f"{name}_seed{single_run_seed}")
+        if match is None or match.group(1) in left_out:
             continue
         placed = legacy_key(match.group(1))
         if placed is None:
@@ -94,6 +100,8 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, *, l
     data = {"schema": store.SCHEMA, "suite": protocol.suite, "protocol": protocol.to_dict(), "records": {}}
     machine = {**old.get("machine", {}), "legacy": f"the one machine record of {old_path.name}"}
     for (cell, seed), entry in sorted(seeds.items()):
+        if derived is not None:
+            entry["figures"].update(derived(entry["figures"]))
         data["records"].setdefault(cell, {})[seed] = {
             "date": old.get("date", ""), "revision": "", "legacy_file": old_path.name, **entry,
             "machine": (legacy_machine and legacy_machine(entry["command"])) or machine}

@@ -337,6 +337,10 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "<method>_ess_bulk_test_loglik": Entry("Bulk ESS of the per-draw test log likelihood.", "higher is better"),
         "mile_tuning_rejected_fraction": Entry("Share of MILE's tuning steps rejected as non-finite.", "below 0.01"),
         "bde_warmup_divergent_fraction": Entry("Share of BDE warm-up steps that diverged.", "small"),
+        "mile_speedup_vs_bde": Entry("BDE's wall time over MILE's, bde_seconds / mile_seconds (the suite ``mile``).",
+                                     "at least 5 (issue 19's goal)"),
+        "mile_lppd_gain_vs_<method>": Entry("mile_lppd - <method>_lppd, same members and split (the suite ``mile``).",
+                                            "above 0 (issue 19's goal)"),
     },
     "vmf_exploration": {
         "num_actions": Entry("Actions in the catalogue.", SETTING),
@@ -355,6 +359,28 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "ivf_build_seconds": Entry("Seconds to build the inverted-file index.", COST),
         "ivf_rows_per_draw": Entry("Rows the index reads per draw (its probed lists' pages), of num_actions.", COST),
         "ivf_recall": Entry("Share of queries whose approximate search found the exact best action.", "close to 1"),
+        # the suite ``vmf`` (jaxsamp/bench/suites/vmf.py)
+        "vmf_samples_per_s_<impl>": Entry("vMF draws per second of ``jaxsamp``, ``tfp`` or ``scipy`` (best of 3 calls).",
+                                          "higher is faster"),
+        "vmf_samples_per_s_ratio_vs_best_other": Entry("Our vMF draws per second over the faster of TFP and scipy.",
+                                                       "at least 1"),
+        "vmf_log_norm_max_rel_err": Entry("Largest error of the float64 vMF log normaliser against mpmath, relative "
+                                          "to max(1, |exact|), over the suite's grid of d and kappa.", "below 1e-6"),
+        "boltzmann_<sampler>_selections_per_s": Entry("Exact Boltzmann selections per second, one query at a time, "
+                                                      "by the ``full_cdf`` or the ``streamed`` sampler.", "higher is faster"),
+        "vmfexp_ivf_selections_per_s": Entry("vMF-exp selections per second through the inverted-file index, one "
+                                             "query at a time.", "higher is faster"),
+        "<method>_batched_selections_per_s": Entry("Selections per second with the queries in one call (sharing "
+                                                   "matrix products).", "higher is faster"),
+        "vmfexp_ivf_nprobe": Entry("Lists probed per draw, chosen by the selection-fidelity rule.", "context"),
+        "vmfexp_ivf_tuning_tv_bound": Entry("Coupling bound on the TV between the index's and exact vMF-exp's "
+                                            "selection laws on the tuning queries, at the chosen nprobe.", "at most 0.02"),
+        "vmfexp_ivf_tv_bound": Entry("The same bound on the scored queries (held out from the tuning).", "at most 0.02"),
+        "vmfexp_ivf_tv_bound_se": Entry("Standard error of vmfexp_ivf_tv_bound.", "small against 0.02"),
+        "vmfexp_ivf_rows_read_fraction": Entry("Rows the index reads per draw over num_actions.", COST),
+        "vmfexp_ivf_speedup_vs_boltzmann": Entry("vMF-exp through the index over exact Boltzmann, selections per "
+                                                 "second one query at a time.", "at least 10 (issue 43's goal)"),
+        "vmfexp_ivf_batched_speedup_vs_boltzmann_batched": Entry("The same, both batched.", "above 1"),
     },
 }
 

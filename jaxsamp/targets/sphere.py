@@ -16,7 +16,8 @@ the cosine ``w = mu^T x`` by rejection from a Beta proposal, then a uniform
 direction orthogonal to ``mu``. Proposals are drawn in flat pools and the first
 accepted kept (oversample-and-mask), which measured several times faster than a
 ``lax.while_loop`` per draw under ``vmap`` (that loop runs until the slowest of the
-batch accepts); see :func:`sample_vmf` and ``scripts/bench_vmf.py``.
+batch accepts); see :func:`sample_vmf` and the suite ``vmf``
+(``jaxsamp bench run vmf``).
 ``E[w] = A_d(kappa) = I_{d/2}(kappa) / I_{d/2-1}(kappa)``.
 """
 

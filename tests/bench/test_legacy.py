@@ -24,6 +24,6 @@ def test_a_derived_key_named_by_the_suite_is_left_out_and_its_comparison_recompu
     with pytest.raises(InputError, match="ratio_a_to_b_seed0"):
         legacy.convert(PROTOCOL, tmp_path / "old.json", legacy_key, tmp_path / "new.json")
     data = legacy.convert(PROTOCOL, tmp_path / "old.json", legacy_key, tmp_path / "new.json",
-                          derived={"ratio_a_to_b"})
+                          left_out={"ratio_a_to_b"})
     assert {c: s["0"]["figures"] for c, s in data["records"].items()} == {"a/t": {"tv": 0.2}, "b/t": {"tv": 0.1}}
     assert data["comparisons"][0]["ratios"] == [2.0]

@@ -1,7 +1,7 @@
 """The ``mile`` experiment kind: every shipped config validates, bad settings are one-line ConfigErrors.
 
 Validation only: the kind's whole run (deep ensemble, MILE, BDE, metrics, plot) is exercised by
-tests/scripts/test_bench_mile.py, which runs it through ``run_experiment``.
+tests/bench/suites/test_mile_suite.py, whose quick run of the suite ``mile`` runs it through ``run_experiment``.
 """
 
 from pathlib import Path

@@ -15,6 +15,8 @@ SUITES = {
     "particles": "jaxsamp.bench.suites.particles",
     "vi": "jaxsamp.bench.suites.vi",
     "binary": "jaxsamp.bench.suites.binary",
+    "mile": "jaxsamp.bench.suites.mile",
+    "vmf": "jaxsamp.bench.suites.vmf",
 }
 
 

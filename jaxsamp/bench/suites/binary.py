@@ -353,7 +353,7 @@ def after_seed(cell: str, seed: int, figures: dict, artifacts: dict, *, results_
 LEGACY_FILE = "bench_binary.json"
 #: Figures of the old file that are functions of others it holds, not measurements: the comparisons recompute them
 #: per seed (learned / exact score on the mixture, multi_m4 / train-vs-test on digits), so they are not converted.
-LEGACY_DERIVED = frozenset({*(f"tv_mixture_d16_{s}_ratio_to_exact_score" for s in SAMPLERS),
+LEGACY_LEFT_OUT = frozenset({*(f"tv_mixture_d16_{s}_ratio_to_exact_score" for s in SAMPLERS),
                             "mmd_digits_multi_m4_ratio_to_floor"})
 #: the script's prefix of each part's figures, and the figure its samples were scored on
 _LEGACY_PARTS = {"tv_mixture_d16": ("mixture_d16", "tv"), "mmd_digits": ("digits", "mmd_test"),

@@ -83,7 +83,7 @@ def test_the_old_results_file_converts_once_into_cells_and_glossary_names(tmp_pa
                        "ising_L8_abs_m_exact_seed0": 0.777, "ising_L8_glauber_abs_m_err_seed0": 0.0022}}
     (tmp_path / "bench_binary.json").write_text(json.dumps(old))
     data = legacy.convert(binary.PROTOCOL, tmp_path / "bench_binary.json", binary.legacy_key, tmp_path / "binary.json",
-                          derived=binary.LEGACY_DERIVED)
+                          left_out=binary.LEGACY_LEFT_OUT)
     records = {(cell, seed): r["figures"] for cell, seeds in data["records"].items() for seed, r in seeds.items()}
     assert records == {
         ("multi_m4/mixture_d16", "0"): {"tv": 0.092, "train_seconds_incl_compile": 30.0,
