@@ -159,7 +159,7 @@ def selection_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, bud
     rates["boltzmann"] = max(rates["boltzmann_full_cdf"], rates["boltzmann_streamed"])  # the faster exact sampler
     for method, select in {"boltzmann": boltzmann_select_batch, "vmfexp": vmf_exp_select_batch}.items():
         call = batched(lambda k, qs, x, s=select: s(k, qs, x, kappa))
-        rates[method + "_batched"] = best_rate(lambda: call(keys[0], queries, actions).block_until_ready(), num_queries)
+        rates[method + "_batched"] = best_rate(lambda c=call: c(keys[0], queries, actions).block_until_ready(), num_queries)
     start = time.perf_counter()
     index = build_ivf_index(stream_key(seed, 4), actions, num_lists)
     build_seconds = time.perf_counter() - start
