@@ -41,7 +41,8 @@ def _figure_name(old: str) -> str:
     return FIGURE_NAMES.get(old, (old, 1.0))[0]
 
 
-def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, legacy_machine=None) -> dict:
+def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, legacy_machine=None,
+            legacy_single=None) -> dict:
     """Read ``old_path``, map every per-seed figure through ``legacy_key`` and write ``new_path``; return it.
 
     Figures of the old file that are not per seed (its means and sds) are recomputed, not copied; a per-seed key
@@ -51,7 +52,9 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, lega
     series named as ``legacy_key`` names the run's figure of that name (``<run>_<series>``); any other value that is not a number (a
     list, or a mapping that is not of numeric series ``legacy_key`` places) goes into ``curves`` under its figure name.
     ``legacy_machine(command)``, if given, is the machine record of the host that ran ``command`` (with its
-    ``legacy`` note saying how that is known), or None for the old file's one record.
+    ``legacy`` note saying how that is known), or None for the old file's one record. ``legacy_single(name) ->
+    (cell, figure, scale, seed) or None``, if given, places the keys of single runs that the old file recorded
+    without a seed suffix (those it leaves as None are dropped, as the aggregates are).
     """
     if new_path.exists():
         raise InputError(f"{new_path} exists already: the conversion runs once", "remove it to convert again")
@@ -61,14 +64,19 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, lega
     for name, value in old["results"].items():
         match = SEED.match(name)
         if match is None:
-            continue
-        placed = legacy_key(match.group(1))
-        if placed is None:
-            raise InputError(f"{old_path}: no cell of suite {protocol.suite!r} takes {name!r}")
-        cell, figure, scale = placed
-        entry = seeds[(scaled_name(cell, scale), match.group(2))]
+            single = legacy_single(name) if legacy_single is not None else None
+            if single is None:
+                continue
+            cell, figure, scale, seed = single
+            run = name
+        else:
+            placed = legacy_key(match.group(1))
+            if placed is None:
+                raise InputError(f"{old_path}: no cell of suite {protocol.suite!r} takes {name!r}")
+            (cell, figure, scale), seed, run = placed, match.group(2), match.group(1)
+        entry = seeds[(scaled_name(cell, scale), str(seed))]
         if isinstance(value, Mapping):  # a learning curve: each series named as its run's figure of that name
-            run = match.group(1)[:len(match.group(1)) - len(figure)]
+            run = run[:len(run) - len(figure)]
             named = {series: legacy_key(run + series) for series in value}
             numeric = all(isinstance(x, (int, float)) for v in value.values() for x in (v if isinstance(v, list) else [v]))
             if numeric and all(named.values()):
