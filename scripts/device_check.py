@@ -24,7 +24,7 @@ Phases, in this order, each under its own time cap and all under ``--budget-seco
      evaluations per second (the draws' ``num_integration_steps``) and draws per second of the sampling phase;
    * ``leaps_L15_ising``: LEAPS on the critical 15 x 15 Ising torus with ``configs/leaps_ising_L15.yaml``
      (the paper's LE-conv, kernels 3, 5, 7, 9, 15 x 20 channels, loss batch 400, 200 walkers, 200 Metropolis
-     updates per rollout step), in steady state as ``bench_leaps.planned_updates`` measures it: full-length
+     updates per rollout step), in steady state as the old LEAPS bench script's probe measured it: full-length
      (125-step) rollouts, one every 100 updates, so a chunk of 100 updates holds one rollout; budget 10^5
      updates (the paper trained 1e5-4e5 on one H100, ``../shared/research/leaps.md``);
    * ``adjoint_dw4`` / ``asbs_dw4``: Adjoint Sampling and ASBS with ``configs/{adjoint,asbs}_dw4.yaml`` (EGNN

@@ -74,6 +74,13 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     :class:`~jaxsamp.learned.fit.Fitted`, for a suite's plots. ``params["chunk"]``: updates between the checks of a seconds budget
     (``fit``'s ``chunk``; default about a fiftieth of the updates, too coarse where the clock, not the update
     count, ends training).
+
+    A learning curve evaluated while training (``fit``'s ``evaluate_every``, off the training clock):
+    ``params["curve"] = {"every": updates, "num_samples": n, "options": {...}, "figures": [names]}`` evaluates
+    every ``every`` updates on ``n`` samples with the method's ``options`` and keeps the training step and the
+    named figures of each point as ``artifacts["curves"]`` (``{"step": [...], name: [...]}``).
+    ``params["checkpoint_every"]`` (updates) checkpoints the training into the folder the runner gives
+    (``checkpoint``; none when it gives none), so that a long cell killed before its end resumes where it stopped.
     """
     import jaxsamp
     import jaxsamp.learned.methods
@@ -82,17 +89,21 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     params = dict(cell.params)
     method = params.pop("method")
     unknown = set(params) - {"settings", "batch_size", "evaluate", "plot_samples", "history_figures", "history_totals",
-                             "throughput", "history_curve", "chunk"}
+                             "throughput", "history_curve", "chunk", "curve", "checkpoint_every"}
     if unknown:
         raise ConfigError(f"cell {cell.name!r}: unknown fit parameters {sorted(unknown)}")
     settings = LEARNED.entry(method).meta["settings"](**params.get("settings", {}))
     if cell.budget.updates is None:
         raise ConfigError(f"cell {cell.name!r}: a fit cell needs budget.updates")
     key = jax.random.key(seed)
+    curve = params.get("curve") or {}
     fitted = jaxsamp.fit(method, build_target(cell.target), settings=settings, batch_size=params.get("batch_size"),
                          num_steps=cell.budget.updates * budget_scale, key=key, progress=False,
-                         max_seconds=cell.budget.seconds, max_target_evals=target_evals, checkpoint=checkpoint,
-                         chunk=params.get("chunk"))
+                         max_seconds=cell.budget.seconds, max_target_evals=target_evals,
+                         checkpoint=checkpoint if params.get("checkpoint_every") else None,
+                         checkpoint_every=params.get("checkpoint_every") if checkpoint is not None else None,
+                         chunk=params.get("chunk"), evaluate_every=curve.get("every"),
+                         evaluate_samples=curve.get("num_samples", 1000), evaluate_options=curve.get("options"))
     options = {**evaluation, **params.get("evaluate", {})}
     num_samples = options.pop("num_samples")
     figures = floats(fitted.evaluate(jax.random.fold_in(key, 2), num_samples, **options))
@@ -114,6 +125,10 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
         series = {name: _history(cell, history, name) for name in params["history_curve"]}
         rows = np.all([np.isfinite(v) for v in series.values()], axis=0)
         artifacts["curves"] = {name: v[rows].tolist() for name, v in series.items()}
+    if curve:
+        points = fitted.curve
+        artifacts["curves"] = {name: np.asarray(points.get(name, []), dtype=float).tolist()
+                               for name in ("step", *curve.get("figures", ()))}
     if params.get("plot_samples"):
         artifacts["samples"] = np.asarray(fitted.sample(jax.random.fold_in(key, 3), params["plot_samples"]).x)
     return figures, artifacts
@@ -129,29 +144,58 @@ def _history(cell: Cell, history: dict, name: str) -> np.ndarray:
 @runner("tempered_smc")
 def tempered_smc_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_scale: int = 1,
                       checkpoint=None) -> tuple[dict, dict]:
-    """Tempered SMC along the geometric path from ``N(0, base_scale^2 I)``, as many levels as the budget allows.
+    """Tempered SMC to the cell's target, as many levels of a linear schedule as the budget allows.
 
-    ``params``: ``base_scale``, ``num_particles``, ``num_mcmc_steps`` MALA steps of ``step_size`` per level,
-    ``ess_threshold`` (resampling below it). A level costs ``num_particles * (num_mcmc_steps + 2)`` target
-    evaluations (the incremental weight, MALA's initialisation at the new level and its moves, as
-    :func:`jaxsamp.smc.anneal` counts them), so a budget of ``B`` evaluations buys ``max(2, B // cost)`` levels
-    on a linear schedule (Del Moral, Doucet & Jasra 2006; the baseline of
-    Vargas et al. 2023 and of the diffusion-sampler papers). The key is ``jax.random.key(1000 + seed)``.
+    ``params["kernel"]`` picks the path and the move at each level:
+
+    - ``"mala"`` (default): the geometric path from ``N(0, base_scale^2 I)``, ``num_mcmc_steps`` MALA steps of
+      ``step_size``; a level costs ``num_particles * (num_mcmc_steps + 2)`` target evaluations (the incremental
+      weight, MALA's initialisation at the new level and its moves).
+    - ``"heat_bath"``: a lattice target (Ising, Potts) on its linear-in-beta path from the uniform lattice
+      (:class:`~jaxsamp.targets.lattice.LatticePath`, LEAPS' path), ``num_mcmc_steps`` checkerboard heat-bath
+      sweeps (:func:`jaxsamp.mcmc.discrete.checkerboard`); a level costs ``num_particles * (1 + C *
+      num_mcmc_steps)`` evaluations, one ``flip_log_ratios`` call per colour class and sweep (``C`` = 2 colours
+      on even sides, 3 when a side is odd) beside the incremental weight (no initialisation cost).
+
+    Both as :func:`jaxsamp.smc.anneal` counts them, so a budget of ``B`` evaluations buys ``max(2, B // cost)``
+    levels and ``target_evals`` (anneal's count) never exceeds ``B`` beyond the two-level floor.
+    ``ess_threshold``: resampling below it (Del Moral, Doucet & Jasra 2006; the baseline of Vargas et al. 2023,
+    of the diffusion-sampler papers and of LEAPS). The key is ``jax.random.key(1000 + seed)``.
     """
     import blackjax
 
+    from jaxsamp.mcmc.discrete import (
+        checkerboard,
+        checkerboard_colours,
+        lattice_categories,
+    )
     from jaxsamp.smc import anneal
     from jaxsamp.targets.annealing import geometric_path
+    from jaxsamp.targets.lattice import LatticePath
 
     p = dict(cell.params)
+    kernel = p.get("kernel", "mala")
+    if kernel not in ("mala", "heat_bath"):
+        raise ConfigError(f"cell {cell.name!r}: kernel must be 'mala' or 'heat_bath', got {kernel!r}")
     if target_evals is None:
         raise ConfigError(f"cell {cell.name!r}: tempered SMC needs a target-evaluation budget")
     target = build_target(cell.target)
-    path = geometric_path(target, base_scale=p["base_scale"])
-    cost = p["num_particles"] * (p["num_mcmc_steps"] + 2)
+    if kernel == "mala":
+        path = geometric_path(target, base_scale=p["base_scale"])
+        cost = p["num_particles"] * (p["num_mcmc_steps"] + 2)
+
+        def make_kernel(t):
+            return blackjax.mala(lambda x: path.log_prob(x, t), p["step_size"])
+    else:
+        path = LatticePath(target)
+        colours = int(checkerboard_colours(target.event_shape).max()) + 1
+        cost = p["num_particles"] * (1 + colours * p["num_mcmc_steps"])
+        q = lattice_categories(target)
+
+        def make_kernel(t):
+            return checkerboard(lambda x: path.flip_log_ratios(x, t), "heat_bath", q)
     levels = max(2, int(target_evals // cost))
-    result = anneal(jax.random.key(1000 + seed), path,
-                    lambda t: blackjax.mala(lambda x: path.log_prob(x, t), p["step_size"]), p["num_particles"],
+    result = anneal(jax.random.key(1000 + seed), path, make_kernel, p["num_particles"],
                     schedule=np.linspace(0.0, 1.0, levels + 1), num_mcmc_steps=p["num_mcmc_steps"],
                     ess_threshold=p["ess_threshold"])
     log_z = float(result.samples.log_Z)

@@ -102,7 +102,7 @@ def _convert(args) -> int:
                           legacy_machine=getattr(suite, "legacy_machine", None),
                           left_out=getattr(suite, "LEGACY_LEFT_OUT", frozenset()),
                           derived=getattr(suite, "derived_figures", None),
-                          single_run_seed=getattr(suite, "LEGACY_SINGLE_RUN_SEED", None))
+                          legacy_single=getattr(suite, "legacy_single", None))
     seeds = sum(len(s) for s in data["records"].values())
     print(f"{old} -> {new}: {seeds} cell-seeds in {len(data['records'])} cells")
     return 0

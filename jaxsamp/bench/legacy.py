@@ -44,7 +44,7 @@ def _figure_name(old: str) -> str:
 
 
 def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, *, legacy_machine=None,
-            left_out=frozenset(), derived=None, single_run_seed: int | None = None) -> dict:
+            left_out=frozenset(), derived=None, legacy_single=None) -> dict:
     """Read ``old_path``, map every per-seed figure through ``legacy_key`` and write ``new_path``; return it.
 
     Figures of the old file that are not per seed (its means and sds) are recomputed, not copied; a per-seed key
@@ -58,8 +58,9 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, *, l
     ``legacy_machine(command)``, if given, is the machine record of the host that ran ``command`` (with its
     ``legacy`` note saying how that is known), or None for the old file's one record. ``derived(figures)``, if
     given, returns the figures a suite's runner computes from the others (a ratio, a paired difference): each
-    converted seed gets them as a new run would. ``single_run_seed``, if given, is the seed of an old file that
-    recorded single runs without ``_seed<k>`` keys: every key is that seed's.
+    converted seed gets them as a new run would. ``legacy_single(name) -> (cell, figure, scale, seed) or None``, if
+    given, places the keys of single runs that the old file recorded without a seed suffix (a key it leaves as
+    None is dropped, as the aggregates are; a suite whose every key is a single run raises instead).
     """
     if new_path.exists():
         raise InputError(f"{new_path} exists already: the conversion runs once", "remove it to convert again")
@@ -68,17 +69,22 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, *, l
     seeds: dict = defaultdict(lambda: {"figures": {}, "evaluation": {}})
     for name, value in old["results"].items():
         match = SEED.match(name)
-        if match is None and single_run_seed is not None:
-            match = SEED.match(f"{name}_seed{single_run_seed}")
-        if match is None or match.group(1) in left_out:
-            continue
-        placed = legacy_key(match.group(1))
-        if placed is None:
-            raise InputError(f"{old_path}: no cell of suite {protocol.suite!r} takes {name!r}")
-        cell, figure, scale = placed
-        entry = seeds[(scaled_name(cell, scale), match.group(2))]
+        if match is None:
+            single = legacy_single(name) if legacy_single is not None else None
+            if single is None:
+                continue
+            cell, figure, scale, seed = single
+            run = name
+        else:
+            if match.group(1) in left_out:
+                continue
+            placed = legacy_key(match.group(1))
+            if placed is None:
+                raise InputError(f"{old_path}: no cell of suite {protocol.suite!r} takes {name!r}")
+            (cell, figure, scale), seed, run = placed, match.group(2), match.group(1)
+        entry = seeds[(scaled_name(cell, scale), str(seed))]
         if isinstance(value, Mapping):  # a learning curve: each series named as its run's figure of that name
-            run = match.group(1)[:len(match.group(1)) - len(figure)]
+            run = run[:len(run) - len(figure)]
             named = {series: legacy_key(run + series) for series in value}
             numeric = all(isinstance(x, (int, float)) for v in value.values() for x in (v if isinstance(v, list) else [v]))
             if numeric and all(named.values()):

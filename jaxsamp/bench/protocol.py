@@ -32,7 +32,9 @@ class Budget:
         Wall-clock seconds of training, compilation kept outside the clock.
     match_target_evals : tuple of str
         Cells whose mean training target evaluations, at the same seed and budget scale, are this cell's
-        budget: a baseline at an equal count (tempered SMC beside the learned samplers).
+        budget: a baseline at an equal count (tempered SMC beside the learned samplers). With ``target_evals``
+        too, that count is added to the matched mean (the learned samplers' sampling evaluations beside their
+        training's).
     """
 
     updates: int | None = None

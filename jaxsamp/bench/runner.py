@@ -25,7 +25,8 @@ from jaxsamp.core.errors import ConfigError, InputError
 
 
 def matched_budget(data: dict, cell: Cell, seed: int, budget_scale: int) -> float:
-    """The mean training ``target_evals`` of the cells ``cell`` matches, at ``seed`` and ``budget_scale``."""
+    """The mean training ``target_evals`` of the cells ``cell`` matches, at ``seed`` and ``budget_scale``, plus the
+    cell's own ``budget.target_evals`` when it has one (the learned samplers' sampling evaluations, say)."""
     counts = []
     for other in cell.budget.match_target_evals:
         rec = data["records"].get(scaled_name(other, budget_scale), {}).get(str(seed))
@@ -34,7 +35,7 @@ def matched_budget(data: dict, cell: Cell, seed: int, budget_scale: int) -> floa
     if not counts:
         raise InputError(f"cell {cell.name!r} spends what {', '.join(cell.budget.match_target_evals)} spent at seed "
                          f"{seed}, and none of them is recorded", "run those cells first (or in the same run)")
-    return float(np.mean(counts))
+    return float(np.mean(counts)) + (cell.budget.target_evals or 0)
 
 
 def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int = 1, quick: bool = False,
@@ -87,7 +88,8 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
                 sized.budget.target_evals
             start = time.perf_counter()
             figures, artifacts = RUNNERS[sized.runner](sized, seed, target_evals=budget, evaluation=evaluation,
-                                                       budget_scale=budget_scale)
+                                                       budget_scale=budget_scale,
+                                                       checkpoint=checkpoint_folder(path, name, seed))
             curves = {"curves": artifacts["curves"]} if "curves" in artifacts else {}  # lists, beside the figures
             data = store.record(path, protocol, name, seed, {
                 "figures": figures, **curves, "cell": definition, "budget_scale": budget_scale,
@@ -99,6 +101,13 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
             if after_seed is not None:
                 after_seed(name, seed, figures, artifacts)
     return data
+
+
+def checkpoint_folder(results: Path, cell: str, seed: int) -> Path:
+    """Where a cell's run keeps its checkpoints (a cell that asks for them: ``params["checkpoint_every"]`` of a fit
+    cell): ``<results dir>/checkpoints/<results file's stem>/<cell>/seed<k>``, the cell's ``/`` and spaces as ``_``
+    (not committed: ``checkpoints/`` is ignored). A killed run started again with the same command resumes there."""
+    return results.parent / "checkpoints" / results.stem / cell.replace("/", "_").replace(" ", "_") / f"seed{seed}"
 
 
 def reproduce(protocol: Protocol, cell: str, seed: int, *, quick: bool = False, results_dir: Path | None = None,

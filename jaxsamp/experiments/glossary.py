@@ -240,6 +240,8 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "ess_untrained": Entry("ESS of an untrained network's walkers (the annealing baseline).", "well below ``ess``"),
         "ess_since_last_resample_untrained": Entry("With resampling on: the untrained network's ESS since the last resampling.", "context"),
         "log_w_var_untrained": Entry("Variance of the untrained network's log weights.", "context"),
+        "train_steps_per_s": Entry("Training updates per second, compilation included (the old LEAPS script's rate).",
+                                   "higher is faster"),
         "sample_seconds_per_1000_walkers_<rule>": Entry("Seconds to simulate 1000 walkers under rule ``<rule>``.", COST),
         "abs_order": Entry("Weighted mean |magnetisation| (Potts: order parameter) of the walkers.", "equal to abs_order_reference"),
         "abs_order_reference": Entry("The same from the reference (exact enumeration or long Glauber chains).", "reference"),

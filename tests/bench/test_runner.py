@@ -11,12 +11,14 @@ from jaxsamp.bench.report import suite_tables, tables
 from jaxsamp.core.errors import InputError
 
 CALLS = []
+FOLDERS = []
 
 
 @cells.runner("toy_for_tests")
 def toy(cell, seed, *, target_evals, evaluation, budget_scale=1, checkpoint=None):
     """Figures that are a known function of the seed and the budget (no training)."""
     CALLS.append((cell.name, seed, target_evals))
+    FOLDERS.append(checkpoint)
     evals = cell.params.get("evals", 100.0) * budget_scale
     artifacts = {"curves": {"step": [1, 2], "loss": [0.5, 0.25]}} if cell.params.get("curve") else {}
     return {"log_Z_abs_err": cell.params.get("error", 0.1) + 0.01 * seed, "target_evals": evals}, artifacts
@@ -122,3 +124,17 @@ def test_a_goal_on_the_ratio_to_a_baseline_is_decided_on_per_seed_ratios(tmp_pat
     assert goal["mean"] == pytest.approx((2 + 0.11 / 0.06 + 0.12 / 0.07) / 3) and goal["n"] == 3
     assert goal["decision"] == "met" and goal["baseline"] == "smc/t"
     assert goal["goal"] == "learned/t: log_Z_abs_err / smc/t's < 2.5"
+
+
+def test_a_baseline_gets_its_own_count_on_top_of_the_matched_one_and_every_run_a_checkpoint_folder(tmp_path):
+    """LEAPS' total-evaluation baseline: the learned cells' mean training evaluations plus their sampling's."""
+    plus = Protocol("toy", "toy suite", (
+        Cell("learned/t", "toy_for_tests", {"name": "gaussian", "dim": 2}, {"evals": 100.0}, Budget(updates=5)),
+        Cell("smc-total/t", "toy_for_tests", {"name": "gaussian", "dim": 2}, {},
+             Budget(target_evals=7, match_target_evals=("learned/t",)))))
+    CALLS.clear()
+    FOLDERS.clear()
+    runner.run_suite(plus, results_dir=tmp_path, seeds=[2], log=lambda _: None)
+    assert CALLS == [("learned/t", 2, None), ("smc-total/t", 2, 107.0)]
+    assert FOLDERS == [tmp_path / "checkpoints" / "toy" / "learned_t" / "seed2",
+                       tmp_path / "checkpoints" / "toy" / "smc-total_t" / "seed2"]

@@ -17,6 +17,7 @@ SUITES = {
     "binary": "jaxsamp.bench.suites.binary",
     "mile": "jaxsamp.bench.suites.mile",
     "vmf": "jaxsamp.bench.suites.vmf",
+    "leaps": "jaxsamp.bench.suites.leaps",
 }
 
 

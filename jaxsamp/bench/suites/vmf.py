@@ -12,6 +12,7 @@ import numpy as np
 
 from jaxsamp.bench import cells
 from jaxsamp.bench.protocol import Cell, Goal, Protocol
+from jaxsamp.core.errors import InputError
 
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 DIMS, KAPPAS = (3, 64, 256), (1, 100)
@@ -312,7 +313,15 @@ machine record: the converted seeds all carry it, marked ``legacy``.
 
 LEGACY_FILE = "bench_vmf.json"
 #: the old file recorded single runs, without ``_seed<k>``: they are seed 0's
-LEGACY_SINGLE_RUN_SEED = 0
+
+
+def legacy_single(name: str):
+    """``(cell, figure, 1, 0)``: every key of ``bench_vmf.json`` is a single run, converted as seed 0; a key no cell
+    takes stops the conversion (nothing is dropped silently)."""
+    placed = legacy_key(name)
+    if placed is None:
+        raise InputError(f"{LEGACY_FILE}: no cell of suite 'vmf' takes {name!r}")
+    return (*placed, 0)
 
 
 def legacy_key(name: str):

@@ -354,6 +354,10 @@ class Leaps:
     * ``rollout_ess``: normalised ESS in (0, 1] of the newest rollout at its final
       time, with the cheap ``pre`` weights and the training's Metropolis
       updates: a monitor, not the sampler's ESS.
+    * ``rollout_target_evals``: target evaluations of this update's rollout (0 when there is none): ``k``
+      steps of ``batch_size`` walkers, each one ``flip_log_ratios`` call and ``mcmc_updates`` single-site
+      Metropolis updates counted as ``mcmc_updates / N`` evaluations (a sweep of the ``N`` sites costs one);
+      network passes are not counted, as in the paper. Summed over updates: the training's cost.
     * ``learning_rate``: Adam's step size at this update (not recorded with an
       ``optimizer`` of your own, whose schedule is its own).
 
@@ -458,7 +462,10 @@ class Leaps:
         loss, grads = jax.value_and_grad(lambda p: pinn_loss(self.model, p, self.path, x, t))(state.params)
         updates, opt_state = self._optimizer.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
-        metrics = {"loss": loss, "k": k, "rollout_ess": ess}
+        sites = int(np.prod(self.target.event_shape))
+        metrics = {"loss": loss, "k": k, "rollout_ess": ess,
+                   "rollout_target_evals": jnp.where(fresh, k, 0).astype(jnp.float32) * self.batch_size
+                   * (1.0 + s.mcmc_updates / sites)}
         if self._schedule is not None:
             metrics["learning_rate"] = self._schedule(state.step)
         return LeapsTrainState(params, opt_state, buffer, state.step + 1, ess), metrics

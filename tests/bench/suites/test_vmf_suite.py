@@ -61,7 +61,7 @@ def old_file():
 def test_the_old_single_runs_convert_once_as_seed_zero(tmp_path):
     (tmp_path / "bench_vmf.json").write_text(json.dumps(old_file()))
     data = legacy.convert(vmf.PROTOCOL, tmp_path / "bench_vmf.json", vmf.legacy_key, tmp_path / "vmf.json",
-                          single_run_seed=vmf.LEGACY_SINGLE_RUN_SEED)
+                          legacy_single=vmf.legacy_single)
     records = data["records"]
     assert all(set(seeds) == {"0"} for seeds in records.values())
     assert records["sampling/d64_k1"]["0"]["figures"] == {
@@ -75,7 +75,7 @@ def test_the_old_single_runs_convert_once_as_seed_zero(tmp_path):
     (tmp_path / "bench_vmf.json").write_text(json.dumps(broken))
     with pytest.raises(InputError, match="mystery_figure"):
         legacy.convert(vmf.PROTOCOL, tmp_path / "bench_vmf.json", vmf.legacy_key, tmp_path / "other.json",
-                       single_run_seed=0)
+                       legacy_single=vmf.legacy_single)
 
 
 def test_the_recorded_results_file_is_the_converted_one_on_one_seed():

@@ -50,12 +50,18 @@ def test_fit_leaps_on_a_3x3_ising_lattice(target):
     assert target.log_Z == pytest.approx(exact, abs=1e-4)  # Kaufman's torus formula against enumeration
 
     fitted = jaxsamp.fit("leaps", target, num_steps=STEPS, key=0, settings=SMALL, batch_size=WALKERS, progress=False)
-    assert fitted.warnings == [] and set(fitted.history) == {"loss", "k", "rollout_ess", "learning_rate"}
+    assert fitted.warnings == [] and set(fitted.history) == {"loss", "k", "rollout_ess", "rollout_target_evals",
+                                                            "learning_rate"}
     # the curriculum: 1 -> rollout_steps Euler steps over curriculum_steps updates, then rollout_steps
     schedule = curriculum_schedule(1, SMALL.rollout_steps, SMALL.curriculum_steps)
     expected = schedule[np.minimum(np.arange(STEPS), len(schedule) - 1)]
     np.testing.assert_array_equal(fitted.history["k"], expected)
     assert expected[0] == 1 and expected[-1] == SMALL.rollout_steps
+    # a rollout's cost: k steps of each walker, one flip_log_ratios call and mcmc_updates / N of a sweep each
+    i = np.arange(STEPS)
+    due = (i < SMALL.buffer_rollouts) | (i % SMALL.rollout_every == 0)
+    np.testing.assert_allclose(fitted.history["rollout_target_evals"],
+                               np.where(due, expected, 0) * WALKERS * (1 + SMALL.mcmc_updates / 9), rtol=1e-6)
     assert np.all((fitted.history["rollout_ess"] > 0) & (fitted.history["rollout_ess"] <= 1))
 
     samples = fitted.sample(1, N)
@@ -122,7 +128,7 @@ def test_build_defaults_and_an_optimizer_of_ones_own(target):
     assert sampler.health.judge_progress is False
     state = jax.jit(sampler.init)(jax.random.key(0))
     new, metrics = jax.jit(sampler.step)(jax.random.key(1), state)
-    assert set(metrics) == {"loss", "k", "rollout_ess"}
+    assert set(metrics) == {"loss", "k", "rollout_ess", "rollout_target_evals"}
     for a, b in zip(jax.tree.leaves(state.params), jax.tree.leaves(new.params)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
