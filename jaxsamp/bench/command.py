@@ -98,7 +98,8 @@ def _convert(args) -> int:
     suite = module(args.suite)
     old = Path(args.results_dir or store.RESULTS_DIR) / suite.LEGACY_FILE
     new = store.results_path(args.suite, results_dir=args.results_dir)
-    data = legacy.convert(suite.PROTOCOL, old, suite.legacy_key, new, getattr(suite, "legacy_machine", None))
+    data = legacy.convert(suite.PROTOCOL, old, suite.legacy_key, new, getattr(suite, "legacy_machine", None),
+                          getattr(suite, "LEGACY_UNSUFFIXED_SEED", None))
     seeds = sum(len(s) for s in data["records"].values())
     print(f"{old} -> {new}: {seeds} cell-seeds in {len(data['records'])} cells")
     return 0

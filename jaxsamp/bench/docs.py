@@ -8,7 +8,7 @@ The fields are separated by ``;`` (a ``|`` would split a markdown table's cell).
 ``benchmarks/results/<suite>.json`` by ``jaxsamp bench docs`` (and ``--check`` fails, listing each figure, when
 a file differs from its results: the test suite runs the check). The marker's fields are the suite, the cell
 (``"name xK"`` for a budget-scaled cell), the figure (or ``goal`` for the decision of the cell's goal on that
-figure: ``goal:log_Z_abs_err``), the format and, when the cell was run on several machines, a substring of the
+figure: ``goal:log_Z_abs_err``; ``goal:call_seconds / blackjax/eight_schools`` for a goal on per-seed ratios), the format and, when the cell was run on several machines, a substring of the
 machine to use. The format's fields: ``mean``, ``sd``, ``n`` (seeds), ``lo`` and ``hi`` (the 95 % interval),
 and for a goal ``decision`` and ``threshold``. A marker whose suite, cell, figure or machine has no results
 behind it is an error naming it. The flat files of the scripts not yet made suites
@@ -72,7 +72,7 @@ def render(spec: str, results_dir: Path | None = None, cache: dict | None = None
         g = goals[0]
         lo, hi = g["interval"] or (float("nan"), float("nan"))
         values = {"mean": g["mean"], "n": g["n"], "lo": lo, "hi": hi, "decision": g["decision"],
-                  "threshold": g["threshold"], "sd": group["figures"][name]["sd"]}
+                  "threshold": g["threshold"], "sd": g["sd"] if "sd" in g else group["figures"][name]["sd"]}
     else:
         if figure not in group["figures"]:
             raise InputError(f"bench marker {spec!r}: cell {cell!r} of suite {suite!r} has no figure {figure!r}")

@@ -41,7 +41,8 @@ def _figure_name(old: str) -> str:
     return FIGURE_NAMES.get(old, (old, 1.0))[0]
 
 
-def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, legacy_machine=None) -> dict:
+def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, legacy_machine=None,
+            unsuffixed_seed: int | None = None) -> dict:
     """Read ``old_path``, map every per-seed figure through ``legacy_key`` and write ``new_path``; return it.
 
     Figures of the old file that are not per seed (its means and sds) are recomputed, not copied; a per-seed key
@@ -51,7 +52,10 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, lega
     series named as ``legacy_key`` names the run's figure of that name (``<run>_<series>``); any other value that is not a number (a
     list, or a mapping that is not of numeric series ``legacy_key`` places) goes into ``curves`` under its figure name.
     ``legacy_machine(command)``, if given, is the machine record of the host that ran ``command`` (with its
-    ``legacy`` note saying how that is known), or None for the old file's one record.
+    ``legacy`` note saying how that is known), or None for the old file's one record. ``unsuffixed_seed``: a
+    script that ran each figure once (fixed keys, or a figure of its first seed only) wrote keys without
+    ``_seed<k>``; those ``legacy_key`` places are that seed's figures (the suite's ``LEGACY_UNSUFFIXED_SEED``),
+    the others are aggregates of the old file, left out.
     """
     if new_path.exists():
         raise InputError(f"{new_path} exists already: the conversion runs once", "remove it to convert again")
@@ -61,7 +65,9 @@ def convert(protocol: Protocol, old_path: Path, legacy_key, new_path: Path, lega
     for name, value in old["results"].items():
         match = SEED.match(name)
         if match is None:
-            continue
+            if unsuffixed_seed is None or legacy_key(name) is None:
+                continue
+            match = SEED.match(f"{name}_seed{unsuffixed_seed}")
         placed = legacy_key(match.group(1))
         if placed is None:
             raise InputError(f"{old_path}: no cell of suite {protocol.suite!r} takes {name!r}")

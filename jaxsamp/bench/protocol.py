@@ -112,6 +112,9 @@ class Goal:
         The interval's coverage (0.95).
     source : str
         Where the goal comes from (the paper's table, an issue).
+    baseline : str, optional
+        Another cell: the goal is then on the per-seed ratios ``figure`` of ``cell`` / ``figure`` of ``baseline``
+        over the seeds both recorded on one machine (a speed goal against another framework).
     """
 
     cell: str
@@ -120,6 +123,7 @@ class Goal:
     better: str = "below"
     level: float = 0.95
     source: str = ""
+    baseline: str = ""
 
     def __post_init__(self):
         if self.better not in BETTER:
@@ -129,7 +133,12 @@ class Goal:
 
     @property
     def name(self) -> str:
-        return f"{self.cell}: {self.figure} {'<' if self.better == 'below' else '>'} {self.threshold:g}"
+        return f"{self.cell}: {self.ratio_figure} {'<' if self.better == 'below' else '>'} {self.threshold:g}"
+
+    @property
+    def ratio_figure(self) -> str:
+        """What the goal decides on: ``figure``, or ``"figure / baseline"`` for a goal on per-seed ratios."""
+        return f"{self.figure} / {self.baseline}" if self.baseline else self.figure
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,6 +197,9 @@ class Protocol:
             unknown = [c for c in cell.budget.match_target_evals if c not in names]
             if unknown:
                 raise ConfigError(f"suite {self.suite!r}: cell {cell.name!r} matches unknown cells {unknown}")
+        for goal in self.goals:
+            if goal.baseline and goal.baseline not in names:
+                raise ConfigError(f"suite {self.suite!r}: goal {goal.name!r} has an unknown baseline {goal.baseline!r}")
 
     def cell(self, name: str) -> Cell:
         """The cell called ``name`` (a ConfigError listing the suite's cells otherwise)."""

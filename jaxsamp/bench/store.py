@@ -123,10 +123,19 @@ def aggregate(records: dict, protocol: Protocol) -> dict:
     goals = []
     for goal in protocol.goals:
         for group in summary.get(goal.cell, []):
-            if goal.figure in group["figures"]:
-                goals.append({"goal": goal.name, "cell": goal.cell, "figure": goal.figure, "better": goal.better,
-                              "source": goal.source, "machine": group["machine"],
-                              **decide(goal, summarise(group["figures"][goal.figure]["values"], goal.level))})
+            if goal.figure not in group["figures"]:
+                continue
+            values = group["figures"][goal.figure]["values"]
+            if goal.baseline:  # per-seed ratios against the baseline's seeds of the same machine
+                baseline = figure_values(by_machine(records.get(goal.baseline, {})).get(group["machine"], {}),
+                                         goal.figure)
+                values = {s: v / baseline[s] for s, v in values.items() if s in baseline and baseline[s] != 0}
+                if not values:
+                    continue
+            summary_of_goal = summarise(values, goal.level)
+            goals.append({"goal": goal.name, "cell": goal.cell, "figure": goal.ratio_figure, "better": goal.better,
+                          "source": goal.source, "machine": group["machine"], "sd": summary_of_goal["sd"],
+                          **decide(goal, summary_of_goal)})
     comparisons = []
     for comparison in protocol.comparisons:
         cells = records.get(comparison.cell, {}), records.get(comparison.baseline, {})

@@ -152,6 +152,15 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "max_rhat": Entry("Largest rank-normalised split R-hat over coordinates.",
                           "below 1.01 (the run warns above it, above 1.05 for chains with under 400 ESS each)"),
         "diagnosed_chains": Entry("Chains R-hat and ESS were computed on (at most 4096, evenly spaced).", "context"),
+        "min_ess_per_s": Entry("min_ess_bulk per second of the sampling phase (warm-up left out).", "higher is faster"),
+        "min_ess_per_s_incl_warmup": Entry("min_ess_bulk per second of warm-up and sampling.", "higher is faster"),
+        "call_seconds": Entry("Wall seconds of one whole sampling call (warm-up, sampling, health checks, draws back "
+                              "as NumPy), compiling nothing: a second call (``jaxsamp bench run mcmc``).", COST),
+        "min_ess_per_call_second": Entry("min_ess_bulk per second of the whole call (``call_seconds``).",
+                                         "higher is faster"),
+        "first_call_seconds": Entry("Wall seconds of the first call in a process, compilation included.", COST),
+        "warmup_seconds": Entry("Seconds of the warm-up (adaptation) phase of a call.", COST),
+        "sampling_seconds": Entry("Seconds of the sampling phase of a call (after warm-up).", COST),
         "divergences": Entry("Divergent transitions after burn-in (HMC/NUTS).", "0"),
         "mean_max_abs_z": Entry("Largest |z| over coordinates of the chains' final-state mean against the exact "
                                 "samples' mean: the difference over sqrt(var / chains + var / exact samples).",

@@ -13,6 +13,7 @@ SUITES = {
     "curves": "jaxsamp.bench.suites.curves",
     "gflownet": "jaxsamp.bench.suites.gflownet",
     "particles": "jaxsamp.bench.suites.particles",
+    "mcmc": "jaxsamp.bench.suites.mcmc",
 }
 
 
