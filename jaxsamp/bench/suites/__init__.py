@@ -14,6 +14,7 @@ SUITES = {
     "gflownet": "jaxsamp.bench.suites.gflownet",
     "particles": "jaxsamp.bench.suites.particles",
     "mcmc": "jaxsamp.bench.suites.mcmc",
+    "classical": "jaxsamp.bench.suites.classical",
 }
 
 
