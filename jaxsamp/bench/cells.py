@@ -12,6 +12,8 @@ Every figure is a float named in the metric glossary (``docs/metrics.md``); the 
 
 from __future__ import annotations
 
+import time
+import warnings
 from collections.abc import Callable
 
 import jax
@@ -35,11 +37,16 @@ def runner(name: str):
 
 
 def build_target(spec):
-    """The target a cell names: ``{"name": registry name, **parameters}``."""
-    import jaxsamp.targets  # noqa: F401  (registers the targets)
+    """The target a cell names: ``{"name": registry name, **parameters}``, or ``{"inference_gym": class name}``
+    (an Inference Gym model of ``inference_gym.targets`` on its flat unconstrained space)."""
+    import jaxsamp.targets  # registers the targets
     from jaxsamp.core.registry import TARGETS
 
     params = dict(spec)
+    if "inference_gym" in params:
+        from inference_gym import using_jax as gym
+
+        return jaxsamp.targets.from_inference_gym(getattr(gym.targets, params.pop("inference_gym"))(**params))
     return TARGETS.get(params.pop("name"), **params)
 
 
@@ -204,3 +211,75 @@ def tempered_smc_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, 
     if target.log_Z is not None:
         figures["log_Z_abs_err"] = abs(log_z - float(target.log_Z))
     return figures, {}
+
+
+def posterior_figures(draws, warmup_seconds: float, sampling_seconds: float, call_seconds: float) -> dict:
+    """The figures of one multi-chain MCMC run: its ``draws`` (chains, draws, dim) and the seconds it took.
+
+    ``min_ess_bulk`` (the worst coordinate's bulk ESS, ArviZ's estimator through
+    :func:`jaxsamp.diagnostics.mcmc.posterior_summary`, the same code for every framework) per second of
+    sampling (``min_ess_per_s``), of warm-up and sampling (``min_ess_per_s_incl_warmup``) and of the whole call
+    (``min_ess_per_call_second``); ``max_rhat``, the largest rank R-hat, shows a stuck chain.
+    """
+    from jaxsamp.diagnostics.mcmc import posterior_summary
+
+    summary = posterior_summary(np.asarray(draws))
+    ess = float(summary.min_ess_bulk)
+    return {"min_ess_bulk": ess, "max_rhat": float(summary.max_rhat), "min_ess_per_s": ess / sampling_seconds,
+            "min_ess_per_s_incl_warmup": ess / (warmup_seconds + sampling_seconds), "call_seconds": call_seconds,
+            "min_ess_per_call_second": ess / call_seconds, "warmup_seconds": warmup_seconds,
+            "sampling_seconds": sampling_seconds}
+
+
+def timed_calls(call: Callable, calls: int) -> dict:
+    """Call ``call() -> (draws, warmup_seconds, sampling_seconds)`` ``calls`` times after clearing JAX's caches.
+
+    The first call's wall time, compilation included, is ``first_call_seconds``; the last call gives the
+    :func:`posterior_figures` (with ``calls=2`` a second call that compiles nothing; with 1 its figures include
+    compilation). Health warnings of the runs are silenced: ``max_rhat`` records what they would say.
+    """
+    jax.clear_caches()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seconds = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            draws, warmup_seconds, sampling_seconds = call()
+            seconds.append(time.perf_counter() - start)
+    return {**posterior_figures(draws, warmup_seconds, sampling_seconds, seconds[-1]), "first_call_seconds": seconds[0]}
+
+
+def mcmc_start(cell: Cell, seed: int):
+    """``(target, key, positions)`` of an MCMC cell: its target, ``jax.random.key(seed)`` and
+    ``params["num_chains"]`` starting points drawn at ``fold_in(key, 99)`` (the same for every framework)."""
+    from jaxsamp.mcmc.warmup import starting_points
+
+    target = build_target(cell.target)
+    key = jax.random.key(seed)
+    return target, key, starting_points(target, jax.random.fold_in(key, 99), cell.params["num_chains"])
+
+
+@runner("nuts")
+def nuts_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_scale: int = 1,
+              checkpoint=None) -> tuple[dict, dict]:
+    """``jaxsamp.sample`` (NUTS after Stan's window warm-up) on the cell's target, timed call by call.
+
+    ``params``: ``num_chains``, ``num_warmup``, ``num_samples`` (draws per chain, times ``budget_scale``),
+    ``calls`` (2: a first call, compilation included, then the timed one; 1 at a quick size) and ``options``,
+    further keywords of :func:`jaxsamp.sample` (``{"chain_method": "vectorized"}``). The seed's key samples,
+    from the :func:`mcmc_start` points; figures: :func:`timed_calls`.
+    """
+    import jaxsamp
+
+    p = dict(cell.params)
+    unknown = set(p) - {"num_chains", "num_warmup", "num_samples", "calls", "options"}
+    if unknown:
+        raise ConfigError(f"cell {cell.name!r}: unknown nuts parameters {sorted(unknown)}")
+    target, key, positions = mcmc_start(cell, seed)
+
+    def call():
+        post = jaxsamp.sample(target, key=key, init=positions, num_chains=p["num_chains"], num_warmup=p["num_warmup"],
+                              num_samples=p["num_samples"] * budget_scale, progress=False, **p.get("options", {}))
+        return np.asarray(post.positions), post.seconds["warmup"], post.seconds["sampling"]
+
+    return timed_calls(call, p.get("calls", 2)), {}

@@ -196,6 +196,9 @@ class Protocol:
             unknown = [c for c in cell.budget.match_target_evals if c not in names]
             if unknown:
                 raise ConfigError(f"suite {self.suite!r}: cell {cell.name!r} matches unknown cells {unknown}")
+        for goal in self.goals:
+            if goal.baseline and goal.baseline not in names:
+                raise ConfigError(f"suite {self.suite!r}: goal {goal.name!r} has an unknown baseline {goal.baseline!r}")
 
     def cell(self, name: str) -> Cell:
         """The cell called ``name`` (a ConfigError listing the suite's cells otherwise)."""

@@ -152,6 +152,24 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "max_rhat": Entry("Largest rank-normalised split R-hat over coordinates.",
                           "below 1.01 (the run warns above it, above 1.05 for chains with under 400 ESS each)"),
         "diagnosed_chains": Entry("Chains R-hat and ESS were computed on (at most 4096, evenly spaced).", "context"),
+        "min_ess_per_s": Entry("min_ess_bulk per second of the sampling phase (warm-up left out).", "higher is faster"),
+        "min_ess_per_s_incl_warmup": Entry("min_ess_bulk per second of warm-up and sampling.", "higher is faster"),
+        "call_seconds": Entry("Wall seconds of one whole sampling call (warm-up, sampling, health checks, draws back "
+                              "as NumPy), compiling nothing: a second call (``jaxsamp bench run mcmc``).", COST),
+        "min_ess_per_call_second": Entry("min_ess_bulk per second of the whole call (``call_seconds``).",
+                                         "higher is faster"),
+        "first_call_seconds": Entry("Wall seconds of the first call in a process, compilation included.", COST),
+        "warmup_seconds": Entry("Seconds of the warm-up (adaptation) phase of a call.", COST),
+        "sampling_seconds": Entry("Seconds of the sampling phase of a call (after warm-up).", COST),
+        "stationary_var": Entry("Time-averaged Var(x) of the chains' kept states after burn-in (``jaxsamp bench run "
+                                "classical``: f = |x|^2 / 8, exact 4).", "the exact variance; the gap is the step's bias"),
+        "sequential_calls_ratio": Entry("ULA's sequential target calls over a speculative (parallel-in-time) chain's "
+                                        "for the same steps.", "higher is better; 1 means no speed-up"),
+        "mode_axis_w2_sep<separation>": Entry("Exact 1-D W2 along a two-mode mixture's mode axis, chains against 1e5 "
+                                              "exact draws, at that mode separation.",
+                                              "0; a stuck mode split shows as a jump with the separation"),
+        "flips_per_s": Entry("Single-site update attempts per second (Glauber / heat bath, jitted, compilation left "
+                             "out).", "higher is faster"),
         "divergences": Entry("Divergent transitions after burn-in (HMC/NUTS).", "0"),
         "mean_max_abs_z": Entry("Largest |z| over coordinates of the chains' final-state mean against the exact "
                                 "samples' mean: the difference over sqrt(var / chains + var / exact samples).",

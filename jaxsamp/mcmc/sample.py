@@ -305,11 +305,11 @@ def sample(
         equal to float round-off, after which NUTS draws differ (equally valid).
         NUTS chains in lock-step each pay for the deepest tree of the step;
         one after another, each pays for its own. ``"auto"`` (the default) is
-        ``"sequential"`` on a CPU, where a pilot on the three ``bench_mcmc``
-        models measured it as fast or faster per call (numpyro's default falls
+        ``"sequential"`` on a CPU, where a pilot on the three models of the
+        ``mcmc`` benchmark suite measured it as fast or faster per call (numpyro's default falls
         back to sequential chains there too), and ``"vectorized"`` on an
         accelerator, whose parallel lanes run the chains side by side
-        (``bench_mcmc`` records both on CPU). ChEES and MEADS warm-ups adapt
+        (the ``mcmc`` suite records both on CPU). ChEES and MEADS warm-ups adapt
         across chains and are always vectorized.
     model_args, model_kwargs
         Data: a numpyro model's arguments (``model(*model_args,

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 from jaxsamp.bench.aggregate import (
@@ -56,3 +57,23 @@ def test_comparison_is_paired_on_shared_seeds_with_both_ratios():
     assert out["ratio_median"] == 3.0 and out["ratio_of_means"] == 3.0
     assert out["difference"]["mean"] == 2.0
     assert compare({"0": 1.0}, {"1": 1.0}) is None
+
+
+def test_a_goal_against_a_baseline_is_decided_on_the_per_seed_ratios_of_one_machine():
+    from jaxsamp.bench.protocol import Cell, Protocol
+    from jaxsamp.bench.store import aggregate
+
+    def seeds(values, host="a"):
+        return {str(s): {"figures": {"call_seconds": v}, "machine": {"platform": host}} for s, v in enumerate(values)}
+
+    goal = Goal("fast/m", "call_seconds", 1.1, "below", baseline="slow/m")
+    protocol = Protocol("s", "", (Cell("fast/m", "nuts", {}), Cell("slow/m", "nuts", {})), goals=(goal,))
+    # one slow baseline call carries the ratio of means (0.2 / 0.3 = 0.67); the per-seed ratios are 0.4, 1.2, 1.2
+    records = {"fast/m": seeds([0.2, 0.24, 0.24]), "slow/m": seeds([0.5, 0.2, 0.2])}
+    (decision,) = aggregate(records, protocol)["goals"]
+    assert decision["figure"] == "call_seconds" and decision["baseline"] == "slow/m"
+    assert goal.name == "fast/m: call_seconds / slow/m's < 1.1"
+    assert decision["mean"] == pytest.approx((0.4 + 1.2 + 1.2) / 3) and decision["decision"] == "undecided"
+    assert decision["sd"] == pytest.approx(np.std([0.4, 1.2, 1.2], ddof=1))
+    records["slow/m"] = seeds([0.5, 0.2, 0.2], host="b")  # the baseline on another machine: no ratio is formed
+    assert aggregate(records, protocol)["goals"] == []

@@ -48,3 +48,25 @@ def test_tempered_smc_names_an_unknown_kernel():
                 {"kernel": "hmc", "num_particles": 8, "num_mcmc_steps": 1, "ess_threshold": 0.5})
     with pytest.raises(ConfigError, match=r"smc-hmc/lattice.*'mala' or 'heat_bath'.*'hmc'"):
         cells.tempered_smc_cell(cell, 0, target_evals=1000, evaluation={})
+
+
+def test_the_nuts_runner_times_jaxsamp_sample_call_by_call_on_the_same_starting_points():
+    """Two calls: the first compiles (after JAX's caches are cleared), the second gives the figures; the figures
+    of one seed are the same draws whatever the calls (the seed's key and starting points)."""
+    cell = Cell("jaxsamp/gaussian", "nuts", {"name": "gaussian", "dim": 2},
+                {"num_chains": 2, "num_warmup": 20, "num_samples": 30, "calls": 2})
+    figures, _ = cells.nuts_cell(cell, 0, target_evals=None, evaluation={})
+    assert figures["first_call_seconds"] > figures["call_seconds"] > 0
+    assert figures["min_ess_per_call_second"] == pytest.approx(figures["min_ess_bulk"] / figures["call_seconds"])
+    assert figures["call_seconds"] >= figures["warmup_seconds"] + figures["sampling_seconds"]
+    again, _ = cells.nuts_cell(Cell(cell.name, "nuts", cell.target, {**cell.params, "calls": 1}), 0,
+                               target_evals=None, evaluation={})
+    assert again["min_ess_bulk"] == figures["min_ess_bulk"] and again["max_rhat"] == figures["max_rhat"]
+    with pytest.raises(ConfigError, match="unknown nuts parameters"):
+        cells.nuts_cell(Cell(cell.name, "nuts", cell.target, {**cell.params, "steps": 3}), 0, target_evals=None,
+                        evaluation={})
+
+
+def test_an_inference_gym_model_is_a_cell_target():
+    target = cells.build_target({"inference_gym": "BrownianMotionMissingMiddleObservations"})
+    assert target.event_shape == (30,)  # the 30 latent positions

@@ -18,6 +18,8 @@ SUITES = {
     "mile": "jaxsamp.bench.suites.mile",
     "vmf": "jaxsamp.bench.suites.vmf",
     "leaps": "jaxsamp.bench.suites.leaps",
+    "mcmc": "jaxsamp.bench.suites.mcmc",
+    "classical": "jaxsamp.bench.suites.classical",
 }
 
 
