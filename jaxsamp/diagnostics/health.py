@@ -18,8 +18,9 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.tree_util import Partial
 
-from jaxsamp.core.compiled import batched
+from jaxsamp.core.compiled import as_partial, batched
 
 #: Training steps from which a loss that did not improve is flagged (shorter runs: noise and warm-up).
 MIN_STEPS_FOR_PROGRESS = 200
@@ -251,12 +252,19 @@ def inner_ess_warnings(inner_ess, num_inner: int) -> list[str]:
 
 
 def count_nonfinite_log_prob(log_prob: Callable, positions, *, gradient: bool = False) -> int:
-    """Number of states in the batch ``positions`` where ``log_prob`` (with ``gradient``: it or its gradient) is NaN or inf."""
+    """Number of states in the batch ``positions`` where ``log_prob`` (with ``gradient``: it or its gradient) is NaN or inf.
+
+    One compiled program per function and shapes (:func:`~jaxsamp.core.compiled.batched`).
+    """
     if not gradient:
         return int(jnp.sum(~jnp.isfinite(batched(log_prob)(positions))))
-    values, grads = jax.vmap(jax.value_and_grad(log_prob))(positions)
+    values, grads = batched(Partial(_value_and_gradient, as_partial(log_prob)))(positions)
     finite = jnp.isfinite(values) & jnp.all(jnp.isfinite(jnp.reshape(grads, (len(values), -1))), axis=1)
     return int(jnp.sum(~finite))
+
+
+def _value_and_gradient(log_prob: Callable, x):
+    return jax.value_and_grad(log_prob)(x)
 
 
 def chain_warnings(

@@ -224,8 +224,8 @@ def as_model_target(model, init=None, model_args: tuple = (), model_kwargs: dict
 
 def check_starting_points(target: Target, positions, *, gradient: bool = False, what: str = "chains start",
                           hint: str = "give init= positions inside the support") -> int:
-    """The number of ``positions`` where ``target``'s log density is NaN/inf; an InputError, before any work, when it is
-    every one of them (or, with ``gradient``, when at every one the log density or its gradient is).
+    """The number of ``positions`` where ``target``'s log density (with ``gradient``: it or its gradient) is NaN/inf;
+    an InputError, before any work, when it is every one of them.
 
     The one check of a run's starting points, for :func:`sample`, the ``mcmc`` experiment
     kind and :func:`jaxsamp.fit` (which checks the gradient too where its method follows it).
@@ -242,11 +242,12 @@ def check_starting_points(target: Target, positions, *, gradient: bool = False, 
         The error's hint.
     """
     n = len(positions)
-    bad = health.count_nonfinite_log_prob(target.log_density, positions)
+    bad = health.count_nonfinite_log_prob(target.log_density, positions, gradient=gradient)
     if bad == n:
-        raise InputError(f"all {n} {what} where {target.name}.log_prob is NaN/inf", hint)
-    if gradient and health.count_nonfinite_log_prob(target.log_density, positions, gradient=True) == n:
-        raise InputError(f"all {n} {what} where the gradient of {target.name}.log_prob is NaN/inf", hint)
+        values_bad = health.count_nonfinite_log_prob(target.log_density, positions) if gradient else bad
+        culprit = (f"{target.name}.log_prob" if values_bad == n else f"the gradient of {target.name}.log_prob"
+                   if values_bad == 0 else f"{target.name}.log_prob or its gradient")
+        raise InputError(f"all {n} {what} where {culprit} is NaN/inf", hint)
     return bad
 
 
