@@ -17,11 +17,12 @@ import numpy as np
 
 from jaxsamp.core import ensemble, guard_finite, run, shard, shard_state, thin
 from jaxsamp.core.combinators import position_of
-from jaxsamp.core.errors import ConfigError, InputError
+from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.registry import EXPERIMENTS, SAMPLERS, ExperimentKind
 from jaxsamp.diagnostics import health
 from jaxsamp.diagnostics.mcmc import posterior_summary
 from jaxsamp.experiments import plots
+from jaxsamp.mcmc.sample import check_starting_points
 from jaxsamp.mcmc.warmup import WINDOW_ALGORITHMS, starting_points, warmup
 from jaxsamp.core.progress import phase
 
@@ -138,12 +139,8 @@ def run_mcmc(cfg, target, params: dict, run_dir: Path) -> dict:
     k_init, k_run, k_exact = jax.random.split(key, 3)
     k_pos, k_chain = jax.random.split(k_init)
     positions = starting_points(target, k_pos, cfg.run.num_chains, scale=cfg.run.init_scale)
-    bad_starts = health.count_nonfinite_log_prob(target.log_prob, positions)
-    if bad_starts == cfg.run.num_chains:
-        raise InputError(
-            f"all {bad_starts} chains start where {target.name}.log_prob is NaN/inf",
-            "lower run.init_scale, or check the target's parameters and support",
-        )
+    bad_starts = check_starting_points(target, positions,
+                                       hint="lower run.init_scale, or check the target's parameters and support")
     start = time.perf_counter()
     kernel, state, warm = build_chains(cfg, target, params, positions, k_chain, run_dir)
     if cfg.run.shard:

@@ -126,14 +126,21 @@ class Fitted:
         return {k: float(v) for k, v in out.items()}
 
     def summary(self) -> str:
-        """A few lines: method, training length and time, first and last loss, warnings."""
+        """A few lines: method, training length and time, loss, ESS and log Z at the start and end of training, warnings.
+
+        The start is the first step's value; the end is the median over the last tenth of
+        the steps (:func:`~jaxsamp.diagnostics.health.final_level`), since one step's value
+        is one batch's and noisy. An evaluation of the trained sampler (``evaluate``, or
+        ``sample(key, n).ess``) on more draws is the figure to report.
+        """
         steps = len(next(iter(self.history.values()))) if self.history else 0
         lines = [f"{self.method} on {self.target_name}: {steps} training steps in {self.seconds:.1f} s "
                  f"({self.compile_seconds:.1f} s of it compiling)"]
         for name in ("loss", "ess", "log_Z_hat"):
             if name in self.history and steps:
                 values = np.asarray(self.history[name], float).reshape(steps, -1).mean(axis=1)
-                lines.append(f"  {name}: {values[0]:.4g} (first step) -> {values[-1]:.4g} (last)")
+                lines.append(f"  {name}: {values[0]:.4g} (first step) -> {health.final_level(values):.4g} "
+                             f"(median of the last {max(1, steps // 10)} steps)")
         lines += [f"  warning: {w}" for w in self.warnings] or ["  no health warnings"]
         return "\n".join(lines)
 
@@ -161,6 +168,43 @@ def _method_target(name: str, meta: dict, target, init, model_args: tuple, model
         raise InputError(f"method {name!r} takes no init=, model_args= or model_kwargs= (they are for log densities)")
     try:
         return convert(target)
+    except InputError as err:
+        raise InputError(f"method {name!r}: {err}", err.hint) from None
+
+
+#: Starting points at which :func:`fit` checks the log density (and its gradient) before training, as
+#: :func:`jaxsamp.sample` checks its chains' (a few: training is refused only when it is NaN/inf at all of them).
+START_CHECK_POINTS = 4
+
+
+def _check_start(name: str, meta: dict, target, init, key) -> None:
+    """Refuse, before any training, a target whose log density is NaN/inf at every starting point.
+
+    The Target checked is the one whose log density the method's training follows: the
+    target itself, or what the registration's ``density`` makes of it (the end of LEAPS'
+    path; None for a method that learns from samples only). Its starting points are
+    :func:`~jaxsamp.mcmc.warmup.starting_points`' (``init`` when given, else the target's
+    rule: ``N(0, I)``, numpyro's uniform initialisation, or uniform configurations of a
+    discrete domain); on real-valued states the gradient is checked too
+    (:func:`~jaxsamp.mcmc.sample.check_starting_points`), on discrete ones only the
+    energy at those valid configurations.
+    """
+    from jaxsamp.mcmc.sample import check_starting_points
+    from jaxsamp.mcmc.warmup import starting_points
+
+    checked = meta["density"](target) if "density" in meta else target
+    if not isinstance(checked, Target):
+        return
+    per_point = init is not None and not isinstance(init, str) and not callable(init) and (
+        np.ndim(init) == len(checked.event_shape) + 1)
+    try:
+        positions = starting_points(checked, key, len(init) if per_point else START_CHECK_POINTS, init)
+    except InputError as err:
+        raise InputError(f"method {name!r}, init= for {checked.name}: {err}", err.hint) from None
+    try:
+        check_starting_points(checked, positions, gradient=not checked.domain.is_discrete,
+                              what="starting points checked before training are",
+                              hint="check the log density (and its data) at states inside its support, or give init=")
     except InputError as err:
         raise InputError(f"method {name!r}: {err}", err.hint) from None
 
@@ -222,12 +266,16 @@ def compile_timer():
         jax.monitoring.unregister_event_duration_listener(listen)
 
 
-def training_warnings(history: dict, health_rules: TrainingHealth) -> list[str]:
+def training_warnings(history: dict, health_rules: TrainingHealth, batch_size: int | None = None) -> list[str]:
     """The health warnings of a training history, the rules applied as the method declares (:class:`TrainingHealth`).
 
     The loss is judged per stage (``health_rules.stages``; default one stage of every
     step) by :func:`jaxsamp.diagnostics.health.training_warnings`, then the method's own
-    ``checks`` are added.
+    ``checks`` are added. A method whose steps report the importance-sampling ``ess`` of
+    their ``batch_size`` samples (PIS, DDS, the variational family) is also held to the
+    ESS floor that the experiment kinds apply to their evaluation, on the training ESS at
+    the end of training (:func:`~jaxsamp.diagnostics.health.final_level`: the median of
+    the last tenth of the steps).
     """
     found = []
     if "loss" in history:
@@ -235,6 +283,9 @@ def training_warnings(history: dict, health_rules: TrainingHealth) -> list[str]:
         for label, steps in stages.items():
             found += health.training_warnings(history["loss"], judge_progress=health_rules.judge_progress,
                                               steps=steps, label=label)
+    if "ess" in history and batch_size is not None:
+        found += health.training_warnings((), ess=health.final_level(history["ess"]), num_samples=batch_size,
+                                          label="training batches (median ESS of the last tenth of the steps)")
     if health_rules.checks is not None:
         found += health_rules.checks(history)
     return found
@@ -419,7 +470,11 @@ def fit(
         (their learning rate and clipping then do not apply to it); the method still
         guards it (a non-finite update is skipped where the method does so).
     init, model_args, model_kwargs
-        As in :func:`jaxsamp.sample`.
+        As in :func:`jaxsamp.sample`. Before any training the log density (and, on
+        real-valued states, its gradient) is evaluated at :data:`START_CHECK_POINTS`
+        starting points (``init`` when given, jittered if it is one state; else the
+        target's own rule), and training is refused with an InputError when it is
+        NaN/inf at all of them; an ``init`` whose shape is not the target's is refused too.
     checkpoint, checkpoint_every, progress
         Passed to :func:`jaxsamp.run`: a killed ``fit`` resumes bit for bit.
     chunk : int, optional
@@ -429,8 +484,11 @@ def fit(
         the progress bar moves, once per chunk.
     strict : bool
         Raise :class:`~jaxsamp.core.errors.RunHealthError` instead of warning when
-        training is unhealthy (a NaN/inf or exploding loss, no improvement, or the
-        method's own check: AISIVI's collapsed reverse model).
+        training is unhealthy (a NaN/inf loss; a loss that exploded, from the first step
+        on; no improvement; the training batches' ESS at its 1/``batch_size`` floor, or
+        NaN, at the end of training, for the methods that report one; or the method's own
+        check: AISIVI's collapsed reverse model): the rules of the experiment kinds
+        (:func:`training_warnings`).
     mesh : jax.sharding.Mesh, optional
         Train data-parallel over this mesh (:func:`~jaxsamp.core.data_parallel.data_parallel`):
         each step's batch is split over its ``"batch"`` axis (or its only axis, e.g. a
@@ -458,7 +516,8 @@ def fit(
     Returns
     -------
     Fitted
-        A budget that stopped training early leaves ``len(history["loss"]) <
+        ``Fitted.summary()`` reads the end of training as the median of the last
+        tenth of the steps (one step's value is one batch's). A budget that stopped training early leaves ``len(history["loss"]) <
         num_steps``; with ``checkpoint``, the same call resumes from there. With a
         budget or a learning curve, the checkpoint folder also records the training
         seconds spent and the curve so far at each checkpointed step
@@ -475,6 +534,7 @@ def fit(
         if target is None:
             raise InputError(f"fit({method!r}, ...) needs a target", "fit(method, target, num_steps=...)")
         target = _method_target(method, entry.meta, target, init, model_args, model_kwargs)
+        _check_start(method, entry.meta, target, init, key)
         checked = _settings(method, settings, setting_values)
         batch = check_int("batch_size", batch_size if batch_size is not None else entry.meta["batch_size"], ge=1)
         if optimizer is not None and not isinstance(optimizer, optax.GradientTransformation):
@@ -520,7 +580,7 @@ def fit(
             budget.resume(len(next(iter(history.values()), ())))
         seconds, compile_seconds = budget.training_seconds()
     history = {k: np.asarray(v) for k, v in history.items()}
-    found = training_warnings(history, sampler.health)
+    found = training_warnings(history, sampler.health, batch)
     for w in found:
         if strict:
             raise RunHealthError(w, "lower the learning rate or train longer; fitted.history holds the metrics")

@@ -143,14 +143,22 @@ class Posterior:
 
 
 def _is_numpyro_model(model: Callable, args: tuple, kwargs: dict) -> bool:
-    """A callable that records numpyro sample sites when run with ``args``/``kwargs`` (a log density raises)."""
+    """A callable that records numpyro sample sites when run with ``args``/``kwargs`` (a log density raises).
+
+    A numpyro model called without some of its arguments (its data) is an InputError naming them,
+    not a log density that lacks ``init=``.
+    """
     try:
         from numpyro import handlers
     except ImportError:
         return False
+    from jaxsamp.targets.numpyro_adapter import check_model_arguments, records_sample_sites_without_data
+
     try:
         trace = handlers.trace(handlers.seed(model, 0)).get_trace(*args, **kwargs)
     except TypeError:
+        if records_sample_sites_without_data(model, args, kwargs):
+            check_model_arguments(model, args, kwargs)
         return False
     return any(site["type"] == "sample" for site in trace.values())
 
@@ -212,6 +220,35 @@ def as_model_target(model, init=None, model_args: tuple = (), model_kwargs: dict
         example = jnp.asarray(init, dtype=jnp.result_type(float))
         return from_function(model, example if example.ndim <= 1 else example[0], data=tuple(model_args))
     raise InputError(f"model must be a Target, a numpyro model, an Inference Gym model or a function, got {type(model).__name__}")
+
+
+def check_starting_points(target: Target, positions, *, gradient: bool = False, what: str = "chains start",
+                          hint: str = "give init= positions inside the support") -> int:
+    """The number of ``positions`` where ``target``'s log density (with ``gradient``: it or its gradient) is NaN/inf;
+    an InputError, before any work, when it is every one of them.
+
+    The one check of a run's starting points, for :func:`sample`, the ``mcmc`` experiment
+    kind and :func:`jaxsamp.fit` (which checks the gradient too where its method follows it).
+
+    Parameters
+    ----------
+    target : Target
+    positions : array, shape (n, *event_shape)
+    gradient : bool
+        Also check the gradient of the log density (real-valued states only).
+    what : str
+        What the positions are, in the error: ``"all {n} {what} where ..."``.
+    hint : str
+        The error's hint.
+    """
+    n = len(positions)
+    bad = health.count_nonfinite_log_prob(target.log_density, positions, gradient=gradient)
+    if bad == n:
+        values_bad = health.count_nonfinite_log_prob(target.log_density, positions) if gradient else bad
+        culprit = (f"{target.name}.log_prob" if values_bad == n else f"the gradient of {target.name}.log_prob"
+                   if values_bad == 0 else f"{target.name}.log_prob or its gradient")
+        raise InputError(f"all {n} {what} where {culprit} is NaN/inf", hint)
+    return bad
 
 
 def _constrained(target: Target, positions):
@@ -380,9 +417,7 @@ def sample(
     target = as_model_target(model, init, model_args, model_kwargs)
     k_init, k_warm, k_draw = jax.random.split(key, 3)
     positions = starting_points(target, k_init, num_chains, init)
-    bad = health.count_nonfinite_log_prob(target.log_density, positions)
-    if bad == num_chains:
-        raise InputError(f"all {bad} chains start where {target.name}.log_prob is NaN/inf", "give init= positions inside the support")
+    bad = check_starting_points(target, positions)
     settings = {"num_chains": num_chains, "num_warmup": num_warmup, "thin": thin, "warmup_method": warmup_method,
                 "pool": pool, "dense": dense, "chain_method": chain_method, **sampler_params}
     folder = None if checkpoint is None else Path(checkpoint)

@@ -11,6 +11,7 @@ function build a new structure and compile again.
 
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -31,6 +32,47 @@ def _in_dtype(leaf, dtype):
     if isinstance(leaf, (np.ndarray, jax.Array, float)) and jnp.issubdtype(jnp.result_type(leaf), jnp.floating):
         return jnp.asarray(leaf, dtype)
     return leaf
+
+
+def missing_arguments(model: Callable, args: tuple, kwargs: dict) -> list[str]:
+    """The parameters of ``model`` that need a value and that ``args`` / ``kwargs`` leave out (none where they bind,
+    or where the signature cannot be read or the arguments are too many)."""
+    try:
+        signature = inspect.signature(model)
+        bound = signature.bind_partial(*args, **(kwargs or {}))
+    except (TypeError, ValueError):
+        return []
+    return [name for name, p in signature.parameters.items() if name not in bound.arguments
+            and p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def records_sample_sites_without_data(model: Callable, args: tuple, kwargs: dict) -> bool:
+    """Whether ``args`` / ``kwargs`` leave out parameters of ``model`` and ``model``, run with None for each of them,
+    records a numpyro sample site before it needs them: a numpyro model called without its data does (its priors come
+    first); a plain log density, whose state is missing, fails on the None before recording anything."""
+    from numpyro import handlers
+
+    missing = {name: None for name in missing_arguments(model, args, kwargs)}
+    if not missing:
+        return False
+    tracer = handlers.trace(handlers.seed(model, 0))
+    try:
+        tracer.get_trace(*args, **(kwargs or {}), **missing)
+    except Exception:  # any failure once it needs its data: the sites recorded before it are what count
+        pass
+    return any(site["type"] == "sample" for site in getattr(tracer, "trace", {}).values())
+
+
+def check_model_arguments(model: Callable, args: tuple, kwargs: dict) -> None:
+    """An InputError naming the parameters of numpyro model ``model`` that ``args`` / ``kwargs`` leave out (its data)."""
+    missing = missing_arguments(model, args, kwargs)
+    if missing:
+        raise InputError(
+            f"numpyro model {getattr(model, '__name__', 'model')!r} was called without its argument(s) "
+            f"{', '.join(missing)} (its data)",
+            "pass them: model_args=(...) / model_kwargs={...} to jaxsamp.sample and jaxsamp.fit, or "
+            "from_numpyro(model, *args, **kwargs)",
+        )
 
 
 def _refuse_discrete_latents(model: Callable, args: tuple, kwargs: dict, key: jax.Array) -> None:
@@ -258,7 +300,9 @@ def from_numpyro(model: Callable, *args, init_key: jax.Array | None = None, **kw
     ImportError
         When numpyro (an optional extra: ``pip install 'jaxsamp[numpyro]'``) is missing.
     InputError
-        When the model has a discrete latent site (a ``Bernoulli`` or ``Categorical`` that is not observed).
+        When ``args`` / ``kwargs`` leave out a parameter of the model that has no default (its
+        data), or when the model has a discrete latent site (a ``Bernoulli`` or ``Categorical``
+        that is not observed).
 
     Notes
     -----
@@ -279,6 +323,7 @@ def from_numpyro(model: Callable, *args, init_key: jax.Array | None = None, **kw
         raise ImportError(
             "from_numpyro needs numpyro, an optional extra: pip install 'jaxsamp[numpyro]'"
         ) from err
+    check_model_arguments(model, args, kwargs)
     return NumpyroTarget(model, args, kwargs, jax.random.key(0) if init_key is None else init_key)
 
 

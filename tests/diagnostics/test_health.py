@@ -69,6 +69,32 @@ def test_training_warnings_name_a_nonfinite_exploding_or_stalled_loss_and_an_ess
     assert nan.startswith("the ESS is nan: the importance weights are NaN/inf")  # not called "at its floor"
 
 
+def test_an_explosion_is_seen_at_the_first_update_and_in_the_last_steps_and_a_noisy_batch_is_not_one():
+    """PIS on the funnel at learning rate 1e3 (issue 61): 2.6 at the untrained first step, 1.7e31 after the first
+    update, 1.3e33 after. The first tenth of 20 steps holds both the start and the explosion, so the start is read at
+    the first step; a divergence in the last 5% of a long run is read on the median of its last 10 steps."""
+    first_update = np.r_[2.6, 1.7e31, np.full(18, 1.3e33)]
+    (w,) = health.training_warnings(first_update)
+    assert w.startswith("the training loss exploded from 2.6 (first step) to 1.3e+33 (last tenth)")
+    healthy = 10.0 / (1.0 + np.arange(1000.0) / 50.0)
+    late = np.r_[healthy[:-30], np.full(30, 1e30)]
+    (w,) = health.training_warnings(late)
+    assert w.startswith("the training loss exploded from 5.03 (first tenth of the steps)") and "(median of the last 10 steps)" in w
+    assert health.training_warnings(np.r_[healthy[:-4], np.full(4, 1e30)]) == []  # 4 bad batches of 10: noise
+    assert health.training_warnings(np.r_[1e-3, np.full(19, 500.0)], judge_progress=False) == []  # floor: 1
+    assert health.training_warnings(np.r_[-2.0, np.linspace(-10.0, -1e3, 19)]) == []  # a falling loss, 500x
+
+
+def test_final_level_is_the_median_of_the_last_tenth_of_the_steps():
+    """The README's PIS run (ring, 300 steps, 256 paths): the last batch's ESS read 0.35, the median of the last 30
+    steps 0.80, 4000 draws of the trained sampler 0.78."""
+    ess = np.r_[np.full(270, 0.5), np.full(29, 0.8), 0.35]
+    assert health.final_level(ess) == pytest.approx(0.8)
+    assert health.final_level(np.r_[np.full(9, np.nan), 0.4]) == pytest.approx(0.4)  # one tenth of 10: the last
+    assert np.isnan(health.final_level(np.full(10, np.nan)))
+    assert health.final_level(np.ones((20, 3))) == 1.0  # trailing axes averaged
+
+
 def test_inner_ess_at_its_floor_at_the_end_of_training_is_a_collapsed_reverse_model():
     """Calibrated on the AISIVI banana runs (BENCHMARKS.md, the `vi` suite, step 2): a failed run's inner ESS sat at
     1/256 from step 200 to the end, a converged one ended at 0.43. Pretraining's NaN steps are skipped, and only the

@@ -6,6 +6,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 from _resume_checks import assert_kill_resume_bit_identical
 
@@ -14,8 +15,9 @@ from jaxsamp.core.errors import ConfigError, InputError, RunHealthError, RunHeal
 from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.diffusion.adjoint import AdjointSettings
 from jaxsamp.learned.diffusion.asbs import AsbsSettings
-from jaxsamp.core.protocols import TrainingHealth
+from jaxsamp.core.protocols import LearnedSampler, TrainingHealth
 from jaxsamp.learned.diffusion.pis_dds import DdsSettings, PisSettings, build_pis
+from jaxsamp.learned.fit import Fitted
 from jaxsamp.learned.vi import aisivi, bsivi
 from jaxsamp.targets.gaussian import Gaussian
 
@@ -116,8 +118,6 @@ def test_a_learned_sampler_is_fitted_as_it_is():
 
 def test_an_optimizer_replaces_the_settings_one():
     """``optimizer=`` trains the network with the given optax transformation: plain SGD at rate 0 leaves it as built."""
-    import optax
-
     fitted = jaxsamp.fit("pis", TARGET, num_steps=3, settings=PATHS, batch_size=16, optimizer=optax.sgd(0.0),
                          progress=False)
     untouched = jax.jit(fitted.sampler.init)(jax.random.split(jax.random.key(0))[0])
@@ -140,6 +140,54 @@ def test_a_diverged_fit_warns_and_fails_under_strict():
     assert fitted.warnings
     with pytest.raises(RunHealthError, match="training diverged"):
         jaxsamp.fit("pis", TARGET, strict=True, **common)
+
+
+def test_a_fit_that_explodes_at_its_first_update_fails_under_strict():
+    """Issue 61: a divergence at the first update, then a plateau (Adam at 1e2 for one update, then frozen): the loss
+    goes from -0.08 to 6.7e16 and stays. The first tenth of 20 steps holds both, so its median (3.4e16) is no start
+    level; the loss of the first step, the untrained sampler's, is."""
+    diverge_once = optax.adam(optax.piecewise_constant_schedule(1e2, {1: 0.0}))
+    with pytest.raises(RunHealthError, match=r"exploded from -0.08\d* \(first step\) to 6.7\d*e\+16"):
+        jaxsamp.fit("pis", TARGET, num_steps=20, settings=PATHS, batch_size=16, optimizer=diverge_once, progress=False,
+                    strict=True)
+
+
+def test_fit_holds_the_training_ess_to_the_floor_the_experiment_kinds_apply():
+    """A density 30 standard deviations of the base away: one path of 16 carries all the weight in every batch."""
+    def far(x):
+        return -0.5 * jnp.sum((x - 30.0) ** 2) / 0.01
+
+    with pytest.warns(RunHealthWarning, match="at its floor 1/16"):
+        fitted = jaxsamp.fit("pis", far, init=jnp.zeros(2), num_steps=3, settings=PATHS, batch_size=16, progress=False)
+    (w,) = fitted.warnings
+    assert w.startswith("training batches (median ESS of the last tenth of the steps): the ESS is 0.0625")
+
+
+def test_the_summary_reads_the_end_of_training_on_the_last_tenth_of_the_steps():
+    """One batch's ESS is noisy (the README's run: 0.35 at the last step, 0.80 over the last 30, 0.78 by .sample)."""
+    history = {"loss": np.linspace(2.0, 1.0, 300), "ess": np.r_[np.full(299, 0.8), 0.35]}
+    stub = LearnedSampler(None, None, None, None, jit_sample=False)
+    summary = Fitted("pis", stub, None, None, history, 1.0, 0.5, []).summary()
+    assert "ess: 0.8 (first step) -> 0.8 (median of the last 30 steps)" in summary, summary
+
+
+def test_bad_input_is_refused_before_training():
+    """A log density that is NaN everywhere, or whose gradient is, and an init that contradicts the target's shape are
+    one-line InputErrors naming them, before any training (issue 61); a discrete target's energy is checked at valid
+    configurations, without a gradient."""
+    common = dict(num_steps=2, settings=PATHS, batch_size=8, progress=False)
+    with pytest.raises(InputError, match=r"all 4 starting points checked before training are where "
+                                         r"nowhere\.log_prob is NaN/inf"):
+        jaxsamp.fit("pis", jaxsamp.targets.from_function(lambda x: jnp.nan * jnp.sum(x), jnp.zeros(2), name="nowhere"),
+                    **common)
+    with pytest.raises(InputError, match="where the gradient of .*log_prob is NaN/inf"):
+        jaxsamp.fit("pis", lambda x: -jnp.sum(jnp.sqrt(0.0 * x)), init=jnp.ones(2), **common)
+    with pytest.raises(InputError, match=r"init= for gaussian: starting points must have shape .* got \(3,\)"):
+        jaxsamp.fit("pis", TARGET, init=jnp.zeros(3), **common)
+    grid = jaxsamp.targets.get("hypergrid", dim=2, side=4)
+    grid._log_prob = lambda x: jnp.float32(jnp.nan) * jnp.sum(x)  # an integer state: no gradient is taken
+    with pytest.raises(InputError, match="all 4 starting points checked before training are where hypergrid"):
+        jaxsamp.fit("gflownet", grid, num_steps=2, hidden=(8,), progress=False)
 
 
 def test_a_methods_stages_are_judged_apart():

@@ -83,3 +83,20 @@ def test_missing_numpyro_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "numpyro.infer.util", None)
     with pytest.raises(ImportError, match=r"jaxsamp\[numpyro\]"):
         from_numpyro(eight_schools, SIGMA, y=Y)
+
+
+def test_a_model_called_without_its_data_is_told_which_arguments_are_missing():
+    """Issue 61: eight schools without ``sigma`` was taken for a plain log density and told to pass init=; now every
+    entry point names the model's missing argument before any work. A plain log density still needs init=."""
+    import jaxsamp
+    from jaxsamp.core.errors import InputError
+
+    missing = r"numpyro model 'model' was called without its argument\(s\) sigma \(its data\)"
+    with pytest.raises(InputError, match=missing):
+        jaxsamp.sample(eight_schools, num_warmup=20, num_samples=5, progress=False)
+    with pytest.raises(InputError, match=missing):
+        jaxsamp.fit("elbo", eight_schools, model_kwargs={"y": Y}, num_steps=2, progress=False)
+    with pytest.raises(InputError, match=missing):
+        from_numpyro(eight_schools)
+    with pytest.raises(InputError, match="a plain log-density function needs init="):
+        jaxsamp.sample(lambda x: -jnp.sum(x**2), num_warmup=20, num_samples=5, progress=False)
