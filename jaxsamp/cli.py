@@ -8,6 +8,14 @@ its health checks under ``--strict`` -- is printed as one line,
 ``jaxsamp: error: <Type>: <message> (hint: ...)``, with exit status 2.
 ``--debug`` shows the traceback instead. Anything else is a bug in jaxsamp: it
 is printed as one line asking for ``--debug`` and a report, with status 1.
+A warning is one line too, ``jaxsamp: warning: <message>``.
+
+Options may come anywhere after the sub-command, among the overrides too
+(``jaxsamp run quickstart --strict run.num_steps=100``). CONFIG is read by this
+rule: a spec with a ``/`` or a ``.yaml`` / ``.yml`` suffix, or naming a file that
+exists, is a path, so a local file wins over a shipped config of the same name;
+any other spec names a shipped config. Where a spec could mean both, one line
+(``jaxsamp: note: ...``) says which was used.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 #: Exit status of an expected error (bad input, unusable file, failed health check).
 EXIT_ERROR = 2
@@ -82,9 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
         "run", parents=[common, strict], help="run an experiment config into runs/<name>/<timestamp>/"
     )
     p_run.add_argument(
-        "config", help="a shipped config's name (`jaxsamp list --configs`), e.g. quickstart, or a YAML file's path"
+        "config",
+        help="a YAML file's path, or a shipped config's name (`jaxsamp list --configs`), e.g. quickstart; "
+        "a file that exists wins over a shipped config of the same name (a note says which was used)",
     )
-    p_run.add_argument("overrides", nargs="*", help="key=value overrides, e.g. run.num_steps=100")
+    p_run.add_argument(
+        "overrides", nargs="*", help="key=value overrides, e.g. run.num_steps=100 (options may come before, among or after them)"
+    )
     p_run.set_defaults(func=_cmd_run)
     p_resume = sub.add_parser("resume", parents=[common, strict], help="continue a killed run from its newest checkpoint")
     p_resume.add_argument("run_dir")
@@ -114,6 +127,11 @@ def _one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}"
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A Python warning as one line, ``jaxsamp: warning: <message>`` (``--debug`` shows where it was raised)."""
+    print(f"jaxsamp: warning: {' '.join(str(message).split())}", file=sys.stderr, flush=True)
+
+
 def _interrupted(err: KeyboardInterrupt, args) -> str:
     """What Ctrl-C left: the run folder to resume (``err.run_dir``, set by the runner), or that nothing was kept."""
     run_dir = getattr(err, "run_dir", getattr(args, "run_dir", None))
@@ -122,10 +140,30 @@ def _interrupted(err: KeyboardInterrupt, args) -> str:
     return f"interrupted; `jaxsamp resume {run_dir}` continues from the last checkpoint"
 
 
+def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, with options allowed between a config and its overrides.
+
+    argparse ends ``run CONFIG [key=value ...]``'s overrides at the first option,
+    so ``run quickstart --strict run.num_steps=5`` would leave the overrides after
+    ``--strict`` unrecognised. They are the overrides' continuation (an override
+    never starts with ``-``), taken in their order.
+    """
+    args, extra = parser.parse_known_args(argv)
+    if isinstance(getattr(args, "overrides", None), list):
+        args.overrides += [a for a in extra if not a.startswith("-")]
+        extra = [a for a in extra if a.startswith("-")]
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(build_parser(), argv)
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            if not args.debug:
+                warnings.showwarning = _show_warning
+            return args.func(args)
     except KeyboardInterrupt as err:
         if args.debug:
             raise

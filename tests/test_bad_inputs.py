@@ -887,7 +887,7 @@ def _patch_full_disk(monkeypatch, fail_on_call: int = 1):
     """Make orbax's writer fail like a full disk does (a ValueError from tensorstore) from its ``fail_on_call``-th save."""
     import orbax.checkpoint as ocp
 
-    calls, save = [], ocp.StandardCheckpointer.save
+    calls, save = [], ocp.Checkpointer.save
 
     def full_disk(self, directory, *args, **kwargs):
         calls.append(directory)
@@ -895,7 +895,7 @@ def _patch_full_disk(monkeypatch, fail_on_call: int = 1):
             raise ValueError(ENOSPC_FROM_TENSORSTORE.format(directory))
         return save(self, directory, *args, **kwargs)
 
-    monkeypatch.setattr(ocp.StandardCheckpointer, "save", full_disk)
+    monkeypatch.setattr(ocp.Checkpointer, "save", full_disk)
 
 
 @pytest.mark.parametrize("disk", ["tmpfs", "patched writer"])
@@ -904,6 +904,7 @@ def test_a_full_disk_during_an_orbax_write_is_an_oserror_naming_the_folder(disk,
         if small_disk is None:
             pytest.skip("cannot mount a tmpfs here (the patched-writer case covers the error path)")
         folder = small_disk / "ckpt"
+        monkeypatch.setattr(ckpt, "_free_bytes", lambda folder: 1 << 40)  # past the check before writing: orbax fails
     else:
         folder = tmp_path / "ckpt"
         _patch_full_disk(monkeypatch)

@@ -88,3 +88,63 @@ def test_a_reader_that_stops_early_is_not_an_error():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "error" not in proc.stderr, proc.stderr
+
+
+# --------------------------------------------------------------------------
+# issue 61: options anywhere, overrides that are not YAML, a finished run resumed
+# --------------------------------------------------------------------------
+
+TINY = ["run.num_chains=8", "run.num_steps=10", "run.burn_in=0", "run.chunk=10", "run.num_eval_samples=20", "run.progress=false"]
+
+
+@pytest.mark.parametrize("where", ["before the config", "between the config and the overrides", "among the overrides", "last"])
+def test_strict_is_taken_anywhere_after_run(where, tmp_path, capsys, monkeypatch):
+    import jaxsamp.experiments.runner as runner
+
+    seen = {}
+    monkeypatch.setattr(runner, "run_experiment", lambda cfg, strict: seen.update(cfg=cfg, strict=strict))
+    overrides = [*TINY, f"run.out_dir={tmp_path}"]
+    argv = {
+        "before the config": ["run", "--strict", "quickstart", *overrides],
+        "between the config and the overrides": ["run", "quickstart", "--strict", *overrides],
+        "among the overrides": ["run", "quickstart", *overrides[:2], "--strict", *overrides[2:]],
+        "last": ["run", "quickstart", *overrides, "--strict"],
+    }[where]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert seen["strict"] and seen["cfg"].run.num_steps == 10 and seen["cfg"].run.out_dir == str(tmp_path)
+
+
+@pytest.mark.parametrize("argv", [["resume", "--strict", "RUN"], ["resume", "RUN", "--strict"]])
+def test_strict_is_taken_before_or_after_the_run_folder_of_resume(argv, capsys, monkeypatch):
+    import jaxsamp.experiments.runner as runner
+
+    seen = {}
+    monkeypatch.setattr(runner, "resume_experiment", lambda run_dir, strict: seen.update(run_dir=run_dir, strict=strict))
+    assert main(argv) == 0
+    assert seen == {"run_dir": "RUN", "strict": True}
+
+
+def test_an_unknown_option_among_the_overrides_is_named_alone(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "quickstart", "--stritc", "run.num_steps=5"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "jaxsamp: error: unrecognized arguments: --stritc"
+
+
+@pytest.mark.parametrize("value", ["a: b", "!!python/name:os.system"])
+def test_an_override_that_is_not_yaml_is_one_line_with_status_2(value, capsys):
+    assert main(["run", "quickstart", f"run.num_steps={value}"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("jaxsamp: error: ConfigError: ") and f"override 'run.num_steps={value}'" in line
+    assert line.count("(hint: ") == 1
+
+
+def test_resuming_a_finished_run_says_so_in_one_line(tmp_path, capsys):
+    assert main(["run", "quickstart", *TINY, f"run.out_dir={tmp_path}"]) == 0
+    (run_dir,) = (tmp_path / "quickstart").iterdir()
+    capsys.readouterr()
+    assert main(["resume", str(run_dir)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    notes = [line for line in err if "nothing is recomputed" in line]
+    assert notes == [f"jaxsamp: note: run {run_dir} had finished; its checkpoints hold every step, so nothing is "
+                     "recomputed: its metrics and plots are made again from them"], err

@@ -27,12 +27,15 @@ and the manifest, and the processes meet at a barrier before and after.
 from __future__ import annotations
 
 import errno
+import gc
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import shutil
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -42,6 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxsamp.core import fingerprint as fp
 from jaxsamp.core.errors import CheckpointError
 
 MANIFEST = "manifest.json"
@@ -51,6 +55,10 @@ _FIELDS = {"step": int, "key_data": list, "treedef": str, "num_leaves": int, "fi
 
 class CheckpointSkippedWarning(UserWarning):
     """A partial or corrupt checkpoint was found and not loaded."""
+
+
+class CompletedRunWarning(UserWarning):
+    """A run found all its steps in its checkpoint folder: the stored result is returned and nothing is computed."""
 
 
 class CheckpointLoadError(CheckpointError):
@@ -145,18 +153,90 @@ def _os_error(err: BaseException) -> OSError | None:
     return None
 
 
-class _HeldLogs(logging.Filter):
-    """Holds back orbax's error logs (a full disk logs each background thread's traceback) while a save runs."""
+class _HeldReports(logging.Filter):
+    """orbax's, asyncio's, tensorstore's and Python's reports, held back while a checkpoint is written or read.
+
+    One full disk makes each of orbax's writing threads log its traceback
+    (logger ``absl``); asyncio log every task that orbax's event loop abandoned
+    when it is collected ("exception was never retrieved", logger ``asyncio``);
+    tensorstore report every write that ends after that loop was closed ("Event
+    loop is closed", through :data:`sys.unraisablehook`); and Python warn of
+    every coroutine never awaited: hundreds of lines, some of them after the
+    error itself. Used as a context manager around a save, this holds them all;
+    :meth:`settle` waits until the stragglers are in (collecting the abandoned
+    tasks); ``drop`` discards them (the error raised says it all); otherwise they
+    are shown as they were on leaving.
+    """
+
+    LOGGERS = ("absl", "asyncio")
 
     def __init__(self):
         super().__init__()
         self.records: list[logging.LogRecord] = []
+        self.unraisable: list = []
+        self.drop = False
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno >= logging.ERROR and "orbax" in record.pathname:
+        if record.levelno >= logging.ERROR:
             self.records.append(record)
             return False
         return True
+
+    def _hold_unraisable(self, report) -> None:
+        self.unraisable.append((report.exc_type, report.exc_value, report.exc_traceback, report.err_msg, report.object))
+
+    def __enter__(self):
+        for name in self.LOGGERS:
+            logging.getLogger(name).addFilter(self)
+        self._hook, sys.unraisablehook = sys.unraisablehook, self._hold_unraisable
+        self._warnings = warnings.catch_warnings(record=True)  # "coroutine ... was never awaited", when collected
+        self.warned = self._warnings.__enter__()
+        return self
+
+    def settle(self, quiet: float = 0.25, limit: float = 3.0) -> None:
+        """Wait until no report has come for ``quiet`` seconds (at most ``limit``), collecting garbage meanwhile."""
+        start = last_change = time.monotonic()
+        count = -1
+        while time.monotonic() - last_change < quiet and time.monotonic() - start < limit:
+            gc.collect()
+            held = len(self.records) + len(self.unraisable) + len(self.warned)
+            if held != count:
+                count, last_change = held, time.monotonic()
+            time.sleep(0.02)
+
+    def __exit__(self, *exc) -> None:
+        self._warnings.__exit__(*exc)
+        for name in self.LOGGERS:
+            logging.getLogger(name).removeFilter(self)
+        sys.unraisablehook = self._hook
+        if self.drop:
+            return
+        for w in self.warned:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+        for record in self.records:
+            logging.getLogger(record.name).handle(record)
+        for args in self.unraisable:
+            self._hook(_UnraisableReport(*args))
+
+
+class _UnraisableReport:
+    """What :data:`sys.unraisablehook` is given (``sys.UnraisableHookArgs`` cannot be built from Python)."""
+
+    def __init__(self, exc_type, exc_value, exc_traceback, err_msg, object):
+        self.exc_type, self.exc_value, self.exc_traceback = exc_type, exc_value, exc_traceback
+        self.err_msg, self.object = err_msg, object
+
+
+def _free_bytes(folder: Path) -> int:
+    """Free bytes on the file system of ``folder`` (or of its nearest existing parent)."""
+    for p in (folder, *folder.parents):
+        if p.exists():
+            return shutil.disk_usage(p).free
+    return shutil.disk_usage(Path.cwd()).free
+
+
+#: Room a checkpoint needs beyond its arrays' bytes (orbax's and jaxsamp's metadata files), checked before writing.
+METADATA_BYTES = 64 * 1024
 
 
 def save(
@@ -175,10 +255,19 @@ def save(
     a refused resume quotes it.
 
     If writing fails (a full disk, a read-only folder, an interrupt), the
-    partial folder is removed before the error propagates. A file-system error
-    that orbax or tensorstore wrapped in their own error types is raised as the
-    ``OSError`` it is (e.g. ``ENOSPC``), naming the checkpoint folder, without
-    the tracebacks orbax logs from its writing threads.
+    partial folder is removed before the error propagates. A file system with
+    less room than the checkpoint's arrays (plus :data:`METADATA_BYTES`) is
+    refused before anything is written. A file-system error met while writing,
+    raised by orbax or tensorstore from their writing threads and often wrapped
+    in their own error types, is raised as the ``OSError`` it is (e.g.
+    ``ENOSPC``), naming the checkpoint folder; the reports of orbax's threads,
+    its abandoned asyncio tasks and tensorstore's late callbacks are not shown
+    (:class:`_HeldReports`; the error's chain, shown by ``--debug``, keeps the cause).
+
+    Raises
+    ------
+    OSError
+        The checkpoint could not be written (``errno.ENOSPC`` for a full disk).
     """
     import orbax.checkpoint as ocp
 
@@ -186,53 +275,71 @@ def save(
     trace_arrays = [_host_array(a) for a in (jax.tree.leaves(trace) if trace is not None else [])]
     if trace_steps is not None:  # a caller's own record (scalars included) is kept whole
         trace_arrays = [a[:trace_steps] for a in trace_arrays]
-    absl_logger, held = logging.getLogger("absl"), _HeldLogs()
-    absl_logger.addFilter(held)
-    try:
-        if _is_primary():
-            if target.exists():
-                shutil.rmtree(target)
-            target.mkdir(parents=True)
-        _barrier(f"jaxsamp-ckpt-mkdir-{step}")
-        leaves, treedef = jax.tree.flatten(state)
-        tree = {f"leaf_{i:05d}": _to_storable(leaf) for i, leaf in enumerate(leaves)}
-        ckptr = ocp.StandardCheckpointer()
-        ckptr.save(target / "state", tree)
-        ckptr.wait_until_finished()
-        ckptr.close()
-        _barrier(f"jaxsamp-ckpt-state-{step}")
-        if _is_primary():
-            np.savez(target / "trace.npz", **{f"leaf_{i:05d}": a for i, a in enumerate(trace_arrays)})
-            manifest = {
-                "step": int(step),
-                "key_data": key_data,
-                "fingerprint": fingerprint,
-                "run": {**_as_run(run), "written": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())},
-                "treedef": str(treedef),
-                "layout": _layout(leaves),
-                "num_leaves": len(leaves),
-                "trace_treedef": str(jax.tree.structure(trace)),
-                "trace_layout": _layout(trace_arrays),
-                "files": {str(p.relative_to(target)): _sha256(p) for p in _files(target)},
-            }
-            manifest["manifest_sha256"] = _manifest_digest(manifest)
-            tmp = target / (MANIFEST + ".tmp")
-            tmp.write_text(json.dumps(manifest, indent=1))
-            os.replace(tmp, target / MANIFEST)
-        _barrier(f"jaxsamp-ckpt-done-{step}")
-    except BaseException as err:
-        if _is_primary():
-            shutil.rmtree(target, ignore_errors=True)
-        cause = _os_error(err) if isinstance(err, Exception) else None
-        if cause is not None and not (cause is err and err.filename):
-            held.records.clear()  # the error says it all
-            raise OSError(cause.errno, f"{cause.strerror or cause} while writing checkpoint {target}") from err
-        raise
-    finally:
-        absl_logger.removeFilter(held)
-        for record in held.records:  # not a file-system error: show orbax's logs as they were
-            absl_logger.handle(record)
+    leaves, treedef = jax.tree.flatten(state)
+    needed = METADATA_BYTES + sum(_nbytes(_to_storable(leaf)) for leaf in leaves) + sum(a.nbytes for a in trace_arrays)
+    free = _free_bytes(target.parent)
+    if free < needed:
+        raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} while writing checkpoint {target} (it needs about "
+                                    f"{_size(needed)}, {_size(free)} free)")
+    cause = None
+    with _HeldReports() as held:
+        try:
+            if _is_primary():
+                if target.exists():
+                    shutil.rmtree(target)
+                target.mkdir(parents=True)
+            _barrier(f"jaxsamp-ckpt-mkdir-{step}")
+            tree = {f"leaf_{i:05d}": _to_storable(leaf) for i, leaf in enumerate(leaves)}
+            ckptr = ocp.Checkpointer(ocp.StandardCheckpointHandler())
+            try:
+                ckptr.save(target / "state", tree)
+            finally:
+                ckptr.close()
+            _barrier(f"jaxsamp-ckpt-state-{step}")
+            if _is_primary():
+                np.savez(target / "trace.npz", **{f"leaf_{i:05d}": a for i, a in enumerate(trace_arrays)})
+                manifest = {
+                    "step": int(step),
+                    "key_data": key_data,
+                    "fingerprint": fingerprint,
+                    "run": {**_as_run(run), "written": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())},
+                    "treedef": str(treedef),
+                    "layout": _layout(leaves),
+                    "num_leaves": len(leaves),
+                    "trace_treedef": str(jax.tree.structure(trace)),
+                    "trace_layout": _layout(trace_arrays),
+                    "files": {str(p.relative_to(target)): _sha256(p) for p in _files(target)},
+                }
+                manifest["manifest_sha256"] = _manifest_digest(manifest)
+                tmp = target / (MANIFEST + ".tmp")
+                tmp.write_text(json.dumps(manifest, indent=1))
+                os.replace(tmp, target / MANIFEST)
+            _barrier(f"jaxsamp-ckpt-done-{step}")
+        except BaseException as err:
+            cause = _os_error(err) if isinstance(err, Exception) else None
+            if cause is None:
+                if _is_primary():
+                    shutil.rmtree(target, ignore_errors=True)
+                raise  # not a file-system error: orbax's reports are shown as they were
+        if cause is not None:  # out of the except block: orbax's error, its frames and abandoned tasks are garbage
+            held.settle()  # collected, with their reports held, and the writes still in flight ended
+            held.drop = True
+            if _is_primary():
+                shutil.rmtree(target, ignore_errors=True)
+    if cause is not None:  # the error says it all; its cause is not chained (it holds orbax's tasks and threads)
+        raise OSError(cause.errno, f"{cause.strerror or cause} while writing checkpoint {target}")
     return target
+
+
+def _nbytes(array) -> int:
+    return math.prod(jnp.shape(array)) * jnp.result_type(array).itemsize
+
+
+def _size(n: int) -> str:
+    """``n`` bytes for a person: ``"12 KiB"``, ``"3.4 MiB"``, ``"1.2 GiB"``."""
+    if n < 2**20:
+        return f"{n / 2**10:.0f} KiB"
+    return f"{n / 2**20:.1f} MiB" if n < 2**30 else f"{n / 2**30:.1f} GiB"
 
 
 def _check_manifest(manifest, folder: Path) -> str:
@@ -309,19 +416,51 @@ def describe(run) -> str:
 
 
 #: What a differing fingerprint part means, for the refusal message.
-PART_MEANINGS = {
+PART_MEANINGS = {  # in the order a refusal names them: the settings first, the most specific
+    "identity": "the settings differ",
     "computation": "the step computes something else (a setting, a target parameter, the data or the code changed)",
     "initial_state": "the initial state differs (other starting points, another initialisation)",
-    "identity": "the settings differ",
     "given": "the explicit fingerprint differs",
 }
 
 
+def _computation_change(theirs: dict | None, mine: dict | None) -> str:
+    """What changed in the step's computation, from the two runs' :func:`~jaxsamp.core.fingerprint.computation_record` details."""
+    said = "the step computes something else"
+    if not theirs or not mine:
+        return PART_MEANINGS["computation"]
+    if theirs.get("program") != mine.get("program"):
+        return f"{said}: its program differs (another method or sampler, a setting, a target parameter, or the code)"
+    old, new = theirs.get("constants", []), mine.get("constants", [])
+    changed = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    if len(old) != len(new) or not changed:
+        return f"{said}: it closes over other arrays (the data or a target's parameters; {len(old)} -> {len(new)})"
+    first_old, first_new = old[changed[0]].split(" ")[0], new[changed[0]].split(" ")[0]
+    which = f"{len(changed)} of the {len(new)} arrays it closes over" if len(changed) > 1 else \
+        f"array {changed[0] + 1} of the {len(new)} it closes over"
+    if first_old != first_new:
+        return f"{said}: the data differ ({which}: {first_old} -> {first_new})"
+    return f"{said}: the data differ ({which}, the first {first_new}, changed values: a model's data or a target's parameters)"
+
+
 def _what_differs(theirs: dict, mine: dict) -> str:
+    """The differing fingerprint parts, each as precisely as the two manifests' details allow."""
     parts_theirs, parts_mine = theirs.get("fingerprint_parts") or {}, mine.get("fingerprint_parts") or {}
     if not parts_theirs or set(parts_theirs) != set(parts_mine):
         return "it was fingerprinted another way (another jaxsamp version, or another entry point)"
-    return "; ".join(PART_MEANINGS.get(k, k) for k in sorted(parts_mine) if parts_theirs[k] != parts_mine[k])
+    details_theirs, details_mine = theirs.get("fingerprint_details") or {}, mine.get("fingerprint_details") or {}
+    said = []
+    for part in sorted(parts_mine, key=lambda p: (list(PART_MEANINGS).index(p) if p in PART_MEANINGS else 9, p)):
+        if parts_theirs[part] == parts_mine[part]:
+            continue
+        if part == "identity" and "settings" in details_theirs and "settings" in details_mine:
+            changes = fp.settings_changes(details_theirs["settings"], details_mine["settings"])
+            said.append("settings differ (checkpoint -> this run): " + ", ".join(changes))
+        elif part == "computation":
+            said.append(_computation_change(details_theirs.get("computation"), details_mine.get("computation")))
+        else:
+            said.append(PART_MEANINGS.get(part, part))
+    return "; ".join(said)
 
 
 def resume_point(directory, key_data: list[int], fingerprint: str, run: str | dict,
@@ -348,8 +487,10 @@ def resume_point(directory, key_data: list[int], fingerprint: str, run: str | di
     ------
     CheckpointError
         The checkpoint was written with another PRNG key or another fingerprint,
-        or is past ``max_step``. The message names the folder, the run that wrote
-        it and this run, both fingerprints in full and what differs.
+        or is past ``max_step``. The message names the folder, what differs (the
+        settings with their old and new values, the program or which closed-over
+        array, the initial state, or the key), the run that wrote it and this run,
+        and both fingerprints in full.
     """
     found = latest_valid(directory, below)
     if found is None:
@@ -365,9 +506,9 @@ def resume_point(directory, key_data: list[int], fingerprint: str, run: str | di
         )
     if manifest.get("fingerprint") != fingerprint:
         raise CheckpointError(
-            f"checkpoint folder {Path(directory)} belongs to another run: it was written by {describe(theirs)}, "
-            f"fingerprint {manifest.get('fingerprint')}; this is {describe(mine)}, fingerprint {fingerprint}; "
-            f"{_what_differs(theirs, mine)}",
+            f"checkpoint folder {Path(directory)} belongs to another run: {_what_differs(theirs, mine)}; it was "
+            f"written by {describe(theirs)}, fingerprint {manifest.get('fingerprint')}; this is {describe(mine)}, "
+            f"fingerprint {fingerprint}",
             hint,
         )
     if max_step is not None and manifest["step"] > max_step:
@@ -432,12 +573,19 @@ def restore(folder: Path, manifest: dict, state_template: Any, trace_template: A
 
     tree = {f"leaf_{i:05d}": abstract(leaf) for i, leaf in enumerate(leaves)}
     ckptr = ocp.StandardCheckpointer()
-    try:
-        loaded = ckptr.restore(folder.resolve() / "state", tree)
-    except Exception as err:
-        raise CheckpointLoadError(folder, f"its arrays could not be loaded ({_describe(err)})") from err
-    finally:
-        ckptr.close()
+    failure = None
+    with _HeldReports() as held:  # damaged arrays: tensorstore's late callbacks would print after the warning
+        try:
+            loaded = ckptr.restore(folder.resolve() / "state", tree)
+        except Exception as err:
+            failure = _describe(err)
+        finally:
+            ckptr.close()
+        if failure is not None:  # out of the except block, so that orbax's error and tasks are garbage
+            held.settle()
+            held.drop = True
+    if failure is not None:
+        raise CheckpointLoadError(folder, f"its arrays could not be loaded ({failure})")
     restored = []
     for i, leaf in enumerate(leaves):
         value = loaded[f"leaf_{i:05d}"]

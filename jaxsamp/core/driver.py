@@ -23,7 +23,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import jax
 import jax.numpy as jnp
@@ -51,24 +51,31 @@ def _step_identity(step) -> str:
     return f"{getattr(step, '__module__', '?')}.{getattr(step, '__qualname__', type(step).__name__)}"
 
 
-def _describe_run(step, trace, state, key, desc: str, fingerprint: str | None, identity: str | None) -> tuple[str, dict]:
+def _describe_run(step, trace, state, key, desc: str, fingerprint: str | None, identity) -> tuple[str, dict]:
     """The run's fingerprint and its description for the checkpoint manifest.
 
     Without an explicit ``fingerprint`` it combines what one step (with the trace)
     computes, the initial state's values and the caller's ``identity``
     (:mod:`jaxsamp.core.fingerprint`); the parts are kept in the description so that
-    a refused resume can say which one differs.
+    a refused resume can say which one differs, with its details (the settings behind
+    an ``identity`` given as a mapping, the program's and each closed-over array's
+    hash) so that it can name what differs inside it.
     """
+    details = {}
     if fingerprint is not None:
         parts = {"given": str(fingerprint)}
     else:
         one_step = lambda s, k: _one_step(step, trace, s, k, jnp.uint32(0))
-        parts = {"computation": fp.of_computation(one_step, state, key), "initial_state": fp.of_values(state)}
-        if identity is not None:
+        computation, details["computation"] = fp.computation_record(one_step, state, key)
+        parts = {"computation": computation, "initial_state": fp.of_values(state)}
+        if isinstance(identity, Mapping):
+            parts["identity"], details["settings"] = fp.of_settings(identity), fp.flat_settings(identity)
+        elif identity is not None:
             parts["identity"] = str(identity)
         fingerprint = fp.combine(parts)
     script = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
-    return fingerprint, {"name": desc, "step": _step_identity(step), "script": script, "fingerprint_parts": parts}
+    return fingerprint, {"name": desc, "step": _step_identity(step), "script": script, "fingerprint_parts": parts,
+                         "fingerprint_details": details}
 
 
 def _check_folder(checkpoint) -> Path:
@@ -282,7 +289,7 @@ def run(
     checkpoint_every: int | None = None,
     keep: int = 2,
     fingerprint: str | None = None,
-    identity: str | None = None,
+    identity: str | Mapping | None = None,
     desc: str = "jaxsamp",
     health: bool = True,
     after_chunk: Callable[[int, Any, Any], bool | None] | None = None,
@@ -325,7 +332,9 @@ def run(
         fail to load, are skipped with a
         :class:`~jaxsamp.core.checkpoint.CheckpointSkippedWarning` and the next
         older one is used. A folder whose checkpoints are all skipped warns
-        that the run starts from step 0; a new or empty folder does not.
+        that the run starts from step 0; a new or empty folder does not. A folder
+        that holds all ``num_steps`` steps of this run returns the stored result,
+        with a :class:`~jaxsamp.core.checkpoint.CompletedRunWarning` saying so.
     checkpoint_every : int, optional
         Write a checkpoint every this many steps (default: only at the end).
         Needs ``checkpoint``.
@@ -345,10 +354,13 @@ def run(
         resuming from a folder whose checkpoints carry another fingerprint or
         another state layout is refused with an error naming both runs, both
         fingerprints and what differs.
-    identity : str, optional
-        What else identifies the run (the experiment runner passes a hash of its
-        config, :func:`jaxsamp.sample` one of its settings), mixed into the
-        derived fingerprint.
+    identity : str or mapping, optional
+        What else identifies the run, mixed into the derived fingerprint: a string,
+        or a mapping of JSON-able settings (the experiment runner passes its
+        config's, :func:`jaxsamp.fit` and :func:`jaxsamp.sample` their method and
+        settings), hashed by :func:`~jaxsamp.core.fingerprint.of_settings` and kept
+        in the checkpoints so that a refused resume names the settings that differ
+        (``run.num_chains 16 -> 32``).
     desc : str
         The progress bar's label, also recorded in checkpoints to name the run.
     health : bool
@@ -421,6 +433,12 @@ def run(
     if checkpoint is not None:
         fingerprint, who = _describe_run(step, trace, state, key, desc, fingerprint, identity)
         start, state, restored_trace = _resume(checkpoint, step, state, key, key_data, num_steps, trace, fingerprint, who)
+        if start == num_steps > 0:
+            warnings.warn(
+                f"checkpoint folder {checkpoint} already holds all {num_steps} steps of this run: the stored result "
+                "is returned, nothing is recomputed (another folder, or deleting this one, runs it again)",
+                ckpt.CompletedRunWarning, stacklevel=2,
+            )
     gathered = _Trace(num_steps, restored_trace if start > 0 else None)
     del restored_trace
 

@@ -17,24 +17,25 @@ from __future__ import annotations
 class JaxsampError(Exception):
     """Base class of the errors jaxsamp raises on purpose.
 
+    ``str(err)`` is the message followed by `` (hint: <hint>)``, so the hint is seen
+    wherever the error is shown (a Python traceback, a log); ``err.message`` and
+    ``err.hint`` hold the two apart.
+
     Parameters
     ----------
     message : str
         One line naming the bad input and what was expected.
     hint : str, optional
-        What to do instead; the CLI prints it after the message.
+        What to do instead.
     """
 
     def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message)
-        self.hint = hint
+        self.message, self.hint = str(message), hint
+        super().__init__(self.message + (f" (hint: {hint})" if hint else ""))
 
     def one_line(self) -> str:
         """``<Type>: <message> (hint: <hint>)`` on one line, as the CLI prints it."""
-        text = " ".join(str(self).split())
-        if self.hint:
-            text += f" (hint: {' '.join(self.hint.split())})"
-        return f"{type(self).__name__}: {text}"
+        return f"{type(self).__name__}: {' '.join(str(self).split())}"
 
 
 class InputError(JaxsampError, ValueError):

@@ -15,7 +15,11 @@ anything that determines the numbers changes, without the user naming it:
   initial state, the starting points).
 
 The parts are combined by :func:`combine`; the manifest keeps them apart, so that
-a refused resume can say which part differs.
+a refused resume can say which part differs, with what it can name inside a part
+(not hashed into the fingerprint): the settings behind ``identity``
+(:func:`flat_settings`, when a caller gives them as a mapping, :func:`of_settings`
+hashes them) and, for the computation, whether the program or a closed-over
+array changed (:func:`computation_record`).
 
 Cost: :func:`of_computation` traces the function once (``jax.make_jaxpr``; no
 compilation) and hashes its constants; on this project's 2-core CPU that is
@@ -29,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import jax
 import jax.numpy as jnp
@@ -92,11 +96,62 @@ def of_computation(fn: Callable, *args) -> str:
         process; different when a closed-over setting (a literal in the jaxpr), a
         closed-over array's value, the arguments' layout or the computation changes.
     """
+    return computation_record(fn, *args)[0]
+
+
+def computation_record(fn: Callable, *args) -> tuple[str, dict]:
+    """:func:`of_computation`'s hash, and what a refused resume can name when it differs.
+
+    Returns
+    -------
+    digest : str
+        :func:`of_computation` ``(fn, *args)``.
+    details : dict
+        ``"program"``: a hash of the jaxpr alone (the code, its literals and the
+        arguments' layout); ``"constants"``: ``"float32[100,5] <hash>"`` for each
+        closed-over array (a target's parameters, a model's data), at most
+        :data:`MAX_NAMED_CONSTANTS` of them. Not part of the fingerprint.
+    """
     closed = jax.make_jaxpr(fn)(*args)
-    h = hashlib.sha256(_ADDRESS.sub("", str(closed.jaxpr)).encode())
+    program = _ADDRESS.sub("", str(closed.jaxpr)).encode()
+    h = hashlib.sha256(program)
+    constants = []
     for const in closed.consts:
-        _update_with_array(h, _host(const))
-    return h.hexdigest()
+        array = _host(const)
+        _update_with_array(h, array)
+        if len(constants) < MAX_NAMED_CONSTANTS:
+            one = hashlib.sha256()
+            _update_with_array(one, array)
+            constants.append(f"{array.dtype.name}{list(array.shape)} {one.hexdigest()[:16]}")
+    return h.hexdigest(), {"program": hashlib.sha256(program).hexdigest(), "constants": constants}
+
+
+#: Closed-over arrays whose hashes :func:`computation_record` keeps for a refusal to name.
+MAX_NAMED_CONSTANTS = 256
+
+
+def of_settings(settings: Mapping[str, Any]) -> str:
+    """SHA-256 of JSON-able settings (keys sorted, other values by ``str``): a run's ``identity``."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def flat_settings(settings: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """``settings`` as ``{"run.num_chains": "16", ...}``: nested mappings by dotted keys, values as JSON text."""
+    flat = {}
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(flat_settings(value, name + "."))
+        else:
+            flat[name] = json.dumps(value, sort_keys=True, default=str)
+    return flat
+
+
+def settings_changes(old: Mapping[str, str], new: Mapping[str, str], limit: int = 3) -> list[str]:
+    """``"key old -> new"`` for the first ``limit`` keys (sorted) whose values differ between two :func:`flat_settings`."""
+    keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    changes = [f"{k} {old.get(k, '(absent)')} -> {new.get(k, '(absent)')}" for k in keys[:limit]]
+    return changes + ([f"and {len(keys) - limit} more"] if len(keys) > limit else [])
 
 
 def combine(parts: dict[str, str]) -> str:

@@ -83,7 +83,7 @@ class Registry:
         except InputError as err:
             if isinstance(err, ConfigError):
                 raise
-            raise ConfigError(f"{self.kind} {name!r}: {err}", err.hint) from None
+            raise ConfigError(f"{self.kind} {name!r}: {err.message}", err.hint) from None
 
 
 class ExperimentKind(NamedTuple):
@@ -135,7 +135,7 @@ def validate_dataclass(where: str, params: dict, cls):
     try:
         return cls(**(params or {}))
     except InputError as err:
-        raise ConfigError(f"{where}: {err}", err.hint) from None
+        raise ConfigError(f"{where}: {err.message}", err.hint) from None
     except TypeError as err:  # a settings class without field checks given a wrong type
         raise ConfigError(f"{where}: {err}") from None
 
@@ -156,5 +156,5 @@ def build_learned_sampler(cfg, kind: str, samplers: dict, **kwargs):
     try:
         return build(settings, **kwargs)
     except InputError as err:
-        raise ConfigError(f"{where}: {err}", err.hint) from None
+        raise ConfigError(f"{where}: {err.message}", err.hint) from None
 

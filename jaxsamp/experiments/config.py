@@ -17,16 +17,16 @@ land in the saved ``config.yaml``).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import re
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
+import yaml
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from jaxsamp.core.errors import ConfigError
+from jaxsamp.core.fingerprint import of_settings
 from jaxsamp.core.validation import (
     Interval,
     NonNegativeInt,
@@ -75,21 +75,25 @@ class ExperimentConfig:
     sampler: Component = dataclasses.field(default_factory=Component)
     run: RunSettings = dataclasses.field(default_factory=RunSettings)
 
-    def fingerprint(self) -> str:
-        """SHA-256 of what determines a run's numbers: seed, kind, target, sampler, chains, thinning, init scale.
+    def identity(self) -> dict:
+        """What determines a run's numbers: seed, kind, target, sampler, chains, warm-up, thinning, init scale.
 
         Run length, chunking, checkpoint spacing, progress, sharding, the output
         folder and the evaluation size do not change the sampled numbers, so a
-        resumed run may change them. The driver mixes this hash into the fingerprint it
-        derives from the computation and the initial state (:func:`jaxsamp.run`); a
-        checkpoint written under another fingerprint belongs to another run and is refused.
+        resumed run may change them. The driver mixes these settings into the
+        fingerprint it derives from the computation and the initial state
+        (:func:`jaxsamp.run`); a checkpoint written under other settings belongs to
+        another run and is refused, naming the settings that differ.
         """
-        what = {
+        return {
             "seed": self.seed, "kind": self.kind,
             "target": dataclasses.asdict(self.target), "sampler": dataclasses.asdict(self.sampler),
             "run": {k: getattr(self.run, k) for k in ("num_chains", "num_warmup", "thin", "init_scale")},
         }
-        return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
+
+    def fingerprint(self) -> str:
+        """SHA-256 of :meth:`identity` (:func:`jaxsamp.core.fingerprint.of_settings`)."""
+        return of_settings(self.identity())
 
     def driver_options(self, run_dir: Path, folder: str = "checkpoints") -> dict:
         """The keyword arguments every experiment passes to :func:`jaxsamp.run` (checkpoints in ``run_dir/folder``)."""
@@ -98,7 +102,7 @@ class ExperimentConfig:
             "progress": self.run.progress,
             "checkpoint": Path(run_dir) / folder,
             "checkpoint_every": self.run.checkpoint_every,
-            "identity": self.fingerprint(),
+            "identity": self.identity(),
             "desc": self.name,
         }
 
@@ -134,7 +138,14 @@ def _parse_override(item: str) -> tuple[str, Any]:
     key = key.strip().lstrip("+")  # Hydra's "+key=value" (add a key): a sampler's params are added without it
     if not re.fullmatch(r"[A-Za-z_][\w-]*(\.[A-Za-z_0-9][\w-]*)*", key):
         raise ConfigError(f"override {item!r}: {key!r} is not a dotted key such as run.num_chains")
-    node = OmegaConf.create({"v": raw} if raw == "" else f"v: {raw}")
+    try:
+        node = OmegaConf.create({"v": raw} if raw == "" else f"v: {raw}")
+    except yaml.YAMLError as err:  # "a: b", "[1, 2", a "!!python/..." tag (the safe loader has no constructor for it)
+        why = " ".join(str(getattr(err, "problem", None) or err).split())
+        raise ConfigError(
+            f"override {item!r}: the value {raw!r} cannot be read as YAML ({why})",
+            "give a number, a word, a [list] or a {mapping}; quote text holding ': ' or '!!', e.g. name='\"a: b\"'",
+        ) from None
     return key.strip(), OmegaConf.to_container(node, resolve=False)["v"]  # interpolations stay unresolved
 
 
@@ -202,7 +213,7 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
             raise ConfigError(f"missing required value(s): {', '.join(missing)}")
         obj = OmegaConf.to_object(cfg)
     except ConfigError as err:
-        raise ConfigError(f"{path}: {err}", err.hint) from None
+        raise ConfigError(f"{path}: {err.message}", err.hint) from None
     except OmegaConfBaseException as err:
         raise ConfigError(f"{path}: {_one_line(err)}") from None
     return check_config(obj, str(path))

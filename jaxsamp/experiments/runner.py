@@ -130,7 +130,8 @@ def _record_failure(run_dir: Path, created: list[Path], err: BaseException) -> N
                 folder.rmdir()
         return
     status = "interrupted" if isinstance(err, KeyboardInterrupt) else "failed"
-    record = {"status": status, "error": type(err).__name__, "message": " ".join(str(err).split())}
+    record = {"status": status, "error": type(err).__name__,
+              "message": " ".join(str(getattr(err, "message", err)).split())}
     if getattr(err, "hint", None):
         record["hint"] = err.hint
     try:
@@ -208,7 +209,9 @@ def resume_experiment(run_dir: str | Path, verbose: bool = True, strict: bool = 
 
     A run folder with no valid checkpoint (killed before its first one, or its
     checkpoints deleted or damaged) is run again from step 0 in the same
-    folder, with a warning on stderr saying so.
+    folder, with a warning on stderr saying so. A run that had finished is
+    evaluated again from its checkpoints, with one line on stderr saying that
+    nothing is recomputed.
 
     Raises
     ------
@@ -232,5 +235,10 @@ def resume_experiment(run_dir: str | Path, verbose: bool = True, strict: bool = 
     if not resumable:
         print(f"jaxsamp: warning: no valid checkpoint in {run_dir}; the run starts again from step 0",
               file=sys.stderr, flush=True)
-    return run_experiment(cfg, run_dir=run_dir, verbose=verbose, strict=strict)
+    elif (run_dir / METRICS_FILE).is_file():  # it had finished: say so once, not once per phase's checkpoint folder
+        print(f"jaxsamp: note: run {run_dir} had finished; its checkpoints hold every step, so nothing is recomputed: "
+              "its metrics and plots are made again from them", file=sys.stderr, flush=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ckpt.CompletedRunWarning)
+        return run_experiment(cfg, run_dir=run_dir, verbose=verbose, strict=strict)
 

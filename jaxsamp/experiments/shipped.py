@@ -4,13 +4,17 @@ The configs live once, in the repository's top-level ``configs/`` folder; the
 wheel carries a copy as ``jaxsamp/configs/`` (setup.py's build hook). A config
 spec is either a path or the name of a shipped config: a spec with a path
 separator or a ``.yaml`` / ``.yml`` suffix is a path (``configs/quickstart.yaml``,
-``./my_run.yaml``), any other spec is a name (``quickstart``).
+``./my_run.yaml``), and so is a spec naming a file that exists (a local file
+wins over a shipped config of the same name); any other spec is a name
+(``quickstart``). Where a spec could mean both, one line on stderr says which
+was used (:func:`resolve_config`).
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+import sys
 from pathlib import Path
 
 from jaxsamp.core.errors import ConfigError
@@ -63,12 +67,19 @@ def describe(path: str | Path) -> str:
 def resolve_config(spec: str | Path) -> Path:
     """The file a config spec names: a path as given, or a shipped config by name.
 
+    The rule: a spec with a path separator or a ``.yaml`` / ``.yml`` suffix, or
+    naming a file that exists, is a path; any other spec is a shipped config's
+    name. So a local file wins over a shipped config of the same name. Where a
+    spec could mean both, one line on stderr (``jaxsamp: note: ...``) says which
+    one is used and how to run the other: a local file ``quickstart`` when
+    ``quickstart`` is also shipped, or a shipped ``quickstart`` when the folder
+    also holds a ``quickstart.yaml``.
+
     Parameters
     ----------
     spec : str or Path
-        A path (it has a path separator or a ``.yaml`` / ``.yml`` suffix, or is
-        a :class:`~pathlib.Path`) or the name of a shipped config (``jaxsamp list
-        --configs`` lists them).
+        A path or the name of a shipped config (``jaxsamp list --configs`` lists
+        them).
 
     Returns
     -------
@@ -85,12 +96,26 @@ def resolve_config(spec: str | Path) -> Path:
     if isinstance(spec, Path) or "/" in spec or "\\" in spec or spec.endswith(YAML_SUFFIXES):
         return Path(spec)
     configs = shipped_configs()
+    if Path(spec).is_file():
+        if spec in configs:
+            _note(f"config {spec!r} is the file {Path(spec).resolve()} here, not the shipped config of that name "
+                  f"(`jaxsamp run {configs[spec]}` runs that one)")
+        return Path(spec)
     if spec in configs:
+        local = next((Path(spec + suffix) for suffix in YAML_SUFFIXES if Path(spec + suffix).is_file()), None)
+        if local is not None:
+            _note(f"config {spec!r} is the shipped one, {configs[spec]}; `jaxsamp run ./{local}` runs the file "
+                  f"{local} here")
         return configs[spec]
     close = difflib.get_close_matches(spec, configs, n=5, cutoff=0.5)
     close += sorted(name for name in configs if spec in name and name not in close)[: 5 - len(close)]
     suggestion = f"did you mean {', '.join(close)}? " if close else ""
     raise ConfigError(
-        f"no shipped config is named {spec!r} (and a path needs a '/' or a .yaml suffix)",
+        f"no shipped config is named {spec!r} and no file {spec!r} is here (a path needs a '/' or a .yaml suffix)",
         f"{suggestion}`jaxsamp list --configs` lists all {len(configs)}",
     )
+
+
+def _note(text: str) -> None:
+    """One line on stderr, as the command line prints what it chose for the user."""
+    print(f"jaxsamp: note: {text}", file=sys.stderr, flush=True)

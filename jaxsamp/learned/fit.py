@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import math
 import time
@@ -122,7 +121,7 @@ class Fitted:
         try:
             out = self.sampler.evaluate(as_key("key", key), self.state, num_samples, **options)
         except InputError as err:
-            raise InputError(f"{self.method}: {err}", err.hint) from None
+            raise InputError(f"{self.method}: {err.message}", err.hint) from None
         return {k: float(v) for k, v in out.items()}
 
     def summary(self) -> str:
@@ -169,7 +168,7 @@ def _method_target(name: str, meta: dict, target, init, model_args: tuple, model
     try:
         return convert(target)
     except InputError as err:
-        raise InputError(f"method {name!r}: {err}", err.hint) from None
+        raise InputError(f"method {name!r}: {err.message}", err.hint) from None
 
 
 #: Starting points at which :func:`fit` checks the log density (and its gradient) before training, as
@@ -218,10 +217,10 @@ def _settings(name: str, settings, overrides: dict):
     return validate_dataclass(f"method {name!r}", {**base, **overrides}, cls)
 
 
-def _identity(name: str, settings, batch_size) -> str:
-    what = {"method": name, "settings": dataclasses.asdict(settings) if dataclasses.is_dataclass(settings) else
+def _identity(name: str, settings, batch_size) -> dict:
+    """The method and settings behind a fit's numbers: the driver's ``identity`` (a refusal names what differs)."""
+    return {"method": name, "settings": dataclasses.asdict(settings) if dataclasses.is_dataclass(settings) else
             repr(settings), "batch_size": batch_size}
-    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _batch_axis(mesh) -> str:
@@ -543,7 +542,7 @@ def fit(
         try:
             sampler = entry.factory(target, checked, batch_size=batch, optimizer=optimizer)
         except InputError as err:
-            raise InputError(f"method {method!r}: {err}", err.hint) from None
+            raise InputError(f"method {method!r}: {err.message}", err.hint) from None
         name, identity, target_name = method, _identity(method, checked, batch), getattr(target, "name", "data")
     elif isinstance(method, LearnedSampler):
         given = [n for n, v in (("target", target), ("settings", settings), ("batch_size", batch_size),

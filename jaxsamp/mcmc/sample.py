@@ -31,8 +31,6 @@ compiled for (the model function, the settings, the shapes) is static and cached
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 import warnings
 from pathlib import Path
@@ -283,10 +281,9 @@ def _draw_trace(state, info):
     return position_of(state), _info_stats(info)
 
 
-def _settings_identity(target: Target, sampler: str, settings: dict) -> str:
-    """A hash of the call's settings, mixed into the driver's fingerprint (which adds the log density and the init values)."""
-    what = {"target": target.name, "event_shape": list(target.event_shape), "sampler": sampler, **settings}
-    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
+def _settings_identity(target: Target, sampler: str, settings: dict) -> dict:
+    """The call's settings, mixed into the driver's fingerprint (which adds the log density and the init values)."""
+    return {"target": target.name, "event_shape": list(target.event_shape), "sampler": sampler, **settings}
 
 
 # --------------------------------------------------------------------------

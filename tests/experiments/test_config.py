@@ -75,3 +75,11 @@ def test_run_shard_trains_a_learned_kind_data_parallel(tmp_path):
     leaf = jax.tree.leaves(fitted.state.params)[0]
     assert len(leaf.sharding.device_set) == jax.device_count() and leaf.sharding.is_fully_replicated
     assert len(fitted.history["loss"]) == 2 and (tmp_path / "checkpoints").is_dir()
+
+
+@pytest.mark.parametrize("value", ["a: b", "!!python/object/apply:os.system [echo hi]", "[1, 2"])
+def test_an_override_whose_value_is_not_yaml_is_a_config_error_naming_it(value):
+    item = f"run.num_steps={value}"
+    with pytest.raises(ConfigError, match="cannot be read as YAML") as err:
+        load_config("quickstart", [item])
+    assert repr(item) in err.value.message and "\n" not in str(err.value) and err.value.hint

@@ -87,3 +87,39 @@ def test_run_with_an_unknown_name_exits_2_with_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("jaxsamp: error: ConfigError: no shipped config is named 'quickstar'") and "\n" not in err
     assert not any(tmp_path.iterdir())
+
+
+# --------------------------------------------------------------------------
+# a local file named like a shipped config (issue 61): a file that exists wins, and a note says so
+# --------------------------------------------------------------------------
+
+
+def _local_config(folder: Path, file_name: str) -> Path:
+    path = folder / file_name
+    path.write_text((CONFIGS / "quickstart.yaml").read_text().replace("name: quickstart", "name: mine"))
+    return path
+
+
+def test_a_local_file_named_like_a_shipped_config_wins_with_a_note(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _local_config(tmp_path, "quickstart")
+    assert load_config("quickstart").name == "mine"
+    (note,) = capsys.readouterr().err.splitlines()
+    assert note.startswith("jaxsamp: note: config 'quickstart' is the file ") and str(CONFIGS / "quickstart.yaml") in note
+
+
+def test_a_shipped_name_beside_a_local_yaml_of_that_name_says_which_is_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _local_config(tmp_path, "quickstart.yaml")
+    assert load_config("quickstart").name == "quickstart"
+    (note,) = capsys.readouterr().err.splitlines()
+    assert "is the shipped one" in note and "`jaxsamp run ./quickstart.yaml`" in note
+    assert load_config("quickstart.yaml").name == "mine" and capsys.readouterr().err == ""
+
+
+def test_a_local_file_that_is_no_shipped_name_is_run_without_a_note(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _local_config(tmp_path, "my_run")
+    assert load_config("my_run").name == "mine" and capsys.readouterr().err == ""
+    (tmp_path / "quickstart").mkdir()  # a folder is not a config: the shipped one is used
+    assert load_config("quickstart").name == "quickstart" and capsys.readouterr().err == ""
