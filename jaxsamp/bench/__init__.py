@@ -13,5 +13,8 @@ results go to ``benchmarks/results/<suite>.json`` (:mod:`jaxsamp.bench.store`).
 from jaxsamp.bench.protocol import Budget, Cell, Comparison, Goal, Protocol
 from jaxsamp.bench.runner import run_suite
 from jaxsamp.bench.suites import SUITES, suite
+from jaxsamp.core.lazy import submodule_getattr
 
 __all__ = ["SUITES", "Budget", "Cell", "Comparison", "Goal", "Protocol", "run_suite", "suite"]
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use

@@ -182,10 +182,10 @@ def _check_start(name: str, meta: dict, target, init, key) -> None:
     The Target checked is the one whose log density the method's training follows: the
     target itself, or what the registration's ``density`` makes of it (the end of LEAPS'
     path; None for a method that learns from samples only). Its starting points are
-    :func:`~jaxsamp.mcmc.warmup.starting_points`' (``init`` when given, else the target's
+    :func:`~jaxsamp.mcmc.starting_points`' (``init`` when given, else the target's
     rule: ``N(0, I)``, numpyro's uniform initialisation, or uniform configurations of a
     discrete domain); on real-valued states the gradient is checked too
-    (:func:`~jaxsamp.mcmc.sample.check_starting_points`), on discrete ones only the
+    (:func:`~jaxsamp.mcmc.check_starting_points`), on discrete ones only the
     energy at those valid configurations.
     """
     from jaxsamp.mcmc.sample import check_starting_points

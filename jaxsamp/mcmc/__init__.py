@@ -15,7 +15,12 @@ from jaxsamp.mcmc import (  # noqa: F401  (importing registers the kernels in SA
     sphere,
     ula,
 )
-from jaxsamp.mcmc.sample import Posterior, RunHealthWarning, sample
+from jaxsamp.mcmc.sample import (
+    Posterior,
+    RunHealthWarning,
+    check_starting_points,
+    sample,
+)
 from jaxsamp.mcmc.warmup import (
     TunedState,
     Warmup,
@@ -26,8 +31,8 @@ from jaxsamp.mcmc.warmup import (
 )
 
 __all__ = [
-    "Posterior", "RunHealthWarning", "TunedState", "Warmup", "WarmupInfo", "sample", "sampling_kernel", "starting_points",
-    "warmup",
+    "Posterior", "RunHealthWarning", "TunedState", "Warmup", "WarmupInfo", "check_starting_points", "sample",
+    "sampling_kernel", "starting_points", "warmup",
 ]
 
 __getattr__ = submodule_getattr(__name__)  # submodules on first use

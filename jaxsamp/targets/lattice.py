@@ -403,7 +403,7 @@ class LatticePath(AnnealingPath):
     Attributes
     ----------
     target : LatticeModel
-        Ising, Potts or a :func:`~jaxsamp.targets.lattice_energy.lattice_energy` of your own.
+        Ising, Potts or a :func:`~jaxsamp.targets.lattice_energy` of your own.
     name : str
         The target's (what ``jaxsamp.fit`` reports the path by).
     base : UniformLattice

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 
 from jaxsamp.core.errors import ConfigError
+from jaxsamp.core.lazy import submodule_getattr
 
 #: The suites by name: the module of each (imported when used).
 SUITES = {
@@ -33,3 +34,5 @@ def module(name: str):
 def suite(name: str):
     """The :class:`~jaxsamp.bench.protocol.Protocol` of suite ``name``."""
     return module(name).PROTOCOL
+
+__getattr__ = submodule_getattr(__name__)  # submodules on first use
