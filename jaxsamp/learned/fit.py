@@ -245,22 +245,51 @@ _COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/
                    "/jax/core/compile/backend_compile_duration", "/jax/compilation_cache/cache_retrieval_time_sec")
 
 
+class CompileClock:
+    """Wall-clock seconds JAX spent making compiled programs, each moment counted once.
+
+    JAX reports each tracing, lowering, compilation or cache fetch as an event with its duration, at its end.
+    Events nest (tracing a function traces the jitted functions it calls, each reported on its own) and may
+    overlap, so their durations do not add up: the clock keeps the union of their intervals, and
+    :attr:`seconds` is its length (never more than the wall time that passed).
+    """
+
+    def __init__(self):
+        self._intervals: list[tuple[float, float]] = []  # disjoint (start, end) in time.perf_counter's seconds
+
+    def add(self, seconds: float) -> None:
+        """An event of ``seconds`` that ends now."""
+        end = time.perf_counter()
+        start = end - seconds
+        kept = []
+        for a, b in self._intervals:
+            if b < start or a > end:
+                kept.append((a, b))
+            else:
+                start, end = min(a, start), max(b, end)
+        self._intervals = [*kept, (start, end)]
+
+    @property
+    def seconds(self) -> float:
+        return sum(b - a for a, b in self._intervals)
+
+
 @contextlib.contextmanager
 def compile_timer():
-    """Seconds JAX spends compiling while the block runs: yields a one-element list that holds the running total.
+    """Seconds JAX spends compiling while the block runs: yields a :class:`CompileClock`.
 
     Listens to JAX's own compile-time events (``jax.monitoring``), so that training and
     compilation are reported apart without compiling anything twice.
     """
-    total = [0.0]
+    clock = CompileClock()
 
     def listen(event: str, seconds: float, **_):
         if event in _COMPILE_EVENTS:
-            total[0] += seconds
+            clock.add(seconds)
 
     jax.monitoring.register_event_duration_secs_listener(listen)
     try:
-        yield total
+        yield clock
     finally:
         jax.monitoring.unregister_event_duration_listener(listen)
 
@@ -334,13 +363,13 @@ class _Budget:
         self.checkpoint_every, self.resumed = checkpoint_every, None
         self.earlier = (0.0, 0.0)  # seconds and compile seconds of the sessions a resumed fit continues
 
-    def start(self, compiling: list) -> None:
+    def start(self, compiling: CompileClock) -> None:
         self.compiling, self.t0 = compiling, time.perf_counter()
 
     def training_seconds(self) -> tuple[float, float]:
         """Wall-clock seconds and compile seconds of the training so far, the curve's evaluations left out."""
         seconds = time.perf_counter() - self.t0 - self.evaluation_seconds
-        compile_seconds = min(self.compiling[0] - self.evaluation_compile, seconds)
+        compile_seconds = min(self.compiling.seconds - self.evaluation_compile, seconds)
         return seconds + self.earlier[0], compile_seconds + self.earlier[1]
 
     def _recorded(self) -> dict:
@@ -390,14 +419,14 @@ class _Budget:
             lengths = [np.shape(leaf)[0] for leaf in jax.tree.leaves(chunk_trace)]
             self.resume(steps_done - lengths[0] if lengths else 0)
         if self.every is not None and (steps_done % self.every == 0 or steps_done == self.num_steps):
-            t, c = time.perf_counter(), self.compiling[0]
+            t, c = time.perf_counter(), self.compiling.seconds
             seconds, _ = self.training_seconds()
             figures = self.sampler.evaluate(jax.random.fold_in(self.key, steps_done), state, self.samples,
                                             **self.options)
             self.points.append({"step": steps_done, "train_seconds": seconds,
                                 **{k: float(v) for k, v in figures.items()}})
             self.evaluation_seconds += time.perf_counter() - t
-            self.evaluation_compile += self.compiling[0] - c
+            self.evaluation_compile += self.compiling.seconds - c
         seconds, compile_seconds = self.training_seconds()
         evals = int(np.asarray(chunk_trace["target_evals"])[-1]) if "target_evals" in chunk_trace else None
         stop = self._spent(seconds, compile_seconds, evals)

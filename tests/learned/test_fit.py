@@ -301,3 +301,23 @@ def test_a_resumed_fit_counts_on_from_its_checkpoint_with_its_seconds_and_learni
     (tmp_path / "cut" / "step_0000000012").rename(tmp_path / "elsewhere")
     spent = jaxsamp.fit("pis", TARGET, num_steps=20, checkpoint=tmp_path / "cut", max_seconds=100, **common)
     assert len(spent.history["loss"]) == 8 and spent.seconds > 1e6 and list(spent.curve["step"]) == [4, 8]
+
+
+def test_nested_and_overlapping_compile_events_are_counted_once(monkeypatch):
+    """JAX reports a jitted function's trace inside its caller's, each with its duration at its end: the clock
+    keeps the union of the intervals (summing them counted the nested time twice, and a training run could read
+    more compile time than wall time, hence zero training seconds)."""
+    from jaxsamp.learned import fit as fit_module
+
+    now = [0.0]
+    monkeypatch.setattr(fit_module.time, "perf_counter", lambda: now[0])
+    clock = fit_module.CompileClock()
+    now[0] = 2.0
+    clock.add(1.0)   # an inner trace, [1, 2]
+    now[0] = 3.0
+    clock.add(2.5)   # its caller's trace, [0.5, 3], around it
+    now[0] = 3.5
+    clock.add(1.0)   # a compilation that overlaps the end, [2.5, 3.5]
+    now[0] = 10.0
+    clock.add(1.0)   # a later one, [9, 10]
+    assert clock.seconds == pytest.approx(3.0 + 1.0)
