@@ -127,7 +127,7 @@ seeds 1 and 2 of every cell need a run.
 @cells.runner("stationary_variance")
 def stationary_variance_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_scale: int = 1,
                              checkpoint=None) -> tuple[dict, dict]:
-    """The stationary variance of f = |x|^2 / 8 under ULA or (overdamped / underdamped) randomized midpoint:
+    """The stationary variance of ``f = |x|^2 / 8`` under ULA or (overdamped / underdamped) randomized midpoint:
     ``num_chains`` chains in ``dim`` coordinates from N(0, 4 I), every fifth step kept, the mean of the kept
     second moments after a fifth burn-in."""
     from jaxsamp.core import ensemble, run, thin

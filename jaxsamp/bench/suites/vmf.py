@@ -75,7 +75,7 @@ def sampling_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budg
 def log_normalizer_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_scale: int = 1,
                         checkpoint=None) -> tuple[dict, dict]:
     """``vmf_log_norm_max_rel_err``: the float64 log normaliser against mpmath (40 digits) over ``dims`` x ``kappas``,
-    the error relative to max(1, |exact|). Deterministic: the seed is not used."""
+    the error relative to ``max(1, |exact|)``. Deterministic: the seed is not used."""
     import jax
     import mpmath
 
