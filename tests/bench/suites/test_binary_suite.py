@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _glossary_names import assert_glossary_names
 
 from jaxsamp.bench import legacy, store
 from jaxsamp.bench.suites import binary
@@ -13,7 +14,6 @@ from jaxsamp.cli import main
 from jaxsamp.core.errors import InputError
 from jaxsamp.experiments.bernoulli_denoising_experiment import settings_from_params
 from jaxsamp.experiments.config import load_config
-from jaxsamp.experiments.glossary import GLOSSARY, describe, vocabulary_problems
 
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
@@ -45,8 +45,7 @@ def test_quick_run_records_figures_in_range_and_draws_the_digits(tmp_path, capsy
     for png in ("binary_digits_seed0_quick.png", "binary_digits_fvbm_seed0_quick.png"):
         assert (tmp_path / png).stat().st_size > 0
     figures = {f for figures in records.values() for f in figures}
-    assert not vocabulary_problems(figures)
-    assert [f for f in figures if not any(describe(kind, f) for kind in GLOSSARY)] == []
+    assert_glossary_names(figures)
     capsys.readouterr()
     assert main(["bench", "report", "binary", "--quick", "--results-dir", str(tmp_path)]) == 0
     assert "| multi_m4/mixture_d16 | 1 |" in capsys.readouterr().out

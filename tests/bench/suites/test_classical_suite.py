@@ -4,10 +4,11 @@ one-time conversion of the old ``bench_classical.json`` (one run at fixed keys: 
 import json
 import math
 
+from _glossary_names import assert_glossary_names
+
 from jaxsamp.bench import legacy, store
 from jaxsamp.bench.suites import classical
 from jaxsamp.cli import main
-from jaxsamp.experiments.glossary import GLOSSARY, describe, vocabulary_problems
 
 CELLS = ["rmm-h0.5/gaussian_var4_d16", "speculative_ula-L8/gaussian_d32", "almc/two_modes_d8",
          "smc-heat_bath/ising_L8", "glauber-checkerboard/ising_L64"]
@@ -27,8 +28,7 @@ def test_quick_run_records_each_runner_s_figures_and_draws_the_plots(tmp_path, c
     assert figures["glauber-checkerboard/ising_L64"]["flips_per_s"] > 0
     recorded = {f for fs in figures.values() for f in fs}
     assert all(math.isfinite(v) for fs in figures.values() for v in fs.values())
-    assert not vocabulary_problems(recorded)
-    assert [f for f in recorded if not any(describe(kind, f) for kind in GLOSSARY)] == []
+    assert_glossary_names(recorded)
     assert {"rmm_variance_quick.png", "speculative_calls_quick.png", "almc_vs_lmc_w2_quick.png",
             "smc_schedules_quick.png"} <= {p.name for p in tmp_path.iterdir()}
     capsys.readouterr()

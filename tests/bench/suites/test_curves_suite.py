@@ -5,13 +5,13 @@ import json
 from pathlib import Path
 
 import pytest
+from _glossary_names import assert_glossary_names
 
 from jaxsamp.bench import legacy, store
 from jaxsamp.bench.suites import curves
 from jaxsamp.cli import main
 from jaxsamp.core.errors import InputError
 from jaxsamp.experiments.config import load_config
-from jaxsamp.experiments.glossary import GLOSSARY, describe, vocabulary_problems
 
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
@@ -36,8 +36,7 @@ def test_quick_run_records_every_figure_in_the_glossary_and_draws_the_plots(tmp_
                 "curves_gmm2d_seed0_quick.png"):
         assert (tmp_path / png).stat().st_size > 0, png
     figures = {f for figures in records.values() for f in figures}
-    assert not vocabulary_problems(figures)
-    assert [f for f in figures if not any(describe(kind, f) for kind in GLOSSARY)] == []
+    assert_glossary_names(figures)
     capsys.readouterr()
     assert main(["bench", "report", "curves", "--quick", "--results-dir", str(tmp_path)]) == 0
     assert "| curves-learned/gmm2d | 1 |" in capsys.readouterr().out

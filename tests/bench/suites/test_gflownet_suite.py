@@ -3,10 +3,11 @@ drawn), its protocol's budgets, and the one-time conversion of the old ``bench_g
 
 import json
 
+from _glossary_names import assert_glossary_names
+
 from jaxsamp.bench import legacy, store
 from jaxsamp.bench.suites import gflownet
 from jaxsamp.cli import main
-from jaxsamp.experiments.glossary import GLOSSARY, describe, vocabulary_problems
 
 
 def test_quick_run_records_figures_in_range_and_draws_the_learning_curves(tmp_path, capsys):
@@ -29,8 +30,7 @@ def test_quick_run_records_figures_in_range_and_draws_the_learning_curves(tmp_pa
     for png in ("gflownet_curves_standard_quick.png", "gflownet_curves_hard_1000k_quick.png"):
         assert (tmp_path / png).stat().st_size > 0
     figures = {f for cell in data["records"].values() for r in cell.values() for f in r["figures"]}
-    assert not vocabulary_problems(figures)
-    assert [f for f in figures if not any(describe(kind, f) for kind in GLOSSARY)] == []
+    assert_glossary_names(figures)
     capsys.readouterr()
     assert main(["bench", "report", "gflownet", "--quick", "--results-dir", str(tmp_path)]) == 0
     assert "| tb-tlm/hypergrid-standard | 1 |" in capsys.readouterr().out

@@ -5,10 +5,11 @@ the old ``bench_leaps.json``."""
 import json
 import math
 
+from _glossary_names import assert_glossary_names
+
 from jaxsamp.bench import legacy, store
 from jaxsamp.bench.suites import leaps
 from jaxsamp.cli import main
-from jaxsamp.experiments.glossary import GLOSSARY, describe, vocabulary_problems
 
 
 def test_quick_run_records_leaps_and_its_equal_evaluation_baselines(tmp_path, capsys):
@@ -35,8 +36,7 @@ def test_quick_run_records_leaps_and_its_equal_evaluation_baselines(tmp_path, ca
     assert 0 < potts["figures"]["ess"] <= 1 and potts["cell"]["target"] == {"name": "potts", "L": 5, "beta": 1.001, "q": 3}
     assert sorted(p.name for p in (tmp_path / "checkpoints" / "leaps_quick" / "leaps-conv_potts-15" / "seed0").iterdir())
     figures = {f for cell in data["records"].values() for r in cell.values() for f in r["figures"]}
-    assert not vocabulary_problems(figures)
-    assert [f for f in figures if not any(describe(kind, f) for kind in GLOSSARY)] == []
+    assert_glossary_names(figures)
     capsys.readouterr()
     assert main(["bench", "report", "leaps", "--quick", "--results-dir", str(tmp_path)]) == 0
     assert "| leaps-conv/ising-8 | 1 |" in capsys.readouterr().out

@@ -4,12 +4,12 @@ one-time conversion of the old ``bench_mcmc.json``, which kept only its first se
 import json
 
 import pytest
+from _glossary_names import assert_glossary_names
 
 from jaxsamp.bench import legacy, store
 from jaxsamp.bench.suites import mcmc
 from jaxsamp.cli import main
 from jaxsamp.core.errors import ConfigError
-from jaxsamp.experiments.glossary import GLOSSARY, describe, vocabulary_problems
 
 FIGURES = {"min_ess_per_s", "min_ess_per_s_incl_warmup", "call_seconds", "min_ess_per_call_second", "max_rhat",
            "min_ess_bulk", "first_call_seconds", "warmup_seconds", "sampling_seconds"}
@@ -26,8 +26,7 @@ def test_quick_run_records_every_framework_per_seed_with_its_rhat_and_the_ratios
         assert figures["first_call_seconds"] == figures["call_seconds"] > 0  # one call at the quick size
     assert data["records"]["diagnostics/posterior_summary"]["0"]["figures"]["first_call_seconds"] > 0
     recorded = {f for cell in data["records"].values() for r in cell.values() for f in r["figures"]}
-    assert not vocabulary_problems(recorded)
-    assert [f for f in recorded if not any(describe(kind, f) for kind in GLOSSARY)] == []
+    assert_glossary_names(recorded)
     ratio = next(c for c in data["comparisons"] if c["baseline"] == "blackjax/eight_schools"
                  and c["figure"] == "call_seconds")
     jaxsamp, blackjax = (data["records"][f"{f}/eight_schools"]["0"]["figures"]["call_seconds"]

@@ -5,12 +5,12 @@ import json
 import math
 
 import pytest
+from _glossary_names import assert_glossary_names
 
 from jaxsamp.bench import legacy, store
 from jaxsamp.bench.suites import mile
 from jaxsamp.cli import main
 from jaxsamp.core.errors import ConfigError, InputError
-from jaxsamp.experiments.glossary import GLOSSARY, describe, vocabulary_problems
 
 
 def test_quick_run_records_the_three_methods_in_glossary_names_and_report_shows_it(tmp_path, capsys):
@@ -25,8 +25,7 @@ def test_quick_run_records_the_three_methods_in_glossary_names_and_report_shows_
     assert figures["mile_grad_evals"] == 4 * (1 + 2 * 200 + 2 * 20 * 2)  # 4 members: init, tuning, sampling
     assert figures["mile_speedup_vs_bde"] == figures["bde_seconds"] / figures["mile_seconds"]
     assert figures["mile_lppd_gain_vs_bde"] == figures["mile_lppd"] - figures["bde_lppd"]
-    assert not vocabulary_problems(figures)
-    assert [f for f in figures if not any(describe(kind, f) for kind in GLOSSARY)] == []
+    assert_glossary_names(figures)
     assert (tmp_path / "mile_yacht_seed0_quick.png").stat().st_size > 0
     capsys.readouterr()
     assert main(["bench", "report", "mile", "--quick", "--results-dir", str(tmp_path)]) == 0

@@ -5,13 +5,13 @@ import dataclasses
 import json
 
 import pytest
+from _glossary_names import assert_glossary_names
 
 from jaxsamp.bench import legacy, store
 from jaxsamp.bench.machine import machine_label
 from jaxsamp.bench.suites import particles
 from jaxsamp.cli import main
 from jaxsamp.core.errors import InputError
-from jaxsamp.experiments.glossary import GLOSSARY, describe, vocabulary_problems
 
 
 def test_quick_run_records_the_particle_protocol_in_glossary_names_and_report_shows_it(tmp_path, capsys):
@@ -27,8 +27,7 @@ def test_quick_run_records_the_particle_protocol_in_glossary_names_and_report_sh
         assert figures["energy_w2_floor"] > 0 and 0 < figures["ess"] <= 1
     assert data["records"]["adjoint/dw4"]["0"]["evaluation"] == {"num_samples": 64}
     figures = {f for cell in data["records"].values() for r in cell.values() for f in r["figures"]}
-    assert not vocabulary_problems(figures)
-    assert [f for f in figures if not any(describe(kind, f) for kind in GLOSSARY)] == []
+    assert_glossary_names(figures)
     capsys.readouterr()
     assert main(["bench", "report", "particles", "--quick", "--results-dir", str(tmp_path)]) == 0
     assert "| adjoint/dw4 | 1 |" in capsys.readouterr().out

@@ -4,12 +4,12 @@ conversion of the old ``bench_paths.json``."""
 import json
 
 import pytest
+from _glossary_names import assert_glossary_names
 
 from jaxsamp.bench import legacy, store
 from jaxsamp.bench.suites import paths
 from jaxsamp.cli import main
 from jaxsamp.core.errors import InputError
-from jaxsamp.experiments.glossary import GLOSSARY, describe, vocabulary_problems
 
 
 def test_quick_run_records_every_figure_in_the_glossary_and_report_shows_it(tmp_path, capsys):
@@ -29,8 +29,7 @@ def test_quick_run_records_every_figure_in_the_glossary_and_report_shows_it(tmp_
     assert 0 <= data["records"]["tps_dps-learned/double_well_2d"]["0"]["figures"]["thp"] <= 100
     assert (tmp_path / "paths_gmm_pis-kl_seed0_quick.png").stat().st_size > 0
     figures = {f for cell in data["records"].values() for r in cell.values() for f in r["figures"]}
-    assert not vocabulary_problems(figures)
-    assert [f for f in figures if not any(describe(kind, f) for kind in GLOSSARY)] == []
+    assert_glossary_names(figures)
     capsys.readouterr()
     assert main(["bench", "report", "paths", "--quick", "--results-dir", str(tmp_path)]) == 0
     assert "| pis-kl/gmm | 1 |" in capsys.readouterr().out

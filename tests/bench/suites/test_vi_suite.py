@@ -6,12 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _glossary_names import assert_glossary_names
 
 from jaxsamp.bench import legacy, store
 from jaxsamp.bench.suites import vi
 from jaxsamp.cli import main
 from jaxsamp.experiments.config import load_config
-from jaxsamp.experiments.glossary import GLOSSARY, describe, vocabulary_problems
 
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
@@ -32,8 +32,7 @@ def test_quick_run_scores_every_group_in_range_with_glossary_names(tmp_path, cap
     assert records["bsivi/bayes_logreg"]["test_lppd"] < 0 and records["nuts/bayes_logreg"]["test_lppd"] < 0
     assert records["speed-snis_forward_kl/eight_schools"]["train_steps_per_s"] > 0
     figures = {f for figures in records.values() for f in figures}
-    assert not vocabulary_problems(figures)
-    assert [f for f in figures if not any(describe(kind, f) for kind in GLOSSARY)] == []
+    assert_glossary_names(figures)
     capsys.readouterr()
     assert main(["bench", "report", "vi", "--quick", "--results-dir", str(tmp_path)]) == 0
     assert "| nuts/bayes_logreg | 1 |" in capsys.readouterr().out

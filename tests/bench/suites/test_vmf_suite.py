@@ -6,12 +6,12 @@ import json
 import jax
 import numpy as np
 import pytest
+from _glossary_names import assert_glossary_names
 
 from jaxsamp.bench import legacy, store
 from jaxsamp.bench.suites import vmf
 from jaxsamp.cli import main
 from jaxsamp.core.errors import InputError
-from jaxsamp.experiments.glossary import GLOSSARY, describe, vocabulary_problems
 
 
 def test_quick_run_records_every_part_in_glossary_names_and_report_shows_it(tmp_path, capsys):
@@ -35,8 +35,7 @@ def test_quick_run_records_every_part_in_glossary_names_and_report_shows_it(tmp_
     assert simulation["max_rel_dev_vmfexp_vs_boltzmann"] >= 0
     assert (tmp_path / "vmf_selection_uniform_seed0_quick.png").stat().st_size > 0
     figures = {f for cell in data["records"].values() for r in cell.values() for f in r["figures"]}
-    assert not vocabulary_problems(figures)
-    assert [f for f in figures if not any(describe(kind, f) for kind in GLOSSARY)] == []
+    assert_glossary_names(figures)
     capsys.readouterr()
     assert main(["bench", "report", "vmf", "--quick", "--results-dir", str(tmp_path)]) == 0
     assert "| selection/n1e6_d64 | 1 |" in capsys.readouterr().out
