@@ -31,6 +31,8 @@ compiled for (the model function, the settings, the shapes) is static and cached
 
 from __future__ import annotations
 
+import contextlib
+import re
 import time
 import warnings
 from pathlib import Path
@@ -41,6 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxsamp.core import chain_health
+from jaxsamp.core import checkpoint as ckpt
 from jaxsamp.core.compiled import batched, cached_kernel
 from jaxsamp.core.combinators import CHAIN_METHODS, ensemble, guard_finite, position_of
 from jaxsamp.core.combinators import thin as thin_kernel
@@ -422,34 +425,35 @@ def sample(
 
     warm = None
     started = time.perf_counter()
-    if adapted:
-        if num_warmup == 0:
-            raise InputError(f"{sampler} with warmup_method={warmup_method!r} needs num_warmup >= 20")
-        algorithm = sampler if sampler in WINDOW_ALGORITHMS else "nuts"
-        warm, _ = warmup(
-            target.log_density, positions, k_warm, num_warmup, method=warmup_method, algorithm=algorithm, pool=pool,
-            dense=dense, chain_method=chain_method, checkpoint=None if folder is None else folder / "warmup",
-            **options, **sampler_params,
+    with _one_completed_warning(folder, num_samples):
+        if adapted:
+            if num_warmup == 0:
+                raise InputError(f"{sampler} with warmup_method={warmup_method!r} needs num_warmup >= 20")
+            algorithm = sampler if sampler in WINDOW_ALGORITHMS else "nuts"
+            warm, _ = warmup(
+                target.log_density, positions, k_warm, num_warmup, method=warmup_method, algorithm=algorithm,
+                pool=pool, dense=dense, chain_method=chain_method,
+                checkpoint=None if folder is None else folder / "warmup", **options, **sampler_params,
+            )
+            # blackjax's HMC and NUTS reject NaN proposals themselves: no guard_finite in their inner loop
+            kernel = warm.sampling_kernel(target.log_density, thin=thin, guard=False, chain_method=chain_method)
+            states = kernel.init(warm)
+        else:
+            single = SAMPLERS.get(sampler, target, **sampler_params)  # cached functions, the target's data as leaves
+            kernel = cached_kernel(_chains, single, thin=thin, chain_method=chain_method)
+            states = kernel.init(positions, k_warm)
+            if num_warmup:
+                burn = cached_kernel(_chains, single, thin=1, chain_method=chain_method)
+                states, _ = run(burn.step, states, k_warm, num_warmup, desc="burn-in", health=False,
+                                checkpoint=None if folder is None else folder / "burn_in", **options)
+        jax.block_until_ready(states)
+        seconds = {"warmup": time.perf_counter() - started}
+        started = time.perf_counter()
+        start, initial = position_of(states), states
+        states, (draws, info) = run(
+            kernel.step, states, k_draw, num_samples, trace=_draw_trace, health=False,  # _health checks more
+            desc="sampling", checkpoint=None if folder is None else folder / "sampling", **options,
         )
-        # blackjax's HMC and NUTS reject NaN proposals themselves: no guard_finite in their inner loop
-        kernel = warm.sampling_kernel(target.log_density, thin=thin, guard=False, chain_method=chain_method)
-        states = kernel.init(warm)
-    else:
-        single = SAMPLERS.get(sampler, target, **sampler_params)  # cached functions, the target's data as leaves
-        kernel = cached_kernel(_chains, single, thin=thin, chain_method=chain_method)
-        states = kernel.init(positions, k_warm)
-        if num_warmup:
-            burn = cached_kernel(_chains, single, thin=1, chain_method=chain_method)
-            states, _ = run(burn.step, states, k_warm, num_warmup, desc="burn-in", health=False,
-                            checkpoint=None if folder is None else folder / "burn_in", **options)
-    jax.block_until_ready(states)
-    seconds = {"warmup": time.perf_counter() - started}
-    started = time.perf_counter()
-    start, initial = position_of(states), states
-    states, (draws, info) = run(
-        kernel.step, states, k_draw, num_samples, trace=_draw_trace, health=False,  # _health checks more
-        desc="sampling", checkpoint=None if folder is None else folder / "sampling", **options,
-    )
     jax.block_until_ready(states)
     seconds["sampling"] = time.perf_counter() - started
     positions_cd = jnp.swapaxes(draws, 0, 1)  # (chains, draws, d)
@@ -466,6 +470,34 @@ def sample(
             raise RunHealthError(w, "inspect posterior.warmup and the draws; more warm-up or another sampler may help")
         warnings.warn(w, RunHealthWarning, stacklevel=2)
     return posterior
+
+
+@contextlib.contextmanager
+def _one_completed_warning(folder, num_samples: int):
+    """One :class:`~jaxsamp.core.checkpoint.CompletedRunWarning` for a whole run found complete in ``folder``.
+
+    Each phase (warm-up or burn-in, then sampling) checkpoints in its own sub-folder and the driver warns for each
+    one that holds all its steps: a finished run re-run would say so once per phase, and a run resumed in its
+    sampling phase would be told its warm-up was done. Inside the block those warnings are held back; one is
+    issued, naming the folder, when the sampling phase was complete. Every other warning passes through.
+    """
+    if folder is None:
+        yield
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    completed = False
+    for w in caught:
+        if issubclass(w.category, ckpt.CompletedRunWarning):
+            held = re.match(r"checkpoint folder (.+?) already holds", str(w.message))
+            completed = completed or (held is not None and Path(held.group(1)).name == "sampling")
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    if completed:
+        warnings.warn(f"checkpoint folder {folder} already holds this whole run (warm-up and all {num_samples} draws "
+                      "per chain): the stored draws are returned, nothing is recomputed (another folder, or deleting "
+                      "this one, runs it again)", ckpt.CompletedRunWarning, stacklevel=3)
 
 
 def _health(posterior: Posterior, start, end, bad_starts: int, moved, nonfinite) -> list[str]:

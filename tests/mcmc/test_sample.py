@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import jaxsamp
+from jaxsamp.core.checkpoint import CompletedRunWarning
 from jaxsamp.core.errors import CheckpointError, InputError, RunHealthError
 from jaxsamp.diagnostics.mcmc import posterior_summary
 from jaxsamp.mcmc.sample import RunHealthWarning
@@ -250,10 +251,13 @@ def test_an_unhealthy_run_warns_and_strict_raises():
 def test_checkpoint_resumes_and_refuses_another_run(tmp_path):
     """Other settings, chains or data values (traced, so the same compiled program) are another run."""
     common = dict(_PLAIN, model_args=(jnp.zeros(3), jnp.ones(3)), checkpoint=tmp_path)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RunHealthWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         first = jaxsamp.sample(_gaussian, **common)
+        assert not [w for w in caught if issubclass(w.category, CompletedRunWarning)]
         again = jaxsamp.sample(_gaussian, **common)  # everything is already checkpointed
+    completed = [str(w.message) for w in caught if issubclass(w.category, CompletedRunWarning)]
+    assert len(completed) == 1 and "already holds this whole run" in completed[0], completed  # not one per phase
     np.testing.assert_array_equal(first.positions, again.positions)
     with pytest.raises(CheckpointError, match="written by run 'warm-up \\(window\\)'.*this is run 'warm-up \\(window\\)'"):
         jaxsamp.sample(_gaussian, **{**common, "target_acceptance": 0.9})
