@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The prepared device check of issue 45 (scripts/DEVICE.md): install what the device image lacks from the
-# carried wheels in .whl/, show the accelerator, then run scripts/device_check.py within a time budget.
+# The prepared device check (scripts/DEVICE.md): install what the device image lacks from the carried wheels in
+# .whl/, show the accelerator, run the gpu-marked tests, then `jaxsamp bench run device --device-budget` with
+# what is left of the time budget.
 #
-# Usage (repository root): bash scripts/device_check.sh [BUDGET_SECONDS] [device_check.py options...]
-#   BUDGET_SECONDS defaults to $DEVICE_CHECK_BUDGET, else 480; results go to $OUT (else benchmarks/results).
+# Usage (repository root): bash scripts/device_check.sh [BUDGET_SECONDS] [jaxsamp bench run options...]
+#   BUDGET_SECONDS defaults to $DEVICE_CHECK_BUDGET, else 480; results go to $OUT (else benchmarks/results),
+#   which starts with the device results recorded so far, so that only what this device kind lacks runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
@@ -64,11 +66,29 @@ if [[ -n "$missing" ]]; then
   exit 5
 fi
 
-# 3. the check itself: its own per-phase caps end it within the budget left; timeout is the backstop
+# 3. the gpu-marked tests, collecting only the files that hold them, within TESTS_CAP seconds (0: none); the
+#    device's memory is not preallocated (the kill-and-resume tests start child processes); the log in $OUT
+TESTS_CAP="${TESTS_CAP:-150}"
+if [[ "$TESTS_CAP" -gt 0 ]]; then
+  mapfile -t files < <(grep -rl "pytest.mark.gpu" tests --include "test_*.py" | sort)
+  XLA_PYTHON_CLIENT_PREALLOCATE=false timeout --kill-after=10 "$TESTS_CAP" python3 -m pytest -m gpu -q \
+    -p no:cacheprovider -o addopts= "${files[@]}" > "$OUT/gpu_tests.log" 2>&1
+  tests_rc=$?
+  echo "gpu tests (${#files[@]} files) exit $tests_rc: $(tail -1 "$OUT/gpu_tests.log")"
+fi
+
+# 4. the benchmark cells this device kind has not yet recorded, most valuable first, each in its own process,
+#    into $OUT, which starts with what benchmarks/results holds for the device suite: its results files, and the
+#    training cells' checkpoints where the call carried them (carry: benchmarks/results/checkpoints)
+cp benchmarks/results/device.*.json "$OUT"/ 2>/dev/null || true
+if compgen -G "benchmarks/results/checkpoints/device.*" > /dev/null; then
+  mkdir -p "$OUT/checkpoints" && cp -r benchmarks/results/checkpoints/device.* "$OUT/checkpoints/" 2>/dev/null || true
+fi
 left=$(( BUDGET - ($(date +%s) - start) ))
-echo "device_check.py: ${left} s of the ${BUDGET} s budget left"
-timeout --kill-after=10 $(( left + 20 )) python3 scripts/device_check.py --out "$OUT" --budget-seconds "$left" "$@"
+echo "jaxsamp bench run device: ${left} s of the ${BUDGET} s budget left"
+timeout --kill-after=10 $(( left + 20 )) python3 -m jaxsamp bench run device --device-budget "$left" \
+  --results-dir "$OUT" "$@"
 rc=$?
-echo "device_check.py exit $rc; results:"
+echo "jaxsamp bench run device exit $rc; results:"
 ls -la "$OUT"
 exit $rc

@@ -2,7 +2,7 @@
 
 Protocol (fixed before the first run):
 
-* **Configs** (the issue's paper configs, built as ``scripts/device_check.py`` builds them for its timings):
+* **Configs** (the issue's paper configs, as the ``device`` benchmark suite's timing cells define them):
   ``pis_funnel`` / ``dds_funnel`` (Sendera et al.'s 300 paths of 100 SDE steps, LangevinNet 2 x 64, KL loss:
   the whole path is differentiated, one state per step kept by ``jax.checkpoint``), ``leaps_L15_ising``
   (``configs/leaps_ising_L15.yaml``: LE-conv 3, 5, 7, 9, 15 x 20 channels, 200 walkers, loss batch 400, a buffer
@@ -49,14 +49,17 @@ GIB = 2.0**30
 
 
 def build_diffusion(method: str, quick: bool, scale: float):
-    """PIS / DDS on the funnel at ``scale`` times Sendera et al.'s 300 paths (device_check's settings)."""
-    from device_check import diffusion_sampler
+    """PIS / DDS on the funnel at ``scale`` times Sendera et al.'s 300 paths (the device suite's timing cell)."""
+    import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
+    from jaxsamp.bench.cells import build_target
+    from jaxsamp.bench.suites.device import PROTOCOL
+    from jaxsamp.core.registry import LEARNED
 
-    from jaxsamp.learned.diffusion.pis_dds import build_dds, build_pis
-
-    target, settings, paper_batch = diffusion_sampler(method, quick)
+    cell = PROTOCOL.cell(f"{method}-timing/funnel").sized(quick)
+    settings = LEARNED.entry(method).meta["settings"](**cell.params["settings"])
+    paper_batch = cell.params["batch_size"]
     batch = max(1, round(paper_batch * scale))
-    return {"pis": build_pis, "dds": build_dds}[method](target, settings, batch_size=batch), paper_batch, batch
+    return LEARNED.entry(method).factory(build_target(cell.target), settings, batch_size=batch), paper_batch, batch
 
 
 def build_leaps(quick: bool, scale: float):

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, settings
 
 FAST_COMPILE = "--xla_backend_optimization_level=1 --xla_cpu_use_fusion_emitters=false --xla_cpu_parallel_codegen_split_count=1"
 # CPU-backend flags: an XLA built for another platform aborts on a flag it does not know, so a run that
-# names another platform (JAX_PLATFORMS=cuda, as scripts/device_check.py does) goes without them
+# names another platform (JAX_PLATFORMS=cuda, as scripts/device_check.sh does) goes without them
 ON_CPU = os.environ.get("JAX_PLATFORMS", "cpu") in ("", "cpu")
 if ON_CPU and FAST_COMPILE not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {FAST_COMPILE}".strip()

@@ -88,6 +88,10 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     named figures of each point as ``artifacts["curves"]`` (``{"step": [...], name: [...]}``).
     ``params["checkpoint_every"]`` (updates) checkpoints the training into the folder the runner gives
     (``checkpoint``; none when it gives none), so that a long cell killed before its end resumes where it stopped.
+
+    A timing cell: ``params["evaluate"] = None`` leaves the evaluation out (the training's own figures only);
+    ``seconds_per_update`` (training seconds over updates, compilation left out) is always a figure, and with
+    ``params["paper_updates"]`` so is ``hours_to_paper_budget``, what the paper's updates would take at that rate.
     """
     import jaxsamp
     import jaxsamp.learned.methods
@@ -96,7 +100,7 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     params = dict(cell.params)
     method = params.pop("method")
     unknown = set(params) - {"settings", "batch_size", "evaluate", "plot_samples", "history_figures", "history_totals",
-                             "throughput", "history_curve", "chunk", "curve", "checkpoint_every"}
+                             "throughput", "history_curve", "chunk", "curve", "checkpoint_every", "paper_updates"}
     if unknown:
         raise ConfigError(f"cell {cell.name!r}: unknown fit parameters {sorted(unknown)}")
     settings = LEARNED.entry(method).meta["settings"](**params.get("settings", {}))
@@ -111,13 +115,20 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
                          checkpoint_every=params.get("checkpoint_every") if checkpoint is not None else None,
                          chunk=params.get("chunk"), evaluate_every=curve.get("every"),
                          evaluate_samples=curve.get("num_samples", 1000), evaluate_options=curve.get("options"))
-    options = {**evaluation, **params.get("evaluate", {})}
-    num_samples = options.pop("num_samples")
-    figures = floats(fitted.evaluate(jax.random.fold_in(key, 2), num_samples, **options))
-    figures.pop("target_evals", None)  # evaluate's count is the evaluation's; the training's is the cost below
+    figures = {}
+    if params.get("evaluate", {}) is not None:
+        options = {**evaluation, **params.get("evaluate", {})}
+        num_samples = options.pop("num_samples")
+        figures = floats(fitted.evaluate(jax.random.fold_in(key, 2), num_samples, **options))
+        figures.pop("target_evals", None)  # evaluate's count is the evaluation's; the training's is the cost below
     history = fitted.history
-    figures.update(train_steps=float(len(next(iter(history.values())))) if history else 0.0,
-                   train_seconds=fitted.seconds - fitted.compile_seconds, compile_seconds=fitted.compile_seconds)
+    steps = len(next(iter(history.values()))) if history else 0
+    figures.update(train_steps=float(steps), train_seconds=fitted.seconds - fitted.compile_seconds,
+                   compile_seconds=fitted.compile_seconds)
+    if steps:
+        figures["seconds_per_update"] = figures["train_seconds"] / steps
+        if params.get("paper_updates"):
+            figures["hours_to_paper_budget"] = params["paper_updates"] * figures["seconds_per_update"] / 3600
     if "target_evals" in history:
         figures["target_evals"] = float(np.asarray(history["target_evals"])[-1])
     for name in params.get("history_figures", ()):
@@ -276,10 +287,20 @@ def nuts_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_s
     if unknown:
         raise ConfigError(f"cell {cell.name!r}: unknown nuts parameters {sorted(unknown)}")
     target, key, positions = mcmc_start(cell, seed)
+    last = {}
 
     def call():
         post = jaxsamp.sample(target, key=key, init=positions, num_chains=p["num_chains"], num_warmup=p["num_warmup"],
                               num_samples=p["num_samples"] * budget_scale, progress=False, **p.get("options", {}))
+        last["post"] = post
         return np.asarray(post.positions), post.seconds["warmup"], post.seconds["sampling"]
 
-    return timed_calls(call, p.get("calls", 2)), {}
+    figures = timed_calls(call, p.get("calls", 2))
+    post = last["post"]
+    draws = p["num_chains"] * p["num_samples"] * budget_scale
+    figures["draws_per_s"] = draws / figures["sampling_seconds"]
+    if "num_integration_steps" in post.info:  # NUTS' leapfrog steps: one gradient each
+        steps = float(np.sum(post.info["num_integration_steps"]))
+        figures.update(grad_evals_per_s=steps / figures["sampling_seconds"], mean_integration_steps=steps / draws)
+    figures["divergences"] = float(post.num_divergences)
+    return figures, {}

@@ -22,6 +22,9 @@ def add_parser(sub) -> None:
     p_run.add_argument("--quick", action="store_true", help="the test size, into <suite>_quick.json (numbers not meaningful)")
     p_run.add_argument("--rerun", action="store_true", help="run recorded seeds again, replacing their records")
     p_run.add_argument("--results-dir", type=Path, default=None, help="default benchmarks/results")
+    p_run.add_argument("--device-budget", type=float, metavar="SECONDS",
+                       help="run the suite's device cells not yet recorded for this device kind, most valuable first, "
+                            "each in its own process, within SECONDS of wall time (--cells and --seeds narrow them)")
     p_run.set_defaults(func=_run)
     p_report = bench.add_parser("report", help="print the markdown tables of recorded suites")
     p_report.add_argument("suites", nargs="*", help="default every suite with results")
@@ -53,22 +56,40 @@ def _list(args) -> int:
     for name in sorted(SUITES):
         protocol = suite(name)
         recorded = store.read(store.results_path(name, results_dir=args.results_dir))["records"]
+        devices = {d: store.read(p)["records"] for d, p in store.device_files(name, results_dir=args.results_dir).items()}
         seeds = sum(len(s) for s in recorded.values())
         print(f"{name}: {protocol.summary}")
-        print(f"  {len(protocol.cells)} cells x seeds {list(protocol.seeds)}; {seeds} cell-seeds recorded")
+        print(f"  {len(protocol.cells)} cells x seeds {list(protocol.seeds)}; {seeds} cell-seeds recorded"
+              + "".join(f"; {sum(map(len, r.values()))} on {d}" for d, r in devices.items()))
         for cell in protocol.cells:
             done = sorted(int(s) for s in recorded.get(cell.name, {}))
-            print(f"    {cell.name:<40} recorded seeds {done if done else '-'}")
+            line = f"    {cell.name:<40} recorded seeds {done if done else '-'}"
+            for device, records in devices.items():
+                if cell.name in records:
+                    line += f"; {device} {sorted(int(s) for s in records[cell.name])}"
+            print(line + ("  (device cell)" if cell.name in protocol.device else ""))
     return 0
 
 
 def _run(args) -> int:
     from jaxsamp.bench import run_suite
+    from jaxsamp.bench.runner import run_device_budget
     from jaxsamp.bench.store import RESULTS_DIR
     from jaxsamp.bench.suites import module
+    from jaxsamp.core.errors import ConfigError
 
     suite = module(args.suite)
     results_dir = args.results_dir or RESULTS_DIR
+    if args.device_budget is not None:
+        if not suite.PROTOCOL.device:
+            raise ConfigError(f"suite {args.suite!r} declares no device cells",
+                              "`jaxsamp bench run device --device-budget SECONDS` runs the accelerator's suite")
+        if args.rerun or args.budget_scale != 1:
+            raise ConfigError("--device-budget runs what is not yet recorded at the declared budgets: it takes "
+                              "neither --rerun nor --budget-scale")
+        outcome = run_device_budget(suite.PROTOCOL, args.device_budget, cells=args.cells, seeds=args.seeds,
+                                    quick=args.quick, results_dir=args.results_dir)
+        return 1 if outcome["failed"] else 0
     hook = getattr(suite, "after_seed", None)
     run_suite(suite.PROTOCOL, cells=args.cells, seeds=args.seeds, budget_scale=args.budget_scale, quick=args.quick,
               results_dir=results_dir, rerun=args.rerun,
@@ -83,21 +104,26 @@ def _report(args) -> int:
 
     names = args.suites or sorted(SUITES)
     for name in names:
-        path = store.results_path(name, args.quick, args.results_dir)
-        if path.exists():
+        paths = [store.results_path(name, args.quick, args.results_dir),
+                 *store.device_files(name, args.quick, args.results_dir).values()]
+        for path in filter(Path.exists, paths):
             print(suite_tables(store.read_current(path, suite(name))))
-        elif args.suites:
-            print(f"{name}: nothing recorded in {path}")
+        if args.suites and not any(p.exists() for p in paths):
+            print(f"{name}: nothing recorded in {paths[0]}")
     return 0
 
 
 def _convert(args) -> int:
+    import json
+
     from jaxsamp.bench import legacy, store
+    from jaxsamp.bench.machine import accelerator
     from jaxsamp.bench.suites import module
 
     suite = module(args.suite)
     old = Path(args.results_dir or store.RESULTS_DIR) / suite.LEGACY_FILE
-    new = store.results_path(args.suite, results_dir=args.results_dir)
+    device = accelerator(json.loads(old.read_text()).get("machine", {})) if old.exists() else ""
+    new = store.results_path(args.suite, results_dir=args.results_dir, device=device)
     data = legacy.convert(suite.PROTOCOL, old, suite.legacy_key, new,
                           legacy_machine=getattr(suite, "legacy_machine", None),
                           left_out=getattr(suite, "LEGACY_LEFT_OUT", frozenset()),

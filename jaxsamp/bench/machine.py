@@ -7,8 +7,10 @@ the aggregation never pools seeds, nor forms a ratio, across machines (:func:`ma
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import re
 from pathlib import Path
 
 
@@ -62,3 +64,24 @@ def machine_label(record: dict) -> str:
     device = record.get("device_kind") or (record.get("devices") or ["unknown device"])[0].split(":")[0]
     return (f"{cpu}{vector}, {record.get('cpu_count', '?')} cores, jax {record.get('jax', '?')}/"
             f"{record.get('jaxlib', '?')}, {device}")
+
+
+def accelerator(record: dict) -> str:
+    """The device kind of a machine record as a file-name part (``"nvidia-h200"``), or ``""`` on a CPU.
+
+    A suite's seeds run on an accelerator go to their own results file, ``<suite>.<accelerator>.json``: a seed
+    recorded there never replaces a CPU seed of the same cell, and each device kind keeps what it has run.
+
+    >>> accelerator({"device_kind": "NVIDIA H200", "devices": ["cuda:0"]})
+    'nvidia-h200'
+    >>> accelerator({"device_kind": "cpu", "devices": ["TFRT_CPU_0"]})
+    ''
+    """
+    kind = record.get("device_kind", "")
+    if not kind or kind.lower() == "cpu":
+        return ""
+    return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")
+
+
+if __name__ == "__main__":  # the record as JSON, for a process that must not hold the accelerator itself
+    print(json.dumps(machine()))

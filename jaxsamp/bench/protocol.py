@@ -171,6 +171,11 @@ class Protocol:
         ``num_samples`` (and ``num_sets``, ...) scored per run; ``quick_evaluation`` at the quick size.
     goals : tuple of Goal
     comparisons : tuple of Comparison
+    device : mapping
+        The cells an accelerator runs under ``jaxsamp bench run SUITE --device-budget SECONDS``, most valuable
+        first, each with its expected wall seconds per seed on the reference accelerator (one H200: start-up,
+        compilation, training and evaluation). A recorded seed of the cell on the same device kind replaces the
+        estimate with its measured seconds (:func:`jaxsamp.bench.runner.device_queue`).
     notes : str
         The protocol in words: why these settings, what the paper used, what changed and when.
     """
@@ -185,6 +190,7 @@ class Protocol:
     quick_evaluation: Mapping[str, Any] = dataclasses.field(default_factory=lambda: {"num_samples": 128})
     goals: tuple[Goal, ...] = ()
     comparisons: tuple[Comparison, ...] = ()
+    device: Mapping[str, float] = dataclasses.field(default_factory=dict)
     notes: str = ""
 
     def __post_init__(self):
@@ -196,6 +202,12 @@ class Protocol:
             unknown = [c for c in cell.budget.match_target_evals if c not in names]
             if unknown:
                 raise ConfigError(f"suite {self.suite!r}: cell {cell.name!r} matches unknown cells {unknown}")
+        unknown = [c for c in self.device if c not in names]
+        if unknown:
+            raise ConfigError(f"suite {self.suite!r}: device cells {unknown} are not cells of the suite")
+        slow = {c: s for c, s in self.device.items() if not s > 0}
+        if slow:
+            raise ConfigError(f"suite {self.suite!r}: device seconds must be positive, got {slow}")
         for goal in self.goals:
             if goal.baseline and goal.baseline not in names:
                 raise ConfigError(f"suite {self.suite!r}: goal {goal.name!r} has an unknown baseline {goal.baseline!r}")

@@ -19,9 +19,12 @@ import numpy as np
 
 from jaxsamp.bench import store
 from jaxsamp.bench.cells import RUNNERS
-from jaxsamp.bench.machine import machine
+from jaxsamp.bench.machine import accelerator, machine
 from jaxsamp.bench.protocol import Cell, Protocol, scaled_name
 from jaxsamp.core.errors import ConfigError, InputError
+
+#: ``--device-budget`` starts no cell with fewer seconds than this left (start-up and compilation alone take it)
+MIN_DEVICE_START = 30.0
 
 
 def matched_budget(data: dict, cell: Cell, seed: int, budget_scale: int) -> float:
@@ -66,7 +69,8 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
     chosen = protocol.select(cells)
     seeds = list(seeds if seeds is not None else protocol.seeds[:1] if quick else protocol.seeds)
     evaluation = dict(protocol.quick_evaluation if quick else protocol.evaluation)
-    path = store.results_path(protocol.suite, quick, results_dir)
+    here = machine()
+    path = store.results_path(protocol.suite, quick, results_dir, accelerator(here))
     command = "jaxsamp bench " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if "bench" in sys.argv else \
         f"run_suite({protocol.suite!r}, cells={cells}, seeds={seeds}, budget_scale={budget_scale}, quick={quick})"
     data = store.read(path)
@@ -93,7 +97,7 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
             curves = {"curves": artifacts["curves"]} if "curves" in artifacts else {}  # lists, beside the figures
             data = store.record(path, protocol, name, seed, {
                 "figures": figures, **curves, "cell": definition, "budget_scale": budget_scale,
-                "evaluation": evaluation, "machine": machine(), "command": command, "revision": store.revision(),
+                "evaluation": evaluation, "machine": here, "command": command, "revision": store.revision(),
                 "wall_seconds": time.perf_counter() - start})
             shown = protocol.headline if protocol.headline in figures else next(iter(figures), None)
             log(f"{protocol.suite} {name} seed {seed}: " + (f"{shown} {figures[shown]:.4g}" if shown else "no figures")
@@ -101,6 +105,83 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
             if after_seed is not None:
                 after_seed(name, seed, figures, artifacts)
     return data
+
+
+def device_queue(protocol: Protocol, records: dict, *, cells=None, seeds=None) -> list[tuple[str, int, float]]:
+    """What ``--device-budget`` runs, in order: ``[(cell, seed, expected seconds)]`` of the protocol's device
+    cells (``protocol.device``, most valuable first) not yet in ``records`` (the device kind's results file).
+
+    Seed-major: the first seed of every device cell before the second of any, so that a short budget measures
+    every cell once before it repeats one. The expected seconds are the median wall seconds of the cell's seeds
+    already recorded on this device kind, else the protocol's estimate. ``cells`` (shell-style patterns) and
+    ``seeds`` narrow the queue.
+    """
+    chosen = {c.name for c in protocol.select(cells)}
+    queue = []
+    for seed in seeds if seeds is not None else protocol.seeds:
+        for cell, estimate in protocol.device.items():
+            done = records.get(cell, {})
+            if cell not in chosen or str(seed) in done:
+                continue
+            measured = [r["wall_seconds"] for r in done.values() if "wall_seconds" in r]
+            queue.append((cell, seed, float(np.median(measured)) if measured else float(estimate)))
+    return queue
+
+
+def run_device_budget(protocol: Protocol, seconds: float, *, cells=None, seeds=None, quick: bool = False,
+                      results_dir: Path | None = None, log: Callable[[str], None] = print) -> dict:
+    """Run the protocol's device cells not yet recorded for this device kind that fit in ``seconds`` of wall time.
+
+    Each cell and seed runs in a child process (``jaxsamp bench run SUITE --cells CELL --seeds K``), so that this
+    process never holds the accelerator's memory and a hang or a crash costs one cell: the child is killed when
+    the budget runs out, and a cell with ``checkpoint_every`` resumes from its checkpoint at the next call. A cell
+    whose expected seconds exceed what is left is passed over for a cheaper one, except a checkpointed cell,
+    which starts whenever at least ``MIN_DEVICE_START`` seconds are left and goes as far as they reach. Returns
+    ``{"ran": [...], "stopped": [...], "failed": [...], "passed_over": [...]}`` of ``"cell seed K"`` strings.
+    """
+    import os
+    import signal
+    import subprocess
+
+    start = time.monotonic()
+    probe = subprocess.run([sys.executable, "-m", "jaxsamp.bench.machine"], capture_output=True, text=True,
+                           check=False, timeout=max(seconds, 60))
+    if probe.returncode != 0:
+        raise InputError("jax does not start here: " + (probe.stderr.strip().splitlines() or ["no output"])[-1])
+    here = json.loads(probe.stdout.strip().splitlines()[-1])
+    path = store.results_path(protocol.suite, quick, results_dir, accelerator(here))
+    queue = device_queue(protocol, store.read(path)["records"], cells=cells, seeds=seeds)
+    kind = here.get("device_kind") or "this machine"
+    log(f"{protocol.suite}: {len(queue)} device cell-seeds not yet recorded on {kind} ({path.name}); "
+        f"{seconds:.0f} s budget")
+    outcome = {"ran": [], "stopped": [], "failed": [], "passed_over": []}
+    for cell, seed, expected in queue:
+        left = seconds - (time.monotonic() - start)
+        resumable = bool(protocol.cell(cell).sized(quick).params.get("checkpoint_every"))
+        name = f"{cell} seed {seed}"
+        if left < MIN_DEVICE_START or (expected > left and not resumable):
+            log(f"{name}: expects {expected:.0f} s, {left:.0f} s left: passed over")
+            outcome["passed_over"].append(name)
+            continue
+        command = [sys.executable, "-m", "jaxsamp", "bench", "run", protocol.suite, "--cells", cell, "--seeds",
+                   str(seed), *(["--quick"] if quick else []), *(["--results-dir", str(results_dir)] if results_dir
+                                                                 else [])]
+        log(f"{name}: expects {expected:.0f} s, {left:.0f} s left: running")
+        child = subprocess.Popen(command, start_new_session=True)
+        try:
+            code = child.wait(timeout=left)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            log(f"{name}: stopped at the budget" + (" (its checkpoint resumes at the next call)" if resumable else ""))
+            outcome["stopped"].append(name)
+            continue
+        outcome["ran" if code == 0 else "failed"].append(name)
+        if code != 0:
+            log(f"{name}: failed (exit {code}); the next cell runs")
+    log(f"{protocol.suite}: " + "; ".join(f"{k.replace('_', ' ')} {len(v)}" for k, v in outcome.items())
+        + f" in {time.monotonic() - start:.0f} s -> {path}")
+    return outcome
 
 
 def checkpoint_folder(results: Path, cell: str, seed: int) -> Path:
@@ -120,7 +201,7 @@ def reproduce(protocol: Protocol, cell: str, seed: int, *, quick: bool = False, 
     the machine that recorded them show the run is reproducible; on another machine XLA's round-off may move a
     long training run (the machine records say which ran what).
     """
-    path = store.results_path(protocol.suite, quick, results_dir)
+    path = store.results_path(protocol.suite, quick, results_dir, accelerator(machine()))
     data = store.read(path)
     record = data["records"].get(cell, {}).get(str(seed))
     if record is None:

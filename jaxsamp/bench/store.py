@@ -1,7 +1,7 @@
 """The results file of a suite: every seed recorded as it lands, with its machine, command and cell definition.
 
 ``benchmarks/results/<suite>.json`` (``<suite>_quick.json`` for the quick size, so that a test never
-overwrites a recorded figure) holds:
+overwrites a recorded figure; ``<suite>.<device>.json`` for the seeds an accelerator ran) holds:
 
 - ``protocol``: the suite's :class:`~jaxsamp.bench.protocol.Protocol` as last run;
 - ``records``: ``{cell: {seed: {figures, cell, machine, command, date, revision}}}``, every per-seed value, the
@@ -34,9 +34,16 @@ SCHEMA = "jaxsamp.bench/1"
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 
 
-def results_path(suite: str, quick: bool = False, results_dir: Path | None = None) -> Path:
-    """``<results_dir>/<suite>.json``, or ``<suite>_quick.json`` at the quick size."""
-    return Path(results_dir or RESULTS_DIR) / f"{suite}{'_quick' if quick else ''}.json"
+def results_path(suite: str, quick: bool = False, results_dir: Path | None = None, device: str = "") -> Path:
+    """``<results_dir>/<suite>.json``, ``<suite>_quick.json`` at the quick size, and ``<suite>.<device>.json``
+    (``<suite>_quick.<device>.json``) for the seeds an accelerator ran (:func:`~jaxsamp.bench.machine.accelerator`)."""
+    return Path(results_dir or RESULTS_DIR) / f"{suite}{'_quick' if quick else ''}{f'.{device}' if device else ''}.json"
+
+
+def device_files(suite: str, quick: bool = False, results_dir: Path | None = None) -> dict[str, Path]:
+    """``{device: path}`` of the suite's results files that accelerators wrote."""
+    base = results_path(suite, quick, results_dir)
+    return {p.name[len(base.stem) + 1:-len(".json")]: p for p in sorted(base.parent.glob(f"{base.stem}.*.json"))}
 
 
 def read(path: Path) -> dict:

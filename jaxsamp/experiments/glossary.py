@@ -95,6 +95,9 @@ VOCABULARY = {
     "train_seconds_incl_compile": Entry("Seconds of training, compilation included.", COST),
     "train_seconds": Entry("Seconds of training, compilation left out (``Fitted.seconds - Fitted.compile_seconds``; "
                            "what a benchmark's clock counts).", COST),
+    "seconds_per_update": Entry("Training seconds per update (``train_seconds / train_steps``; an epoch for Adjoint "
+                                "Sampling and ASBS).", COST),
+    "hours_to_paper_budget": Entry("Hours the paper's training updates would take at ``seconds_per_update``.", COST),
     "compile_seconds": Entry("Seconds JAX spent tracing, lowering and compiling (or loading compiled programs) during "
                              "training.", COST),
     "final_loss": Entry("Training loss at the end (the mean over the last updates, or the last rollout's).",
@@ -171,6 +174,11 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "flips_per_s": Entry("Single-site update attempts per second (Glauber / heat bath, jitted, compilation left "
                              "out).", "higher is faster"),
         "divergences": Entry("Divergent transitions after burn-in (HMC/NUTS).", "0"),
+        "draws_per_s": Entry("Draws (all chains) per second of the sampling phase.", "higher is faster"),
+        "grad_evals_per_s": Entry("Gradient evaluations (NUTS' leapfrog steps, all chains) per second of the sampling "
+                                  "phase.", "higher is faster"),
+        "mean_integration_steps": Entry("Mean leapfrog steps per NUTS draw.",
+                                        "context: the posterior's geometry, not the implementation's speed"),
         "mean_max_abs_z": Entry("Largest |z| over coordinates of the chains' final-state mean against the exact "
                                 "samples' mean: the difference over sqrt(var / chains + var / exact samples).",
                                 "below 4 (the verdict's limit); well-mixed independent chains give about 1-3"),

@@ -54,3 +54,12 @@ def test_cells_are_chosen_by_shell_patterns_and_an_unmatched_pattern_is_an_error
     with pytest.raises(ConfigError, match="no cell matches"):
         protocol.select(["nope/*"])
     assert scaled_name("a-x/t", 1) == "a-x/t" and scaled_name("a-x/t", 5) == "a-x/t x5"
+
+
+def test_device_cells_must_be_cells_of_the_suite_with_positive_seconds():
+    cell = Cell("a/t", "fit", {"name": "gaussian", "dim": 2}, {}, Budget(updates=5))
+    with pytest.raises(ConfigError, match="device cells"):
+        Protocol("toy", "toy", (cell,), device={"b/t": 10})
+    with pytest.raises(ConfigError, match="positive"):
+        Protocol("toy", "toy", (cell,), device={"a/t": 0})
+    assert Protocol.from_dict(Protocol("toy", "toy", (cell,), device={"a/t": 10}).to_dict()).device == {"a/t": 10}

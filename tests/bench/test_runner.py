@@ -138,3 +138,66 @@ def test_a_baseline_gets_its_own_count_on_top_of_the_matched_one_and_every_run_a
     assert CALLS == [("learned/t", 2, None), ("smc-total/t", 2, 107.0)]
     assert FOLDERS == [tmp_path / "checkpoints" / "toy" / "learned_t" / "seed2",
                        tmp_path / "checkpoints" / "toy" / "smc-total_t" / "seed2"]
+
+
+def device_protocol():
+    cell = Cell("a/t", "toy_for_tests", {"name": "gaussian", "dim": 2}, {}, Budget(updates=5))
+    return Protocol("toy", "toy suite", (cell, dataclasses.replace(cell, name="b/t"),
+                                         dataclasses.replace(cell, name="c/t", params={"checkpoint_every": 2})),
+                    seeds=(0, 1), device={"b/t": 50, "a/t": 10, "c/t": 500})
+
+
+def test_the_device_queue_is_seed_major_in_the_declared_order_and_learns_each_cell_s_seconds():
+    records = {"b/t": {"0": {"wall_seconds": 80.0}}}
+    queue = runner.device_queue(device_protocol(), records)
+    assert queue == [("a/t", 0, 10.0), ("c/t", 0, 500.0), ("b/t", 1, 80.0), ("a/t", 1, 10.0), ("c/t", 1, 500.0)]
+    assert runner.device_queue(device_protocol(), records, cells=["a/*"], seeds=[1]) == [("a/t", 1, 10.0)]
+
+
+def test_the_device_budget_runs_what_fits_passes_over_the_rest_and_stops_a_checkpointed_cell_at_the_end(
+        tmp_path, monkeypatch):
+    """Children are faked: each takes its cell's expected seconds of a fake clock; the budget is 100 s."""
+    import subprocess
+
+    clock, started, killed = [0.0], [], []
+
+    class Child:
+        def __init__(self, command, **kwargs):
+            self.cell, self.pid = command[command.index("--cells") + 1], 1234
+            started.append((self.cell, int(command[command.index("--seeds") + 1])))
+
+        def wait(self, timeout=None):
+            needs = device_protocol().device[self.cell]
+            if timeout is not None and needs > timeout:
+                clock[0] += timeout
+                raise subprocess.TimeoutExpired("jaxsamp", timeout)
+            clock[0] += needs
+            return 0
+
+    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
+        a, 0, json.dumps({"device_kind": "cpu"}) + "\n", ""))
+    monkeypatch.setattr(subprocess, "Popen", Child)
+    monkeypatch.setattr("os.killpg", lambda pid, sig: killed.append(pid))
+    lines = []
+    outcome = runner.run_device_budget(device_protocol(), 100.0, results_dir=tmp_path, log=lines.append)
+    # b 0 (50 s) and a 0 (10 s) run; c 0 expects 500 s but is checkpointed: it starts with 40 s left and is
+    # stopped at the end; nothing is left for seed 1
+    assert started == [("b/t", 0), ("a/t", 0), ("c/t", 0)]
+    assert outcome == {"ran": ["b/t seed 0", "a/t seed 0"], "stopped": ["c/t seed 0"], "failed": [],
+                       "passed_over": ["b/t seed 1", "a/t seed 1", "c/t seed 1"]}
+    assert killed == [1234] and any("resumes at the next call" in line for line in lines)
+
+    started.clear()
+    outcome = runner.run_device_budget(device_protocol(), 45.0, seeds=[1], results_dir=tmp_path, log=lines.append)
+    assert outcome["passed_over"] == ["b/t seed 1"]  # expects 50 s of the 45: a cheaper cell goes first
+    assert started == [("a/t", 1), ("c/t", 1)] and outcome["stopped"] == ["c/t seed 1"]
+
+
+def test_a_device_run_writes_its_own_file_beside_the_cpu_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "machine", lambda: {"device_kind": "NVIDIA H200", "devices": ["cuda:0"]})
+    runner.run_suite(protocol(), cells=["learned/t"], seeds=[0], results_dir=tmp_path, log=lambda _: None)
+    assert not (tmp_path / "toy.json").exists()
+    assert store.device_files("toy", results_dir=tmp_path) == {"nvidia-h200": tmp_path / "toy.nvidia-h200.json"}
+    assert store.read(tmp_path / "toy.nvidia-h200.json")["records"]["learned/t"]["0"]["machine"]["device_kind"] == \
+        "NVIDIA H200"

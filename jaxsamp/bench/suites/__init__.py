@@ -21,6 +21,7 @@ SUITES = {
     "leaps": "jaxsamp.bench.suites.leaps",
     "mcmc": "jaxsamp.bench.suites.mcmc",
     "classical": "jaxsamp.bench.suites.classical",
+    "device": "jaxsamp.bench.suites.device",
 }
 
 

@@ -1,0 +1,6 @@
+"""``python -m jaxsamp ...``: the ``jaxsamp`` command, for a caller that has an interpreter but no script on its
+path (``jaxsamp bench run --device-budget`` starts its cells this way)."""
+
+from jaxsamp.cli import main
+
+raise SystemExit(main())
