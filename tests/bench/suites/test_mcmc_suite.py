@@ -13,6 +13,8 @@ from jaxsamp.core.errors import ConfigError
 
 FIGURES = {"min_ess_per_s", "min_ess_per_s_incl_warmup", "call_seconds", "min_ess_per_call_second", "max_rhat",
            "min_ess_bulk", "first_call_seconds", "warmup_seconds", "sampling_seconds"}
+#: what the ``nuts`` runner reads off jaxsamp's own posterior besides
+NUTS_FIGURES = {"draws_per_s", "grad_evals_per_s", "mean_integration_steps", "divergences"}
 
 
 def test_quick_run_records_every_framework_per_seed_with_its_rhat_and_the_ratios_as_comparisons(tmp_path, capsys):
@@ -21,7 +23,7 @@ def test_quick_run_records_every_framework_per_seed_with_its_rhat_and_the_ratios
     data = store.read(tmp_path / "mcmc_quick.json")
     for framework in ("jaxsamp", "numpyro", "blackjax"):
         figures = data["records"][f"{framework}/eight_schools"]["0"]["figures"]
-        assert set(figures) == FIGURES
+        assert set(figures) == FIGURES | (NUTS_FIGURES if framework == "jaxsamp" else set())
         assert figures["min_ess_per_s"] > 0 and figures["min_ess_per_call_second"] > 0 and figures["max_rhat"] > 0.9
         assert figures["first_call_seconds"] == figures["call_seconds"] > 0  # one call at the quick size
     assert data["records"]["diagnostics/posterior_summary"]["0"]["figures"]["first_call_seconds"] > 0
@@ -71,7 +73,15 @@ def test_the_old_results_file_converts_once_its_first_seed_s_first_calls_only(tm
     assert "blackjax/eight_schools" not in data["records"]  # means, sds and ratios are not one seed's values
 
 
-def test_the_recorded_results_file_is_the_converted_one():
+def test_the_recorded_results_file_holds_every_cell_s_three_seeds_from_one_machine_run():
+    """The 2026-12-06 re-run replaced the converted seed-0 first calls: every cell has seeds 0-2, each with its
+    per-seed figures (the call ratio of eight schools is now a median of per-seed ratios), on one machine."""
     data = store.read(store.results_path("mcmc"))
     assert data["suite"] == "mcmc" and len(data["records"]) == 13
-    assert all("legacy" in r["machine"] for seeds in data["records"].values() for r in seeds.values())
+    assert all(sorted(seeds) == ["0", "1", "2"] for seeds in data["records"].values())
+    records = [r for seeds in data["records"].values() for r in seeds.values()]
+    assert not any("legacy" in r["machine"] for r in records)
+    assert len({store.machine_label(r["machine"]) for r in records}) == 1
+    ratio = next(c for c in data["comparisons"] if c["cell"] == "jaxsamp/eight_schools"
+                 and c["baseline"] == "blackjax/eight_schools" and c["figure"] == "call_seconds")
+    assert len(ratio["ratios"]) == 3
