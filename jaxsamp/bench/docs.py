@@ -6,11 +6,13 @@ A figure in prose is a marked span whose text the tool writes::
 
 The fields are separated by ``;`` (a ``|`` would split a markdown table's cell). The comments are invisible on GitHub and in the rendered docs; the text between them is generated from
 ``benchmarks/results/<suite>.json`` by ``jaxsamp bench docs`` (and ``--check`` fails, listing each figure, when
-a file differs from its results: the test suite runs the check). The marker's fields are the suite, the cell
+a file differs from its results: the test suite runs the check). The marker's fields are the suite (``SUITE.DEVICE``
+for the seeds an accelerator ran: ``device.nvidia-h200`` reads ``device.nvidia-h200.json``), the cell
 (``"name xK"`` for a budget-scaled cell), the figure (``goal:log_Z_abs_err`` for the cell's goal on that
 figure, ``goal:tv vs BASELINE`` for its goal on the ratio to a baseline cell, ``compare:tv vs BASELINE`` for
 its paired comparison), the format and, when the cell was run on several machines, a substring of the machine
-to use. The format's fields: ``mean``, ``sd``, ``n`` (seeds), ``lo`` and ``hi`` (the 95 % interval); for a
+to use. The format's fields: ``mean``, ``sd``, ``n`` (seeds), ``lo`` and ``hi`` (the 95 % interval), ``seed<k>`` (one
+seed's value, for prose that names a seed); for a
 goal also ``decision`` and ``threshold``; for a comparison ``mean`` and ``sd`` of the paired differences,
 ``ratio_median``, ``ratio_of_means``, ``ratio_min`` and ``ratio_max`` of the per-seed ratios. A marker whose suite, cell, figure or machine has no results
 behind it is an error naming it. The flat files of the scripts not yet made suites
@@ -35,9 +37,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def documented_files(root: Path = ROOT) -> list[Path]:
-    """``README.md``, ``docs/**/*.md`` (generated API pages and the build apart) and ``notebooks/*.ipynb``."""
+    """``README.md``, ``BENCHMARKS.md``, ``docs/**/*.md`` (generated API pages and the build apart) and
+    ``notebooks/*.ipynb``."""
     docs = [p for p in sorted((root / "docs").rglob("*.md")) if not {"_build", "api"} & set(p.parts)]
-    return [root / "README.md", *docs, *sorted((root / "notebooks").glob("*.ipynb"))]
+    return [root / "README.md", root / "BENCHMARKS.md", *docs, *sorted((root / "notebooks").glob("*.ipynb"))]
 
 
 def render(spec: str, results_dir: Path | None = None, cache: dict | None = None) -> str:
@@ -48,12 +51,13 @@ def render(spec: str, results_dir: Path | None = None, cache: dict | None = None
     suite, cell, figure, template = fields[:4]
     cache = {} if cache is None else cache
     if suite not in cache:
-        path = store.results_path(suite, results_dir=results_dir)
+        name, _, device = suite.partition(".")  # "device.nvidia-h200": the seeds that device kind ran
+        path = store.results_path(name, results_dir=results_dir, device=device)
         if not path.exists():
             raise InputError(f"bench marker {spec!r}: no results file {path}")
         data = json.loads(path.read_text())
-        if data.get("schema") == store.SCHEMA and suite in SUITES:  # aggregates under the suite's current rules
-            data = store.read_current(path, suite_protocol(suite))
+        if data.get("schema") == store.SCHEMA and name in SUITES:  # aggregates under the suite's current rules
+            data = store.read_current(path, suite_protocol(name))
         cache[suite] = data
     data = cache[suite]
     if data.get("schema") != store.SCHEMA:  # a flat file of a script not yet made a suite: its figure by key
@@ -96,7 +100,8 @@ def render(spec: str, results_dir: Path | None = None, cache: dict | None = None
             raise InputError(f"bench marker {spec!r}: cell {cell!r} of suite {suite!r} has no figure {figure!r}")
         s = group["figures"][figure]
         lo, hi = s["interval"] or (float("nan"), float("nan"))
-        values = {"mean": s["mean"], "sd": s["sd"], "n": s["n"], "lo": lo, "hi": hi}
+        values = {"mean": s["mean"], "sd": s["sd"], "n": s["n"], "lo": lo, "hi": hi,
+                  **{f"seed{seed}": value for seed, value in s["values"].items()}}
     return _format(spec, template, values)
 
 

@@ -27,6 +27,15 @@ def test_a_marker_renders_mean_sd_seeds_and_the_goal_decision(results):
     assert docs.render("toy ; learned/t ; log_Z_abs_err ; {mean:.2f} ± {sd:.2f} ({n} seeds)", results) == \
         "0.11 ± 0.01 (3 seeds)"
     assert docs.render("toy ; learned/t ; goal:log_Z_abs_err ; {decision} (< {threshold})", results) == "met (< 0.2)"
+    assert docs.render("toy ; learned/t ; log_Z_abs_err ; {seed1:.2f}, not {seed2:.2f}", results) == "0.11, not 0.12"
+
+
+def test_a_marker_reads_the_seeds_an_accelerator_ran_from_their_own_file(results):
+    """``SUITE.DEVICE`` names ``<suite>.<device>.json``: there the toy file copied under an accelerator's name."""
+    (results / "toy.nvidia-h200.json").write_text((results / "toy.json").read_text())
+    assert docs.render("toy.nvidia-h200 ; learned/t ; log_Z_abs_err ; {n} seeds", results) == "3 seeds"
+    with pytest.raises(InputError, match="no results file"):
+        docs.render("toy.nvidia-h100 ; learned/t ; log_Z_abs_err ; {n}", results)
 
 
 @pytest.mark.parametrize("spec, message", [

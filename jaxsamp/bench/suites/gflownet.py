@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from jaxsamp.bench import cells
-from jaxsamp.bench.protocol import Budget, Cell, Comparison, Protocol
+from jaxsamp.bench.protocol import Budget, Cell, Comparison, Goal, Protocol
 
 LOSSES = ("tb", "db", "subtb", "munchausen_dqn")
 POLICIES = ("uniform", "naive", "maxent", "tlm")
@@ -97,6 +97,9 @@ PROTOCOL = Protocol(
              "ess", "train_trajectories_per_s", "rollout_trajectories_per_s"),
     evaluation={"num_samples": 10_000},
     quick_evaluation={"num_samples": 128},
+    goals=(Goal("rollout/hypergrid-standard", "rollout_trajectories_per_s", 3000.0, better="above",
+                source="docs/status.md's GFlowNet row: forward rollouts at least 3000 trajectories per second on 2 CPU "
+                       "cores"),),
     comparisons=(
         *(Comparison(f"{loss}-tlm/hypergrid-{reward}", f"{loss}-{other}/hypergrid-{reward}", "policy_l1")
           for reward in REWARDS for loss in LOSSES for other in POLICIES if other != "tlm"),
