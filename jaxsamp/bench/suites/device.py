@@ -12,7 +12,7 @@ suite exists).
 
 from __future__ import annotations
 
-from jaxsamp.bench.protocol import Budget, Cell, Protocol
+from jaxsamp.bench.protocol import Budget, Cell, Goal, Protocol
 from jaxsamp.bench.suites.particles import (
     QUICK_EPOCHS,
     QUICK_PATHS,
@@ -24,6 +24,9 @@ from jaxsamp.bench.suites.paths import TARGETS as PATH_TARGETS
 #: Sendera et al. (NeurIPS 2024), the funnel protocol: batches of 300 paths of 100 SDE steps, 25 000 updates; the
 #: learning rate is the paths suite's, the rest (LangevinNet 2 x 64, ...) the configs'
 SENDERA = {"batch": 300, "num_time_steps": 100, "learning_rate": 1e-3, "loss": "kl", "updates": 25_000}
+#: the goals' source: the absolute error of the importance-weighted log Z (and of the ELBO) on 2000 samples
+SENDERA_TABLE = ("Sendera et al. 2024 (NeurIPS), Table 1, funnel d = 10: |log Z error| of the importance-weighted "
+                 "estimate / of the ELBO on 2000 samples, mean over 5 runs (PIS 0.262 / 0.534, DDS 0.206 / 0.424)")
 #: a timing cell trains until this many seconds of training have passed (compilation left out)
 TIMING = Budget(updates=10**6, seconds=12.0)
 QUICK_TIMING = {"budget_updates": 6, "chunk": 2}
@@ -124,6 +127,10 @@ PROTOCOL = Protocol(
              "first_call_seconds"),
     evaluation={"num_samples": 2000},
     quick_evaluation={"num_samples": 64},
+    goals=tuple(Goal(f"{method}-sendera/funnel", figure, threshold, source=SENDERA_TABLE)
+                for method, figures in {"pis": {"log_Z_abs_err": 0.262, "elbo_abs_err": 0.534},
+                                        "dds": {"log_Z_abs_err": 0.206, "elbo_abs_err": 0.424}}.items()
+                for figure, threshold in figures.items()),
     # seconds per seed on one H200 (the first device call, 2026-12-04): start-up and compilation, the timing's 12 s,
     # or the training at 0.016 s per PIS/DDS update and 0.15-0.16 s per Adjoint/ASBS epoch, and the evaluation
     device={"pis-timing/funnel": 45, "dds-timing/funnel": 45, "nuts/logreg_d100": 90, "leaps-timing/ising_L15": 70,
