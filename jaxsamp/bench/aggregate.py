@@ -77,6 +77,13 @@ def decide(goal: Goal, summary: dict) -> dict:
     return out
 
 
+def per_seed_ratios(values: Mapping[str, float], baseline: Mapping[str, float]) -> dict[str, float]:
+    """``{seed: value / baseline}`` over the seeds both have, in seed order (a seed whose baseline is 0 left out:
+    its ratio says nothing). What a ratio goal is decided on and what :func:`compare` takes the median of."""
+    shared = sorted(set(values) & set(baseline), key=int)
+    return {s: float(values[s]) / float(baseline[s]) for s in shared if baseline[s] != 0}
+
+
 def compare(values: Mapping[str, float], baseline: Mapping[str, float], level: float = 0.95) -> dict | None:
     """Seed-by-seed comparison of a cell with its baseline on the seeds both have (None without a shared seed).
 
@@ -89,12 +96,11 @@ def compare(values: Mapping[str, float], baseline: Mapping[str, float], level: f
         return None
     a = np.asarray([values[s] for s in shared], dtype=float)
     b = np.asarray([baseline[s] for s in shared], dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = a / b
+    ratios = list(per_seed_ratios(values, baseline).values())
     return {
         "seeds": [int(s) for s in shared],
         "difference": summarise(dict(zip(shared, (a - b).tolist())), level),
-        "ratios": ratios.tolist(),
-        "ratio_median": float(np.median(ratios)),
+        "ratios": ratios,
+        "ratio_median": float(np.median(ratios)) if ratios else math.nan,
         "ratio_of_means": float(np.mean(a) / np.mean(b)) if np.mean(b) != 0 else math.nan,
     }

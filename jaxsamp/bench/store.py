@@ -24,7 +24,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from jaxsamp.bench.aggregate import compare, decide, summarise
+from jaxsamp.bench.aggregate import compare, decide, per_seed_ratios, summarise
 from jaxsamp.bench.machine import machine_label
 from jaxsamp.bench.protocol import Protocol
 from jaxsamp.core.errors import InputError
@@ -165,8 +165,7 @@ def _goal_values(records: dict, goal, group: dict) -> dict[str, float]:
         return group["figures"][goal.figure]["values"] if goal.figure in group["figures"] else {}
     base = by_machine(records.get(goal.baseline, {})).get(group["machine"], {})
     mine = by_machine(records[goal.cell]).get(group["machine"], {})
-    a, b = figure_values(mine, goal.figure), figure_values(base, goal.figure)
-    return {s: a[s] / b[s] for s in sorted(set(a) & set(b), key=int) if b[s] != 0}
+    return per_seed_ratios(figure_values(mine, goal.figure), figure_values(base, goal.figure))
 
 
 def _number(value) -> bool:

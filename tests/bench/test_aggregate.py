@@ -77,3 +77,8 @@ def test_a_goal_against_a_baseline_is_decided_on_the_per_seed_ratios_of_one_mach
     assert decision["sd"] == pytest.approx(np.std([0.4, 1.2, 1.2], ddof=1))
     records["slow/m"] = seeds([0.5, 0.2, 0.2], host="b")  # the baseline on another machine: no ratio is formed
     assert aggregate(records, protocol)["goals"] == []
+
+
+def test_a_seed_whose_baseline_is_zero_has_no_ratio_but_keeps_its_difference():
+    out = compare({"0": 1.0, "1": 2.0}, {"0": 0.0, "1": 1.0})
+    assert out["ratios"] == [2.0] and out["ratio_median"] == 2.0 and out["difference"]["n"] == 2
