@@ -59,41 +59,12 @@ def write_results(
         if merge and path.exists():
             old = json.loads(path.read_text())  # the full payload: its command stands behind its figures
             commands = old.get("figure_commands") or {k: old["command"] for k in old["results"]}
-            merged = {**old["results"], **results}
-            for key in results:  # seeds another run recorded since this run's record_seed read the file
-                if key.endswith("_seeds"):
-                    merged.update(seed_summary(merged, key[: -len("_seeds")]))
-            payload["results"] = merged
+            payload["results"] = {**old["results"], **results}
             payload["figure_commands"] = {**commands, **{k: command for k in results}}
         partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
         partial.write_text(json.dumps(payload, indent=2) + "\n")
         os.replace(partial, path)
     return path
-
-
-def seed_summary(results: dict, name: str) -> dict:
-    """``{name}`` (mean), ``{name}_sd`` (sample sd, 0 for one seed) and ``{name}_seeds`` over the ``{name}_seed{k}``
-    figures in ``results``."""
-    import numpy as np
-
-    prefix = f"{name}_seed"
-    values = np.asarray([v for k, v in results.items() if k.startswith(prefix) and k[len(prefix):].isdigit()],
-                        dtype=float)
-    if values.size == 0:
-        return {}
-    return {name: float(np.mean(values)), f"{name}_sd": float(np.std(values, ddof=1)) if values.size > 1 else 0.0,
-            f"{name}_seeds": float(values.size)}
-
-
-def record_seed(results: dict, script_name: str, name: str, seed: int, value: float, quick: bool = False) -> None:
-    """Store figure ``name`` for ``seed`` in ``results`` and refresh its mean / sd over every seed recorded so far.
-
-    The seeds already in the results file count too, so a protocol run seed by seed
-    (or across sessions, with ``write_results(..., merge=True)``) accumulates:
-    ``{name}_seed{k}``, ``{name}`` (mean), ``{name}_sd`` (sample sd, 0 for one seed), ``{name}_seeds``.
-    """
-    results[f"{name}_seed{seed}"] = value
-    results.update(seed_summary({**read_results(script_name, quick), **results}, name))
 
 
 def timed(fn, *args) -> float:

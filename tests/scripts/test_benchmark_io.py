@@ -70,18 +70,6 @@ def test_a_merging_write_waits_for_another_runs_write_to_finish(results_dir):
     assert benchmark_io.read_results("bench_x") == {"a": 1.0, "b": 2.0, "c": 3.0}
 
 
-def test_seed_means_count_seeds_another_run_recorded_after_this_one_read_the_file(results_dir):
-    """Runs of two seeds of one figure, in parallel: the last write's mean covers both seeds."""
-    first, second = {}, {}
-    benchmark_io.record_seed(first, "bench_x", "ess", 0, 0.5)
-    benchmark_io.record_seed(second, "bench_x", "ess", 1, 0.7)  # before the first run writes
-    benchmark_io.write_results("bench_x", first, argv=["bench_x.py"], merge=True)
-    benchmark_io.write_results("bench_x", second, argv=["bench_x.py"], merge=True)
-    recorded = benchmark_io.read_results("bench_x")
-    assert recorded["ess_seeds"] == 2 and recorded["ess"] == pytest.approx(0.6)
-    assert recorded["ess_sd"] == pytest.approx(0.1414, abs=1e-4)
-
-
 def test_the_machine_record_names_the_cpu_and_jaxlib(results_dir):
     """A long training run's figure can move with the host's vector width (XLA's round-off), so the record names it."""
     benchmark_io.write_results("bench_x", {"a": 1}, argv=["scripts/bench_x.py"])
