@@ -345,22 +345,26 @@ def test_reweight_only_transition_is_the_default_bit_for_bit():
 
 
 @pytest.mark.parametrize(
-    "case", ["resample_every_level", "adaptive_resampling", "segments_of_3"]
+    "case", ["resample_every_level", "adaptive_resampling", "segments_of_3", "segments_with_a_control"]
 )
 def test_langevin_transition_Z_hat_unbiased(case):
     """Unadjusted Langevin annealing (``u = 0``) as the transition: ``E[Z-hat] = Z`` on the Gaussian path.
 
     The step is not invariant for any ``pi_t``; only the backward kernel in the weight makes
-    ``Z-hat`` unbiased (dropping it biases the mean ratio far beyond the budget). 5-sigma
+    ``Z-hat`` unbiased (dropping it biases the mean ratio far beyond the budget). The last case
+    adds an arbitrary fixed control, which changes the variance, never the mean. 5-sigma
     budget and power as in the module docstring; the Gaussian's log Z is exact.
     """
     path = gaussian_path()
+    segments = dict(ess_threshold=0.8, num_mcmc_steps=1, segment_length=3)
     options = {
         "resample_every_level": dict(ess_threshold=1.0, num_mcmc_steps=0),
         "adaptive_resampling": dict(ess_threshold=0.8, num_mcmc_steps=1),
-        "segments_of_3": dict(ess_threshold=0.8, num_mcmc_steps=1, segment_length=3),
+        "segments_of_3": segments,
+        "segments_with_a_control": segments,
     }[case]
-    transition = langevin_transition(path, 0.1)
+    control = (lambda x, t: -0.5 * x + t * jnp.array([1.0, -0.5])) if case.endswith("control") else None
+    transition = langevin_transition(path, 0.1, control=control)
     log_Z_hats = _log_Z_hats(path, _mala_family(path), 8, seed=2, transition=transition, **options)
     _assert_unbiased(log_Z_hats, path.target.log_Z)
 
