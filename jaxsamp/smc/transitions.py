@@ -8,7 +8,8 @@ backward kernel ``B`` (Del Moral, Doucet & Jasra 2006, JRSS B 68, Sec. 3)::
     log w = log pi_{t'}(x') + log B(x | x') - log pi_t(x) - log F(x' | x).
 
 ``B`` is any *normalised* kernel, so ``E[w] = Z_{t'} / Z_t`` exactly for
-``x ~ pi_t / Z_t`` and ``x' ~ F(. | x)``, for every forward kernel: a learned (or badly tuned) ``F`` costs variance, never bias.
+``x ~ pi_t / Z_t`` and ``x' ~ F(. | x)``, for every forward kernel: a learned (or
+badly tuned) ``F`` costs variance, never bias.
 :func:`~jaxsamp.smc.annealing.smc` takes such a callable as ``transition=``::
 
     transition(key, positions, t, t_next) -> (positions, log_increment, evals)
@@ -27,7 +28,7 @@ annealing (ULA-SMC).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
