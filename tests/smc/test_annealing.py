@@ -371,15 +371,22 @@ def test_langevin_transition_Z_hat_unbiased(case):
     _assert_unbiased(log_Z_hats, path.target.log_Z)
 
 
-@pytest.mark.parametrize("case", ["langevin_segments", "default_adaptive"])
+@pytest.mark.parametrize("case", ["langevin_segments", "default_adaptive", "adaptive_segments"])
 def test_log_Z_increments_sum_to_log_Z(case):
     """``log Z0 + sum(log_Z_increment over active levels) == log Z-hat``; segments resample and move only at boundaries."""
     path = gaussian_path()
-    if case == "default_adaptive":
+    if case.endswith("adaptive") or case == "adaptive_segments":
+        # with segments the ESS falls below the threshold at every level (0.9 after one): only boundaries resample
+        segment_length, ess_threshold = (2, 0.95) if case == "adaptive_segments" else (1, 0.8)
         res = anneal(
-            jax.random.key(5), path, _mala_family(path), 256, target_cess=0.9, max_levels=40, ess_threshold=0.8,
-            num_mcmc_steps=2,
+            jax.random.key(5), path, _mala_family(path), 256, target_cess=0.9, max_levels=40,
+            ess_threshold=ess_threshold, num_mcmc_steps=2, segment_length=segment_length,
         )
+        if segment_length == 2:  # boundaries: even levels and the last
+            levels = np.arange(1, res.num_levels + 1)
+            boundary = (levels % 2 == 0) | (levels == res.num_levels)
+            assert not np.any(np.asarray(res.trace.resampled)[: res.num_levels][~boundary])
+            assert np.all(np.isnan(np.asarray(res.trace.acceptance_rate)[: res.num_levels][~boundary]))
     else:
         res = anneal(
             jax.random.key(5), path, _mala_family(path), 256, schedule=linear_schedule(7), ess_threshold=0.9,
