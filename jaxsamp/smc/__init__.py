@@ -1,4 +1,4 @@
-"""Annealing: AIS and SMC along an annealing path, with adaptive tempering and blackjax resamplers."""
+"""Annealing: AIS and SMC along an annealing path, with adaptive tempering, blackjax resamplers and transitions."""
 
 from jaxsamp.core.lazy import submodule_getattr
 from jaxsamp.smc.annealing import (
@@ -13,10 +13,12 @@ from jaxsamp.smc.annealing import (
     weighted_samples,
 )
 from jaxsamp.smc.tempering import conditional_ess, next_temperature
+from jaxsamp.smc.transitions import langevin_log_increment, langevin_transition
 
 __all__ = [
     "AnnealResult", "SMCInfo", "SMCState", "anneal", "conditional_ess", "inner_target_evals",
-    "linear_schedule", "next_temperature", "path_member", "smc", "weighted_samples",
+    "langevin_log_increment", "langevin_transition", "linear_schedule", "next_temperature", "path_member", "smc",
+    "weighted_samples",
 ]
 
 __getattr__ = submodule_getattr(__name__)  # submodules on first use

@@ -18,6 +18,19 @@ unbiased estimate of ``Z_1`` (not of ``log Z_1``) for a fixed schedule (Del Mora
 schedule or chosen by bisection on the conditional ESS
 (:mod:`jaxsamp.smc.tempering`).
 
+**Transitions and segments.** ``smc(..., transition=...)`` moves the particles
+from ``t`` to ``t'`` with a forward kernel before the reweighting, and reweights
+by the transition's exact incremental weight ``pi_{t'}(x') B(x | x') / (pi_t(x)
+F(x' | x))`` instead of ``pi_{t'}(x) / pi_t(x)`` (Del Moral, Doucet & Jasra 2006,
+Sec. 3; :mod:`jaxsamp.smc.transitions`): a learned transport (SCLD, CMCD) then runs
+as SMC, resampled and moved like tempered SMC. With ``segment_length = K`` the
+resampling and the inner-kernel moves happen only at levels that are multiples of
+``K`` and at the last level (the sub-trajectory boundaries of SCLD, Chen et al.,
+ICLR 2025); in between the weights accumulate. ``SMCInfo.log_Z_increment`` is
+``log sum_i W_i w_i`` of each level (``W`` the normalised weights before it, ``w``
+its incremental weights); over the active levels these sum to the run's ``log Z``
+estimate minus ``log Z_0``.
+
 Because :func:`smc` is a :class:`~jaxsamp.core.Kernel` whose step advances one
 level, it runs through :func:`jaxsamp.core.run` (jitted scan, checkpoints,
 resume) and :func:`jaxsamp.core.ensemble` turns it into many independent SMC
@@ -40,8 +53,9 @@ particle, of ``log pi_t`` (with or without its gradient) or of the lattice
 over particles of: the reweighting (1 per particle when ``d/dt log pi_t`` does
 not depend on ``t`` -- geometric and lattice paths, where ``log pi_{t'} - log
 pi_t = (t' - t) d/dt log pi_t`` -- else 2, plus the bisection's calls when the
-schedule is adaptive), the inner kernel's initialisation at the new level
-(``evals_per_init``) and its steps (``evals_of_info``).
+schedule is adaptive) or the transition's own count, the inner kernel's
+initialisation at the new level (``evals_per_init``) and its steps
+(``evals_of_info``).
 """
 
 from __future__ import annotations
@@ -114,6 +128,10 @@ class SMCInfo(NamedTuple):
         Target evaluations of this level, summed over particles (module docstring).
     active : bool
         False for a step taken after the path was finished (a no-op).
+    log_Z_increment : scalar
+        ``log sum_i W_i w_i``: ``W`` the normalised weights before the level, ``w``
+        its incremental weights (0 when inactive). Summed over the active levels
+        it is the run's ``log Z`` estimate minus ``path.log_Z0``.
     """
 
     t: jax.Array
@@ -122,6 +140,7 @@ class SMCInfo(NamedTuple):
     acceptance_rate: jax.Array
     num_target_evals: jax.Array
     active: jax.Array
+    log_Z_increment: jax.Array
 
 
 def inner_target_evals(info) -> jax.Array:
@@ -151,7 +170,7 @@ def affine_in_t(path: AnnealingPath, example) -> bool:
     """
     spec = jax.tree.map(lambda a: jax.ShapeDtypeStruct(jnp.shape(a), jnp.result_type(a)), example)
     closed = jax.make_jaxpr(path.dlog_prob_dt)(spec, jax.ShapeDtypeStruct((), jnp.float32))
-    t_var = closed.jaxpr.invars[1]
+    t_var = closed.jaxpr.invars[-1]  # after the state's leaves (a PyTree state has several)
     uses = [v for eqn in closed.jaxpr.eqns for v in eqn.invars] + list(closed.jaxpr.outvars)
     return not any(v is t_var for v in uses)
 
@@ -188,6 +207,8 @@ def smc(
     evals_per_init: int | None = None,
     evals_of_info: Callable[[Any], jax.Array] = inner_target_evals,
     num_bisection_steps: int = 24,
+    transition: Callable | None = None,
+    segment_length: int = 1,
 ) -> Kernel:
     """SMC sampler (or AIS with ``ess_threshold=0``) along ``path``, one temperature level per step.
 
@@ -219,6 +240,18 @@ def smc(
         Target evaluations of one inner step from its info (:func:`inner_target_evals`).
     num_bisection_steps : int
         Bisection steps of the adaptive schedule.
+    transition : callable, optional
+        ``transition(key, positions, t, t_next) -> (positions, log_increment, evals)``:
+        moves the particles from level ``t`` to ``t_next`` and returns each one's
+        exact incremental log weight ``log pi_{t'}(x') + log B(x | x') - log pi_t(x)
+        - log F(x' | x)`` (``B`` a normalised backward kernel) and the target
+        evaluations spent, summed over particles (:mod:`jaxsamp.smc.transitions`,
+        e.g. :func:`~jaxsamp.smc.transitions.langevin_transition`). ``None``: no
+        move before the reweighting (tempered SMC). Needs a fixed ``schedule``.
+    segment_length : int
+        Resample (when the ESS is below ``ess_threshold``) and run the inner
+        kernel only at levels that are multiples of it and at the last level; the
+        weights accumulate in between (SCLD's sub-trajectories). 1: every level.
 
     Returns
     -------
@@ -230,6 +263,13 @@ def smc(
     """
     if (schedule is None) == (target_cess is None):
         raise InputError("give exactly one of schedule (fixed) and target_cess (adaptive)")
+    if transition is not None and target_cess is not None:
+        raise InputError(
+            "a transition needs a fixed schedule, got target_cess: its weights depend on the move, "
+            "which the bisection of adaptive tempering cannot run ahead of",
+            hint="pass schedule=linear_schedule(num_levels) instead of target_cess",
+        )
+    check_int("segment_length", segment_length, ge=1)
     if target_cess is not None and not 0.0 < target_cess < 1.0:
         raise InputError(f"target_cess must lie in (0, 1), got {target_cess}")
     if schedule is not None:
@@ -296,38 +336,63 @@ def smc(
         n = num_chains(x)
         return jax.vmap(move_one)(jax.random.split(key, n), x)
 
+    def mcmc(key, x, t_next):
+        x, acc, move_cost = move(key, x, t_next)
+        return x, jnp.mean(acc), jnp.sum(move_cost, dtype=jnp.int32)
+
+    def no_mcmc(key, x, t_next):
+        return x, jnp.float32(jnp.nan), jnp.int32(0)
+
     def advance(key, state):
         key_resample, key_move = jax.random.split(key)
         n = num_chains(state.position)
-        t_next, increment, reweight_cost = reweight(state)  # t_next is exactly 1.0 at the last level
+        if transition is None:
+            x = state.position
+            t_next, increment, reweight_cost = reweight(state)  # t_next is exactly 1.0 at the last level
+            reweight_evals = n * reweight_cost
+        else:  # a third key beside split(key)'s two: the resampling and move keys stay the default's
+            t_next = schedule_arr[state.level + 1]
+            x, increment, reweight_evals = transition(jax.random.fold_in(key, 2), state.position, state.t, t_next)
+            chex.assert_shape(increment, (n,))
         log_w = state.log_w + increment
         ess = jnp.exp(2.0 * _lse(log_w) - _lse(2.0 * log_w)) / n
+        log_Z_increment = _lse(log_w) - _lse(state.log_w)
         do_resample = ess < ess_threshold
+        if segment_length > 1:
+            at_boundary = ((state.level + 1) % segment_length == 0) | (t_next >= 1.0)
+            do_resample = do_resample & at_boundary
 
         def resample(_):
             idx = resampling_fn(key_resample, jax.nn.softmax(log_w), n)
             cashed = _lse(log_w) - jnp.log(n)
-            x = jax.tree.map(lambda a: a[idx], state.position)
-            return x, jnp.zeros_like(log_w), state.log_Z_resampled + cashed
+            resampled = jax.tree.map(lambda a: a[idx], x)
+            return resampled, jnp.zeros_like(log_w), state.log_Z_resampled + cashed
 
         def keep(_):
-            return state.position, log_w, state.log_Z_resampled
+            return x, log_w, state.log_Z_resampled
 
         x, log_w, log_Z_res = jax.lax.cond(do_resample, resample, keep, None)
-        if num_mcmc_steps > 0:
-            x, acc, move_cost = move(key_move, x, t_next)
-            acceptance, move_evals = jnp.mean(acc), jnp.sum(move_cost, dtype=jnp.int32)
+        if num_mcmc_steps == 0:
+            x, acceptance, move_evals = no_mcmc(key_move, x, t_next)
+        elif segment_length == 1:
+            x, acceptance, move_evals = mcmc(key_move, x, t_next)
         else:
-            acceptance, move_evals = jnp.float32(jnp.nan), jnp.int32(0)
+            x, acceptance, move_evals = jax.lax.cond(at_boundary, mcmc, no_mcmc, key_move, x, t_next)
         new = SMCState(x, log_w, log_Z_res, t_next, state.level + 1)
-        evals = n * reweight_cost + move_evals
-        return new, SMCInfo(t_next, ess, do_resample, acceptance, evals.astype(jnp.int32), jnp.bool_(True))
+        evals = reweight_evals + move_evals
+        info = SMCInfo(
+            t_next, ess, do_resample, acceptance, evals.astype(jnp.int32), jnp.bool_(True), log_Z_increment
+        )
+        return new, info
 
     def step(rng_key, state):
         chex.assert_shape(state.log_w, (num_chains(state.position),))
 
         def finished(_):
-            info = SMCInfo(state.t, jnp.float32(0.0), jnp.bool_(False), jnp.float32(jnp.nan), jnp.int32(0), jnp.bool_(False))
+            info = SMCInfo(
+                state.t, jnp.float32(0.0), jnp.bool_(False), jnp.float32(jnp.nan), jnp.int32(0), jnp.bool_(False),
+                jnp.float32(0.0),
+            )
             return state, info
 
         return jax.lax.cond(state.t >= 1.0, finished, lambda _: advance(rng_key, state), None)
@@ -381,6 +446,8 @@ def anneal(
     chunk: int | None = None,
     identity: str | None = None,
     mesh=None,
+    transition: Callable | None = None,
+    segment_length: int = 1,
     **smc_options,
 ) -> AnnealResult:
     """Run AIS/SMC from ``pi_0`` to ``pi_1`` with the driver; return weighted samples and the cost.
@@ -402,6 +469,9 @@ def anneal(
         Shard the particles over this 1-D mesh (``True``: all devices,
         :func:`jaxsamp.core.chain_mesh`); ``num_particles`` must be divisible
         by its size. See "Sharded particles" in the module docstring.
+    transition, segment_length
+        As in :func:`smc`: a move with its exact incremental weights before each
+        reweighting, and resampling and inner moves only at segment boundaries.
     **smc_options
         ``num_mcmc_steps``, ``ess_threshold``, ``resampling_fn``, ... of :func:`smc`.
 
@@ -413,7 +483,10 @@ def anneal(
         If an adaptive schedule did not reach ``t = 1`` within ``max_levels``.
     """
     check_int("num_particles", num_particles, ge=2)
-    kernel = smc(path, make_kernel, schedule=schedule, target_cess=target_cess, **smc_options)
+    kernel = smc(
+        path, make_kernel, schedule=schedule, target_cess=target_cess, transition=transition,
+        segment_length=segment_length, **smc_options,
+    )
     if mesh is not None and mesh is not False:
         kernel = shard(kernel, None if mesh is True else mesh)
     key_init, key_run = jax.random.split(key)
