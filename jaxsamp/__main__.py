@@ -3,4 +3,5 @@ path (``jaxsamp bench run --device-budget`` starts its cells this way)."""
 
 from jaxsamp.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # imported (the API docs walk every module), it runs nothing
+    raise SystemExit(main())
