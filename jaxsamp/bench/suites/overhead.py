@@ -153,11 +153,11 @@ MALA step above, and of the LEAPS trainer at the paper's 15 x 15 configuration (
 config).
 
 Seeds: seed 0 draws the script's keys (``key(0)`` the starting points, ``key(1)`` the chains), seed s the keys
-``100 s`` on (``jaxsamp.bench.cells.stream_key``); the LEAPS trainer is initialised at ``key(s)``. Converted once from ``scripts/bench_overhead.py``'s
-``bench_overhead.json`` (its run of 2026-12-04 at ``e6a07f9``, alone on the machine) as seed 0; the settings it
-echoed (chains, dim, steps per trial, trials) are the cells' definitions here. The LEAPS trainer is now built
-through the method registry from the config's sampler settings (the script went through the leaps experiment's
-``check``), the same settings.
+``100 s`` on (``jaxsamp.bench.cells.stream_key``); the LEAPS trainer is initialised at ``key(s)``. Converted once
+from ``scripts/bench_overhead.py``'s ``bench_overhead.json`` (its run of 2026-12-04 at ``e6a07f9``, alone on the
+machine) as seed 0; the settings it echoed (chains, dim, steps per trial, trials) are the cells' definitions here.
+The LEAPS trainer is now built through the method registry from the config's sampler settings (the script went
+through the leaps experiment's ``check``), the same settings.
 """,
 )
 
