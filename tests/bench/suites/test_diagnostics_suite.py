@@ -85,3 +85,9 @@ def test_the_old_single_run_converts_once_as_seed_zero(tmp_path):
     with pytest.raises(InputError, match="mystery"):
         legacy.convert(diagnostics.PROTOCOL, tmp_path / "bench_diagnostics.json", diagnostics.legacy_key,
                        tmp_path / "other.json", legacy_single=diagnostics.legacy_single)
+
+
+def test_the_recorded_results_file_is_the_converted_one_on_one_seed():
+    data = store.read(store.results_path("diagnostics"))
+    assert {c: sorted(s) for c, s in data["records"].items()} == {c.name: ["0"] for c in diagnostics.PROTOCOL.cells}
+    assert all("legacy" in r["machine"] for seeds in data["records"].values() for r in seeds.values())

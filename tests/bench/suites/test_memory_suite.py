@@ -58,3 +58,9 @@ def test_the_old_single_run_converts_once_as_seed_zero(tmp_path):
     with pytest.raises(InputError, match="mystery_peak_gib"):
         legacy.convert(memory.PROTOCOL, tmp_path / "memory_estimates.json", memory.legacy_key,
                        tmp_path / "other.json", legacy_single=memory.legacy_single)
+
+
+def test_the_recorded_results_file_is_the_converted_one_on_one_seed():
+    data = store.read(store.results_path("memory"))
+    assert {c: sorted(s) for c, s in data["records"].items()} == {c.name: ["0"] for c in memory.PROTOCOL.cells}
+    assert all(r["figures"]["peak_gib"] < 0.5 for seeds in data["records"].values() for r in seeds.values())

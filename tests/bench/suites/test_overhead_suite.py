@@ -35,7 +35,8 @@ def test_quick_run_records_the_ratios_step_times_and_fingerprints(tmp_path, caps
 def test_the_goals_are_issue_2_s_on_both_ratios_with_the_a_a_control_beside():
     protocol = overhead.PROTOCOL
     assert {(g.cell, g.figure, g.threshold, g.better) for g in protocol.goals} == {
-        ("mala/quartic_32d", "wrapped_over_direct", 1.02, "below"), ("mala/quartic_32d", "driver_over_scan", 1.02, "below")}
+        ("mala/quartic_32d", "wrapped_over_direct", 1.02, "below"),
+        ("mala/quartic_32d", "driver_over_scan", 1.02, "below")}
     assert all("issue 2" in g.source for g in protocol.goals)
     assert "control_direct_over_direct" in protocol.figures and len(protocol.seeds) >= 3
     cell = protocol.cell("mala/quartic_32d")
@@ -65,3 +66,11 @@ def test_the_old_single_run_converts_once_as_seed_zero(tmp_path):
     with pytest.raises(InputError, match="mystery"):
         legacy.convert(overhead.PROTOCOL, tmp_path / "bench_overhead.json", overhead.legacy_key,
                        tmp_path / "other.json", legacy_single=overhead.legacy_single)
+
+
+def test_the_recorded_results_file_is_the_converted_one_on_one_seed():
+    data = store.read(store.results_path("overhead"))
+    assert {c: sorted(s) for c, s in data["records"].items()} == {c.name: ["0"] for c in overhead.PROTOCOL.cells}
+    record = data["records"]["mala/quartic_32d"]["0"]
+    assert record["legacy_file"] == "bench_overhead.json" and "legacy" in record["machine"]
+    assert round(record["figures"]["driver_over_scan"], 3) == 1.054  # the figure docs/status.md quotes

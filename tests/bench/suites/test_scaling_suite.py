@@ -61,3 +61,9 @@ def test_the_old_single_run_converts_once_as_seed_zero_and_its_speedups_become_c
     with pytest.raises(InputError, match="pis_mystery_dev2"):
         legacy.convert(scaling.PROTOCOL, tmp_path / "bench_scaling.json", scaling.legacy_key,
                        tmp_path / "other.json", legacy_single=scaling.legacy_single)
+
+
+def test_the_recorded_results_file_is_the_converted_one_on_one_seed():
+    data = store.read(store.results_path("scaling"))
+    assert {c: sorted(s) for c, s in data["records"].items()} == {c.name: ["0"] for c in scaling.PROTOCOL.cells}
+    assert len(data["comparisons"]) == len(scaling.PROTOCOL.comparisons)  # every speed-up, on the one machine
