@@ -1,7 +1,6 @@
-"""Shared output format of the benchmark scripts not yet made suites of :mod:`jaxsamp.bench`.
-
-Every ``scripts/bench_<name>.py`` writes ``benchmarks/results/bench_<name>.json``:
-``{"command": ..., "date": ..., "machine": {...}, "results": {figure: value}}``.
+"""The flat results file of the scripts that are not suites of :mod:`jaxsamp.bench` (``execute_notebooks.py``,
+``compare_curve_integrators.py``):
+``benchmarks/results/<script>.json`` = ``{"command": ..., "date": ..., "machine": {...}, "results": {figure: value}}``.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ import json
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
 
 from jaxsamp.bench.machine import machine
@@ -20,30 +18,28 @@ from jaxsamp.bench.store import locked
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 
 
-def results_path(script_name: str, quick: bool = False) -> Path:
-    """``benchmarks/results/<script>.json`` (``<script>_quick.json`` for ``--quick`` runs)."""
-    return RESULTS_DIR / f"{script_name}{'_quick' if quick else ''}.json"
+def results_path(script_name: str) -> Path:
+    """``benchmarks/results/<script>.json``."""
+    return RESULTS_DIR / f"{script_name}.json"
 
 
-def read_results(script_name: str, quick: bool = False) -> dict:
+def read_results(script_name: str) -> dict:
     """The ``results`` already recorded for ``script_name`` (empty when there is no file yet)."""
-    path = results_path(script_name, quick)
+    path = results_path(script_name)
     return json.loads(path.read_text())["results"] if path.exists() else {}
 
 
 def write_results(
-    script_name: str, results: dict, argv: list[str] | None = None, quick: bool = False, merge: bool = False
+    script_name: str, results: dict, argv: list[str] | None = None, merge: bool = False
 ) -> Path:
-    """Write the results JSON for ``script_name`` (e.g. ``"bench_overhead"``); return its path.
+    """Write the results JSON for ``script_name`` (e.g. ``"execute_notebooks"``); return its path.
 
-    A ``--quick`` run writes ``<script>_quick.json`` so it never overwrites the
-    full-size figures recorded in BENCHMARKS.md. With ``merge=True`` (a run of part
-    of a script's figures) the figures already in the file are kept unless
+    With ``merge=True`` (a run of part of a script's figures) the figures already in the file are kept unless
     re-measured, and ``figure_commands`` records the command behind every figure.
     """
     argv = sys.argv if argv is None else argv
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = results_path(script_name, quick)
+    path = results_path(script_name)
     command = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(argv[0])] + list(argv[1:]))
     results = {k: (float(v) if isinstance(v, (int, float)) else v) for k, v in results.items()}
     payload = {
@@ -66,19 +62,3 @@ def write_results(
         os.replace(partial, path)
     return path
 
-
-def timed(fn, *args) -> float:
-    """Seconds of one call of ``fn(*args)``, waiting for its (JAX) result."""
-    import jax
-
-    start = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    return time.perf_counter() - start
-
-
-def best_seconds(fn, *args, calls: int = 3) -> float:
-    """The fastest of ``calls`` timed calls of ``fn(*args)`` after a compiling one."""
-    import jax
-
-    jax.block_until_ready(fn(*args))
-    return min(timed(fn, *args) for _ in range(calls))

@@ -60,6 +60,25 @@ def floats(figures: dict) -> dict:
     return out
 
 
+def stream_key(seed: int, stream: int):
+    """The key of random stream ``stream`` (< 100) of a timing cell at ``seed``: ``key(stream + 100 seed)``, so
+    that seed 0 draws the keys its old script drew (``key(stream)``) and each seed its own."""
+    return jax.random.key(stream + 100 * seed)
+
+
+def seconds_of(fn, *args) -> float:
+    """Seconds of one call of ``fn(*args)``, waiting for its (JAX) result."""
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    return time.perf_counter() - start
+
+
+def best_seconds(fn, *args, calls: int = 3) -> float:
+    """The fastest of ``calls`` timed calls of ``fn(*args)`` after a compiling one."""
+    jax.block_until_ready(fn(*args))
+    return min(seconds_of(fn, *args) for _ in range(calls))
+
+
 @runner("fit")
 def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_scale: int = 1,
              checkpoint=None) -> tuple[dict, dict]:
@@ -80,7 +99,8 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     (a method that evaluates itself every few steps leaves NaN between). ``artifacts["fitted"]`` is the
     :class:`~jaxsamp.learned.fit.Fitted`, for a suite's plots. ``params["chunk"]``: updates between the checks of a seconds budget
     (``fit``'s ``chunk``; default about a fiftieth of the updates, too coarse where the clock, not the update
-    count, ends training).
+    count, ends training). ``params["devices"]``: train data-parallel with the batch split over a mesh of that
+    many devices (:func:`jaxsamp.batch_mesh`; the process must have them).
 
     A learning curve evaluated while training (``fit``'s ``evaluate_every``, off the training clock):
     ``params["curve"] = {"every": updates, "num_samples": n, "options": {...}, "figures": [names]}`` evaluates
@@ -100,7 +120,8 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     params = dict(cell.params)
     method = params.pop("method")
     unknown = set(params) - {"settings", "batch_size", "evaluate", "plot_samples", "history_figures", "history_totals",
-                             "throughput", "history_curve", "chunk", "curve", "checkpoint_every", "paper_updates"}
+                             "throughput", "history_curve", "chunk", "curve", "checkpoint_every", "paper_updates",
+                             "devices"}
     if unknown:
         raise ConfigError(f"cell {cell.name!r}: unknown fit parameters {sorted(unknown)}")
     settings = LEARNED.entry(method).meta["settings"](**params.get("settings", {}))
@@ -114,6 +135,7 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
                          checkpoint=checkpoint if params.get("checkpoint_every") else None,
                          checkpoint_every=params.get("checkpoint_every") if checkpoint is not None else None,
                          chunk=params.get("chunk"), evaluate_every=curve.get("every"),
+                         mesh=jaxsamp.batch_mesh(params["devices"]) if params.get("devices") else None,
                          evaluate_samples=curve.get("num_samples", 1000), evaluate_options=curve.get("options"))
     figures = {}
     if params.get("evaluate", {}) is not None:

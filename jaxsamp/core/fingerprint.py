@@ -24,7 +24,7 @@ array changed (:func:`computation_record`).
 Cost: :func:`of_computation` traces the function once (``jax.make_jaxpr``; no
 compilation) and hashes its constants; on this project's 2-core CPU that is
 about 0.05 s for a NUTS step and 0.1-0.5 s for a learned sampler's training
-step (``scripts/bench_overhead.py`` measures it), paid once per checkpointed
+step (``jaxsamp bench run overhead`` measures it), paid once per checkpointed
 call. :func:`of_values` hashes at about 1 GB/s.
 """
 

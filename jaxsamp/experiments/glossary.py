@@ -188,6 +188,27 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
                              "a few per cent"),
         "mode_weight_tv": Entry("Total variation between the chains' mode weights and the mixture's weights.",
                                 "0; a value near a mode's weight means that mode was missed"),
+        # the suite ``overhead`` (jaxsamp/bench/suites/overhead.py): 1024 MALA chains, medians of alternated calls
+        "wrapped_over_direct": Entry("Per-step time of blackjax MALA through ``jaxsamp.ensemble`` + ``jaxsamp.run`` (one "
+                                     "chunk) over the same MALA vmapped and scanned by hand.",
+                                     "at most 1.02 (issue 2's goal); read against control_direct_over_direct"),
+        "driver_over_scan": Entry("Per-step time of the ensemble under ``jaxsamp.run`` with its progress bar and 10 "
+                                  "chunks over a hand-written jitted ``lax.scan``.",
+                                  "at most 1.02 (issue 2's goal); read against control_direct_over_direct"),
+        "control_direct_over_direct": Entry("The hand-written scan against itself, alternated like the others (an A/A "
+                                            "comparison): the noise floor of the overhead ratios.", "1"),
+        "<variant>_step_ms": Entry("Median milliseconds per step (all chains) of the ``direct``, ``wrapped`` or "
+                                   "``driver`` variant.", COST),
+        "fingerprint_seconds": Entry("Seconds a checkpointed ``jaxsamp.run`` pays once per call to fingerprint the run "
+                                     "(one trace of the step, the initial state hashed; median of 5).", COST),
+        # the suite ``diagnostics`` (jaxsamp/bench/suites/diagnostics.py): the Stein discrepancy tests
+        "rejection_rate": Entry("Share of repetitions in which a Stein discrepancy test (PSD or IMQ KSD, bootstrap) "
+                                "rejects the target at level 0.05: its size under the null, its power otherwise.",
+                                "0.05 under the null; close to 1 against an alternative"),
+        "<test>_test_seconds": Entry("Seconds of one ``ksd`` or ``psd`` (r = 2) bootstrap test, compiled beforehand, "
+                                     "best of 3.", COST),
+        "psd_over_ksd_speedup": Entry("ksd_test_seconds / psd_test_seconds on the same points.",
+                                      "at least 50 at n = 10^4 (issue 5's goal)"),
     },
     "smc": {
         "num_levels": Entry("Temperatures taken (adaptive tempering picks them).", COST),
@@ -214,6 +235,17 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
     },
     "diffusion": {
         **_PATH_FIGURES,
+        # the suite ``memory`` (jaxsamp/bench/suites/memory.py): every learned family's train step, listed once here
+        "peak_gib": Entry("Peak memory of one training step at the paper's batch (GiB), XLA's memory analysis of the "
+                          "compiled step (arguments + outputs - donated + temporaries) at two small batches, "
+                          "extrapolated linearly.", "a sizing estimate: below the device's memory"),
+        "state_gib": Entry("The train state's share of it (parameters, optimiser state, replay buffers; GiB).", COST),
+        "temp_gib": Entry("The step's temporaries' share of it (GiB).", COST),
+        "<part>_per_sample_mib": Entry("The line's slope: MiB per sample of the batch of ``peak``, ``state`` or "
+                                       "``temp`` (on n devices it divides by n).", COST),
+        "<part>_fixed_gib": Entry("The line's intercept: GiB of ``peak``, ``state`` or ``temp`` that do not grow with "
+                                  "the batch.", COST),
+        "measured_peak_gib_batch<batch>": Entry("The step's peak (GiB) as compiled at that batch.", COST),
     },
     "adjoint": {
         **_PATH_FIGURES,
@@ -228,6 +260,9 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "w2_floor": Entry("Particle systems: the geometric W2 of as many test-split configurations against "
                           "validation-split ones, the figure a perfect sampler would score at this size.",
                           "context: w2 at this value is as good as the reference set can tell"),
+        "w2_seconds": Entry("Seconds of one geometric W2 (``jaxsamp.diagnostics.geometric_w2``, its first call, "
+                            "compilation included; ``jaxsamp bench run diagnostics``).",
+                            "at most 120 s for 2000 against 2000 LJ-13 configurations (issue 5's goal)"),
         "energy_w2_floor": Entry("Particle systems: the energy W2 of the test split against the validation split at "
                                  "this size (the noise floor of energy_w2).",
                                  "context: energy_w2 at this value is as good as the reference set can tell"),

@@ -22,6 +22,10 @@ SUITES = {
     "mcmc": "jaxsamp.bench.suites.mcmc",
     "classical": "jaxsamp.bench.suites.classical",
     "device": "jaxsamp.bench.suites.device",
+    "overhead": "jaxsamp.bench.suites.overhead",
+    "diagnostics": "jaxsamp.bench.suites.diagnostics",
+    "scaling": "jaxsamp.bench.suites.scaling",
+    "memory": "jaxsamp.bench.suites.memory",
 }
 
 

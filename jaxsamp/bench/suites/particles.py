@@ -44,7 +44,8 @@ def config_run(config: str, quick: bool = False) -> tuple[str, dict, dict, int, 
 
 def build(config: str, quick: bool = False):
     """The learned sampler of ``configs/<config>`` (registered method, its settings object), and its paths per
-    epoch, for the scripts that time or size a config: ``(method, target, settings, batch_size, epochs)``."""
+    epoch, for a suite that times a config (the overhead suite's fingerprint): ``(method, target, settings,
+    batch_size, epochs)``."""
     import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
     from jaxsamp.bench.cells import build_target
     from jaxsamp.core.registry import LEARNED
