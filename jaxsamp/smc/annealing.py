@@ -170,7 +170,7 @@ def affine_in_t(path: AnnealingPath, example) -> bool:
     """
     spec = jax.tree.map(lambda a: jax.ShapeDtypeStruct(jnp.shape(a), jnp.result_type(a)), example)
     closed = jax.make_jaxpr(path.dlog_prob_dt)(spec, jax.ShapeDtypeStruct((), jnp.float32))
-    t_var = closed.jaxpr.invars[1]
+    t_var = closed.jaxpr.invars[-1]  # after the state's leaves (a PyTree state has several)
     uses = [v for eqn in closed.jaxpr.eqns for v in eqn.invars] + list(closed.jaxpr.outvars)
     return not any(v is t_var for v in uses)
 

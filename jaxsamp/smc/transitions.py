@@ -8,7 +8,8 @@ backward kernel ``B`` (Del Moral, Doucet & Jasra 2006, JRSS B 68, Sec. 3)::
     log w = log pi_{t'}(x') + log B(x | x') - log pi_t(x) - log F(x' | x).
 
 ``B`` is any *normalised* kernel, so ``E[w] = Z_{t'} / Z_t`` exactly for
-``x ~ pi_t / Z_t`` and ``x' ~ F(. | x)``, for every forward kernel: a learned (or badly tuned) ``F`` costs variance, never bias.
+``x ~ pi_t / Z_t`` and ``x' ~ F(. | x)``, for every forward kernel: a learned (or
+badly tuned) ``F`` costs variance, never bias.
 :func:`~jaxsamp.smc.annealing.smc` takes such a callable as ``transition=``::
 
     transition(key, positions, t, t_next) -> (positions, log_increment, evals)
@@ -27,7 +28,7 @@ annealing (ULA-SMC).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -100,10 +101,10 @@ def langevin_log_increment(path: AnnealingPath, x, x_next, t, t_next, step_size,
 
     with ``h = step_size`` (``sigma^2 dt``). Both kernels use the score at level
     ``t``, only the control in ``B`` is read at ``t'`` (as SCLD's reference code
-    does). For a *given* pair of states, e.g. stored, stop-gradiented
-    sub-trajectories re-weighted under the current control parameters (SCLD's
-    buffer loss); :func:`langevin_transition` draws ``x'`` and uses the same
-    formula.
+    does). It weighs a *given* pair of states, e.g. the steps of stored,
+    stop-gradiented sub-trajectories re-weighted under the current control
+    parameters (SCLD's buffer loss); :func:`langevin_transition` draws ``x'`` and
+    uses the same formula.
 
     Parameters
     ----------
@@ -140,8 +141,8 @@ def langevin_transition(path: AnnealingPath, step_size, *, control=None) -> Tran
     ICLR 2025) and gets the exact incremental log weight of
     :func:`langevin_log_increment`. ``E[w] = Z_{t'} / Z_t`` for every control, so
     ``smc(..., transition=langevin_transition(path, h))`` is unbiased for ``Z``;
-    the control only changes the variance (zero for a control that transports
-    ``pi_t`` to ``pi_{t'}`` exactly).
+    the control only changes the variance (which, for a control that transports
+    the path exactly, vanishes as the steps shrink: CMCD's optimum).
 
     Parameters
     ----------
