@@ -68,6 +68,7 @@ import numpy as np
 import optax
 from flax import nnx
 
+from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
 from jaxsamp.core.target import AnnealingPath
@@ -492,7 +493,7 @@ class Scld:
                      evals + jnp.sum(spent, dtype=jnp.int32), move_evals + spent_moving)
             return carry, (jnp.concatenate([xs, x_end[None]]), log_w, ess)
 
-        x0 = path.base.sample(key_prior, n)
+        x0 = batch_constraint(path.base.sample(key_prior, n))  # the particles are the batch a data-parallel step splits
         start = (x0, jnp.full((n,), -jnp.log(n)), jnp.float32(path.log_Z0), jnp.float32(path.log_Z0), jnp.int32(0),
                  jnp.int32(0), jnp.int32(0))
         (_, _, log_Z, elbo, resamplings, evals, move_evals), (states, log_w, ess) = jax.lax.scan(
