@@ -15,7 +15,7 @@ Both share one numerics class (:class:`Scld`), in this one file: CMCD is SCLD's 
 settings (:class:`CmcdSettings`) are SCLD's less the SMC fields, and :func:`build_cmcd` runs the same code
 with one segment, no resampling and no moves (a test checks the two give the same numbers).
 
-The weights are the exact ones of :mod:`jaxsamp.smc.transitions` (SCLD's digest, eq. of §1.3), with
+The weights are the exact ones of :mod:`jaxsamp.smc.transitions` (the sub-trajectory weight of Chen et al. 2025), with
 ``h(s) = sigma(s)^2 / T`` the cosine noise schedule of the reference code
 (:class:`~jaxsamp.learned.diffusion.sde.CosineNoiseSchedule`, ``sigma_min = 0.01``,
 ``sigma_max = max_diffusion``) at the step time ``s = n / T``::
@@ -37,8 +37,8 @@ current parameters held fixed (reweighting, adaptive resampling and the MCMC mov
 segment ends; the last segment's end needs neither), keep the paths, then one gradient step of the
 log-variance loss ``mean_k Var_i[log w_{k,i}]`` with each segment's weights recomputed on the stored,
 detached paths under the current parameters (:func:`~jaxsamp.smc.transitions.langevin_log_increment`;
-the digest's §1.6, its bufferless variant: the prioritised replay buffer of the reference code is not
-used). The variance is shift-invariant, so no ``log Z`` is learned and resampled start points are
+the reference code's bufferless variant, ``per_subtraj_log_is`` on fresh paths: its prioritised replay
+buffer is not used). The variance is shift-invariant, so no ``log Z`` is learned and resampled start points are
 fine. Gradients flow through the kernels' log densities, the path's end terms (learned prior and
 schedule) and the control, never through resampling, moves or the paths. Optimiser: an elementwise
 gradient clip (``optax.clip(grad_clip)``, as the reference code) and Adam; a non-finite update is
@@ -72,12 +72,25 @@ from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
 from jaxsamp.core.target import AnnealingPath
-from jaxsamp.core.validation import (OneOf, PositiveFloat, PositiveInt, Probability, check_fields, check_int,
-                                     settings_or_default)
+from jaxsamp.core.validation import (
+    OneOf,
+    PositiveFloat,
+    PositiveInt,
+    Probability,
+    check_fields,
+    check_int,
+    settings_or_default,
+)
 from jaxsamp.diagnostics import weights
 from jaxsamp.learned.diffusion.sde import CosineNoiseSchedule
 from jaxsamp.nets.langevin_net import LangevinNet
-from jaxsamp.smc.annealing import RESAMPLERS, inner_target_evals, linear_schedule, smc, weighted_samples
+from jaxsamp.smc.annealing import (
+    RESAMPLERS,
+    inner_target_evals,
+    linear_schedule,
+    smc,
+    weighted_samples,
+)
 from jaxsamp.smc.transitions import langevin_log_increment, langevin_transition
 
 #: Particles per training step when none is given (the registry's default; the reference code uses 2000).
@@ -147,7 +160,7 @@ class ScldSettings(_ControlledLangevinSettings):
     """Hyper-parameters of SCLD (``sampler.params`` of a ``kind: scld`` config with ``name: scld``).
 
     The path, steps, network and optimisers as :class:`CmcdSettings` has them, and the SMC around them
-    (defaults: the reference code's, SCLD digest §1.4 and §2):
+    (defaults: the reference code's ``configs/algorithm/scld.yaml``):
 
     Attributes
     ----------
@@ -259,7 +272,8 @@ class Rollout(NamedTuple):
         Each segment's log weight per particle.
     log_Z_hat, elbo : scalar
         ``sum_k log sum_i W_i w_{k,i}`` and ``sum_k sum_i W_i log w_{k,i}`` (``W`` the normalised
-        weights entering segment ``k``): the SMC estimate of ``log Z`` and its ELBO (SCLD digest §1.5).
+        weights entering segment ``k``): the SMC estimate of ``log Z`` and its ELBO (the reference code's
+        ``get_lnz_elbo_increment``).
     ess : array (K,)
         Normalised ESS of the weights at each segment end, before any resampling.
     num_resamplings : int32
@@ -278,7 +292,8 @@ class Rollout(NamedTuple):
 
 
 def segment_log_weights(path: AnnealingPath, states: jax.Array, times: jax.Array, step_size, control) -> jax.Array:
-    """Each segment's log weight ``log w_[a,b]`` recomputed on given paths (SCLD digest §1.3, §1.6).
+    """Each segment's log weight ``log w_[a,b]`` recomputed on given paths (Chen et al. 2025; the
+    reference code's ``per_subtraj_log_is``).
 
     Parameters
     ----------
@@ -307,7 +322,7 @@ def segment_log_weights(path: AnnealingPath, states: jax.Array, times: jax.Array
 
 
 def log_variance_loss(segment_log_w: jax.Array) -> jax.Array:
-    """``mean_k Var_i[log w_{k,i}]``: SCLD's log-variance loss, averaged over the segments (digest §1.6).
+    """``mean_k Var_i[log w_{k,i}]``: SCLD's log-variance loss, averaged over the segments (Chen et al. 2025).
 
     Zero exactly when every segment's weight is constant over particles, i.e. the control transports
     the path (Richter & Berner 2024; Chen et al. 2025).
@@ -479,7 +494,8 @@ class Scld:
             def boundary(x, log_W):
                 resample = ess < o.resample_threshold
                 x, log_W = jax.lax.cond(
-                    resample, lambda: (x[resampler(key_resample, jnp.exp(log_W), n)], jnp.full_like(log_W, -jnp.log(n))),
+                    resample,
+                    lambda: (x[resampler(key_resample, jnp.exp(log_W), n)], jnp.full_like(log_W, -jnp.log(n))),
                     lambda: (x, log_W))
                 if o.mcmc == "none":
                     return x, log_W, resample, jnp.int32(0)

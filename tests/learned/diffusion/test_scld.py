@@ -13,19 +13,28 @@ import pytest
 
 import jaxsamp
 from jaxsamp.core.errors import InputError
-from jaxsamp.learned.diffusion.scld import (CmcdSettings, DiagonalGaussian, Scld, ScldPath, ScldSettings,
-                                            build_scld, log_variance_loss, schedule_betas, segment_log_weights)
+from jaxsamp.learned.diffusion.scld import (
+    CmcdSettings,
+    DiagonalGaussian,
+    Scld,
+    ScldPath,
+    ScldSettings,
+    build_scld,
+    log_variance_loss,
+    schedule_betas,
+    segment_log_weights,
+)
 from jaxsamp.smc.annealing import linear_schedule
 from jaxsamp.smc.transitions import langevin_transition
 from jaxsamp.targets.gaussian import Gaussian
 
 MEAN, VARIANCE = np.array([1.0, -0.5]), np.array([0.25, 0.64])
 TARGET = Gaussian(MEAN, np.diag(VARIANCE))
-SMALL = dict(num_time_steps=8, hidden=8, num_layers=1, learning_rate=1e-3)
+SMALL = {"num_time_steps": 8, "hidden": 8, "num_layers": 1, "learning_rate": 1e-3}
 
 
 def exact_control(diffusion: float):
-    """The control that transports the geometric path from ``N(0, I)`` to ``TARGET`` (SCLD digest §4.3).
+    """The control that transports the geometric path from ``N(0, I)`` to ``TARGET`` (Vargas et al. 2024).
 
     Per coordinate ``pi_s = N(mu_s, 1 / lambda_s)`` with ``lambda_s = 1 - s + s / v`` and
     ``mu_s = s m / (v lambda_s)``; the affine map ``x = mu_s + z / sqrt(lambda_s)`` moves along it with
@@ -182,7 +191,7 @@ def test_a_fit_stopped_part_way_and_resumed_is_the_uninterrupted_fit(tmp_path):
     where an uninterrupted 8-step fit ends: every train-state leaf (network, prior, schedule, both optimisers, the
     evaluation count) and every history entry."""
     settings = ScldSettings(**SMALL, num_segments=2, mcmc="mala")
-    common = dict(checkpoint_every=2, chunk=2)
+    common = {"checkpoint_every": 2, "chunk": 2}
     _fit("scld", settings, num_steps=4, checkpoint=tmp_path / "cut", **common)
     resumed = _fit("scld", settings, num_steps=8, checkpoint=tmp_path / "cut", **common)
     whole = _fit("scld", settings, num_steps=8, checkpoint=tmp_path / "whole", **common)
