@@ -247,6 +247,16 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
                                   "the batch.", COST),
         "measured_peak_gib_batch<batch>": Entry("The step's peak (GiB) as compiled at that batch.", COST),
     },
+    "scld": {
+        "segment_ess_min": Entry("Smallest normalised ESS of the evaluation run's weights at a segment end, before "
+                                 "resampling (SCLD's sub-trajectory boundaries; one segment for CMCD).",
+                                 "close to 1; the resampling threshold (0.3 by default) is where SMC steps in"),
+        "segment_ess_mean": Entry("Mean of the same ESS over the segment ends.", "close to 1"),
+        "num_resamplings": Entry("Segment ends at which the evaluation run resampled its particles.",
+                                 "context: 0 for CMCD; fewer means a better learned transport"),
+        "sample_target_evals": Entry("Target evaluations of the evaluation run (steps, score inputs and MCMC moves).",
+                                     COST),
+    },
     "adjoint": {
         **_PATH_FIGURES,
         "epochs": Entry("Training epochs (``run.num_steps``).", SETTING),

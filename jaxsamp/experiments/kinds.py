@@ -9,6 +9,7 @@ from jaxsamp.experiments import (
     leaps_experiment,  # noqa: F401
     mcmc_experiment,  # noqa: F401
     mile_experiment,  # noqa: F401
+    scld_experiment,  # noqa: F401
     smc_experiment,  # noqa: F401
     tps_dps_experiment,  # noqa: F401
     vi_experiment,  # noqa: F401

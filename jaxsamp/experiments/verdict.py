@@ -89,6 +89,13 @@ def _weighted(estimate_key: str, what: str):
     return judge
 
 
+def _scld(cfg, metrics, target) -> str:
+    """SMC's verdict when the run resampled (one run then carries no standard error), else importance sampling's."""
+    if metrics.get("num_resamplings", 0):
+        return _smc(cfg, metrics, target)
+    return _weighted("log_Z_hat", "log Z (importance sampling)")(cfg, metrics, target)
+
+
 def _leaps(cfg, metrics, target) -> str:
     """The exact discrete-time weights are the headline whatever rule the config names (they are unbiased); the
     paper's Jarzynski quadrature on the same walkers, when recorded, follows as context. The exact rule's figures
@@ -151,6 +158,7 @@ _JUDGES = {
     "adjoint": _weighted("log_Z_hat", "log Z (importance sampling)"),
     "curves": _weighted("log_Z_hat", "log Z (ODE importance sampling)"),
     "leaps": _leaps,
+    "scld": _scld,
     "gflownet": _gflownet,
     "tps_dps": _tps_dps,
     "bernoulli_denoising": _bernoulli,

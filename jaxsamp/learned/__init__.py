@@ -3,7 +3,8 @@
 Subpackages
 -----------
 diffusion
-    Controlled-SDE samplers: the shared SDE core, path losses, PIS/DDS, Adjoint Sampling, ASBS, TPS-DPS, evaluation.
+    Controlled-SDE samplers: the shared SDE core, path losses, PIS/DDS, SCLD/CMCD, Adjoint Sampling, ASBS, TPS-DPS,
+    evaluation.
 leaps
     LEAPS: CTMC simulation with exact weights, and its PINN training (``build``, and ``Leaps``: its numerics).
 gflownet

@@ -7,7 +7,7 @@ simulates). How the method's training is judged is part of what ``build``
 returns (its :class:`~jaxsamp.core.TrainingHealth`).
 
 Every family is registered: diffusion (PIS, DDS, Adjoint Sampling, ASBS,
-TPS-DPS), LEAPS, the variational family (SoftCVI, ELBO, SNIS forward KL, AISIVI,
+SCLD and CMCD, TPS-DPS), LEAPS, the variational family (SoftCVI, ELBO, SNIS forward KL, AISIVI,
 BSIVI; its batch is the draws of ``q`` per step), GFlowNets (``gflownet``),
 Bernoulli denoising (``bernoulli_denoising``) and the Boltzmann curves (``curves``; the
 interpolation is a setting). A method that does not take a log density declares
@@ -25,7 +25,7 @@ from __future__ import annotations
 from jaxsamp.core.registry import LEARNED
 from jaxsamp.learned.binary import bernoulli_denoising
 from jaxsamp.learned.curves import training as curves
-from jaxsamp.learned.diffusion import adjoint, asbs, pis_dds, tps_dps
+from jaxsamp.learned.diffusion import adjoint, asbs, pis_dds, scld, tps_dps
 from jaxsamp.learned.gflownet import training as gflownet
 from jaxsamp.learned.leaps import training as leaps
 from jaxsamp.learned.vi import aisivi, bsivi, elbo, snis_forward_kl, softcvi
@@ -34,6 +34,8 @@ LEARNED.register("pis", settings=pis_dds.PisSettings, batch_size=pis_dds.BATCH_S
 LEARNED.register("dds", settings=pis_dds.DdsSettings, batch_size=pis_dds.BATCH_SIZE)(pis_dds.build_dds)
 LEARNED.register("adjoint", settings=adjoint.AdjointSettings, batch_size=adjoint.BATCH_SIZE)(adjoint.build)
 LEARNED.register("asbs", settings=asbs.AsbsSettings, batch_size=adjoint.BATCH_SIZE)(asbs.build)
+LEARNED.register("scld", settings=scld.ScldSettings, batch_size=scld.BATCH_SIZE)(scld.build_scld)
+LEARNED.register("cmcd", settings=scld.CmcdSettings, batch_size=scld.BATCH_SIZE)(scld.build_cmcd)
 
 
 # the variational family: each method's build declares its health (only the ELBO's loss is a fixed objective of q)

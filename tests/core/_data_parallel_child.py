@@ -58,13 +58,15 @@ CASES = {
                             16, 3),
     "curves": (GaussianMixture([[1.5, 0.5], [-1.5, -0.5]], 0.6, [0.3, 0.7]),
                {"hidden": (8,), "rate_hidden": (8,), "num_frequencies": 2, "ode_steps": 4}, 16, 3),
+    # resampling at every inner segment end (threshold 1): the ancestors are gathered across devices
+    "scld": (GAUSSIAN, {**PATHS, "num_segments": 2, "mcmc": "mala", "resample_threshold": 1.0}, 16, 3),
     "elbo": (GAUSSIAN, GAUSSIAN_Q, 16, 3),
     "aisivi": (GAUSSIAN, SEMI_IMPLICIT, 16, 3),
 }
 #: methods whose batch is split at the same place, by the same code, as the named one's (the suite's time aim):
 #: DDS is PIS with another reference process (sde.simulate); SoftCVI and SNIS-fKL draw from the family as the ELBO
-#: does (learned/vi/training.py); BSIVI is AISIVI without its reverse model
-SAME_SPLIT = {"dds": "pis", "softcvi": "elbo", "snis_forward_kl": "elbo", "bsivi": "aisivi"}
+#: does (learned/vi/training.py); BSIVI is AISIVI without its reverse model; CMCD is SCLD's one-segment case
+SAME_SPLIT = {"dds": "pis", "softcvi": "elbo", "snis_forward_kl": "elbo", "bsivi": "aisivi", "cmcd": "scld"}
 assert set(LEARNED.names()) - set(SAME_SPLIT) <= {name.removesuffix("_dqn") for name in CASES}
 assert set(SAME_SPLIT.values()) <= set(CASES)
 

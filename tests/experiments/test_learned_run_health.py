@@ -30,6 +30,11 @@ kind: diffusion
 target: {name: funnel, params: {dim: 4}}
 sampler: {name: pis, params: {num_time_steps: 4, hidden: 8, num_layers: 1}}
 """ + RUN % (8, 2, 32)),
+    "scld": (FIT, "loss", """
+kind: scld
+target: {name: funnel, params: {dim: 4}}
+sampler: {name: scld, params: {num_time_steps: 4, num_segments: 2, mcmc: mala, hidden: 8, num_layers: 1}}
+""" + RUN % (8, 2, 32)),
     "vi_elbo": (FIT, "loss", """
 kind: vi
 target: {name: gaussian, params: {dim: 3}}

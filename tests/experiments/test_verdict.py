@@ -99,3 +99,11 @@ def test_a_cli_run_ends_with_its_verdict_in_metrics_and_last_on_stdout(capsys, t
     _, metrics = run_experiment(config)
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1] == f"verdict: {metrics['verdict']}" and "standard errors of the exact means" in out[-1]
+
+
+def test_scld_is_judged_as_smc_when_it_resampled_and_as_importance_sampling_when_not():
+    se = log_z_standard_error(0.5, 1000)
+    assert "no standard error" in verdict(cfg("scld"), EXACT, {"log_Z_hat": 0.1, "log_Z_exact": 0.0,
+                                                                 "num_resamplings": 3.0, "ess": 1.0})
+    assert "within 3 standard errors" in verdict(cfg("scld"), EXACT, {"log_Z_hat": 2 * se, "ess": 0.5,
+                                                                       "num_resamplings": 0.0})

@@ -40,7 +40,8 @@ N = 2000
 TESTED_IN_FAMILY: set[str] = {"softcvi", "elbo", "snis_forward_kl", "aisivi", "bsivi",  # tests/learned/vi/test_fit_vi.py
                               "gflownet", "bernoulli_denoising",  # tests/learned/gflownet, tests/learned/binary
                               "curves",  # tests/learned/curves/test_fit_curves.py
-                              "leaps", "tps_dps"}  # tests/learned/leaps, tests/learned/diffusion/test_fit_tps_dps.py
+                              "leaps", "tps_dps",  # tests/learned/leaps, tests/learned/diffusion/test_fit_tps_dps.py
+                              "scld", "cmcd"}  # tests/learned/diffusion/test_scld.py (SMC estimates, not plain IS)
 
 
 def test_every_registered_method_is_tested():

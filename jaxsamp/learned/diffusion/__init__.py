@@ -1,7 +1,8 @@
 """Diffusion samplers: controlled SDEs from a simple start to the target, trained on path measures.
 
 Papers: the Path Integral Sampler (Zhang & Chen 2022, ICLR), the Denoising Diffusion
-Sampler (Vargas, Grathwohl & Doucet 2023, ICLR), Adjoint Sampling (Havens et al.
+Sampler (Vargas, Grathwohl & Doucet 2023, ICLR), SCLD (Chen et al. 2025, ICLR) and CMCD (Vargas et al.
+2024, ICLR), Adjoint Sampling (Havens et al.
 2025, ICML), the Adjoint Schrödinger Bridge Sampler (Liu et al. 2025), TPS-DPS
 (Seong et al. 2025, ICLR) and the Beyond-ELBOs evaluation protocol (Blessing et al.
 2024, ICML).
@@ -14,6 +15,9 @@ path_losses
     Losses from path log-weights: reverse KL, log-variance, trajectory balance.
 pis_dds
     PIS and DDS: their settings and constructors (``build_pis``, ``build_dds``) on one numerics class, ``PisDds``.
+scld
+    SCLD and CMCD: controlled Langevin diffusions on a learned geometric path, run as SMC (``build_scld``,
+    ``build_cmcd``, on one numerics class, ``Scld``).
 adjoint
     Adjoint Sampling: reciprocal adjoint matching from a point mass, replay buffer, EMA.
 asbs
