@@ -24,7 +24,7 @@ from jaxsamp.core.progress import phase
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind
 from jaxsamp.diagnostics import health
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.fitting import check_method, fit_method
+from jaxsamp.experiments.fitting import check_method, fit_method, training_metrics
 
 
 def check(cfg, target):
@@ -37,13 +37,8 @@ def run_diffusion(cfg, target, settings, run_dir: Path) -> dict:
     k_fit, k_eval = jax.random.split(jax.random.key(cfg.seed))
     fitted = fit_method(cfg, target, settings, run_dir, k_fit)
     history = fitted.history
-    metrics = {
-        "train_steps": cfg.run.num_steps,
-        "train_seconds_incl_compile": fitted.seconds,
-        "target_evals": int(history["target_evals"][-1]),
-        "final_loss": float(np.mean(history["loss"][-10:])),
-        "log_Z_learned": float(fitted.state.log_z),
-    }
+    metrics = training_metrics(cfg, fitted)
+    metrics["log_Z_learned"] = float(fitted.state.log_z)
     n = cfg.run.num_eval_samples
     with phase(f"evaluating on {n} paths", cfg.run.progress):
         k_sample, k_eval = jax.random.split(k_eval)

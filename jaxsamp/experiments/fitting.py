@@ -12,6 +12,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 from jaxsamp.core.data_parallel import batch_mesh
 from jaxsamp.core.errors import RunHealthWarning
 from jaxsamp.core.registry import LEARNED, build_learned_sampler
@@ -56,3 +58,13 @@ def fit_method(cfg, target, settings, run_dir: Path, key, *, method: str | None 
                    batch_size=cfg.run.num_chains, checkpoint=Path(run_dir) / folder,
                    checkpoint_every=cfg.run.checkpoint_every, progress=cfg.run.progress, chunk=cfg.run.chunk,
                    mesh=batch_mesh() if cfg.run.shard else None)
+
+
+def training_metrics(cfg, fitted: Fitted) -> dict:
+    """The figures every path sampler's run reports of its training: ``train_steps``,
+    ``train_seconds_incl_compile``, ``target_evals`` (the history's last count) and ``final_loss`` (the mean of
+    the last 10 steps' losses)."""
+    history = fitted.history
+    return {"train_steps": cfg.run.num_steps, "train_seconds_incl_compile": fitted.seconds,
+            "target_evals": int(history["target_evals"][-1]),
+            "final_loss": float(np.mean(history["loss"][-10:]))}
