@@ -81,10 +81,13 @@ def test_every_dotted_name_in_a_docstring_resolves():
 
 
 def test_every_package_gives_its_submodules_as_attributes_on_first_use():
-    """Each package's module ``__getattr__`` imports any of its submodules (whatever was imported before)."""
+    """Each package's module ``__getattr__`` imports any of its submodules (whatever was imported before); a dunder
+    module (``jaxsamp.__main__``, what ``python -m jaxsamp`` runs) is no attribute, as for any dunder name."""
     packages = [jaxsamp] + [importlib.import_module(m.name) for m in pkgutil.walk_packages(jaxsamp.__path__, "jaxsamp.")
                             if m.ispkg]
     for package in packages:
         for sub in pkgutil.iter_modules(package.__path__):
+            if sub.name.startswith("__"):
+                continue
             module = importlib.import_module(f"{package.__name__}.{sub.name}")
             assert vars(package)["__getattr__"](sub.name) is module, (package.__name__, sub.name)
