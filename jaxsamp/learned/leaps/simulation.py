@@ -189,6 +189,62 @@ def backward_rates(G: jax.Array, log_ratios: jax.Array) -> jax.Array:
     return jax.nn.relu(-G) * jnp.exp(jnp.minimum(log_ratios, MAX_LOG_RATIO))
 
 
+def restrict_to_sites(x: jax.Array, probs: jax.Array, mask: jax.Array | None) -> jax.Array:
+    """The site laws ``probs`` of ONE state with the sites outside ``mask`` held still (``mask=None``: unchanged).
+
+    A held spin flips with probability 0; a held category stays with probability 1
+    (the checkerboard sub-steps of :func:`simulate` move one colour class each).
+    """
+    if mask is None:
+        return probs
+    if probs.shape == x.shape:
+        return jnp.where(mask, probs, 0.0)
+    return jnp.where(mask[..., None], probs, jax.nn.one_hot(x, probs.shape[-1], dtype=probs.dtype))
+
+
+def log_backward_probability(path, x_from: jax.Array, x_to: jax.Array, G_from: jax.Array, t_from, h, floor=0.0,
+                             mask: jax.Array | None = None) -> jax.Array:
+    """``log B(x_from -> x_to)`` for ONE state: an Euler step of the time-reversed chain over a time ``h``.
+
+    The backward kernel of the exact weights (module docstring): rates
+    :func:`backward_rates` from ``G`` at ``(x_from, t_from)`` and the target's
+    single-site ratios at ``t_from``, site laws :func:`jump_probabilities` with
+    ``floor``, the sites outside ``mask`` held still (:func:`restrict_to_sites`).
+    """
+    probs = jump_probabilities(x_from, backward_rates(G_from, path.flip_log_ratios(x_from, t_from)), h, floor)
+    return log_jump_probability(x_from, x_to, restrict_to_sites(x_from, probs, mask))
+
+
+def exact_step(key: jax.Array, rate_fn: RateFn, path, x: jax.Array, t, t_next, h, floor,
+               mask: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
+    """One Euler step of ONE walker from ``t`` to ``t_next`` with its exact incremental log weight.
+
+    The step of the exact rule (module docstring; LEAPS Algorithm 1's jump with the
+    AIS / SMC weight of Del Moral, Doucet & Jasra 2006, eq. 31): ``x' ~ F(x -> .)``,
+    the floored site laws of the rates ``ReLU(G(x, t))`` over the jump time ``h``,
+    and::
+
+        log w = log pi_{t'}(x') + log B(x' -> x) - log pi_t(x) - log F(x -> x'),
+
+    with ``B`` the reversed chain's step at ``(x', t')`` (:func:`log_backward_probability`;
+    two network passes, at ``(x, t)`` and ``(x', t')``). ``mask``: only those sites
+    move, in both kernels (a checkerboard sub-step). Over a grid the increments sum
+    to :func:`simulate`'s exact log-weight, which computes the same terms with one
+    pass per step by deferring each ``B`` to the next step's pass.
+
+    Returns
+    -------
+    x_next : array, the shape of ``x``
+    log_increment : scalar
+    """
+    probs = restrict_to_sites(x, jump_probabilities(x, jax.nn.relu(rate_fn(x, t)), h, floor), mask)
+    x_next = draw_jump(key, x, probs)
+    log_backward = log_backward_probability(path, x_next, x, rate_fn(x_next, t_next), t_next, h, floor, mask)
+    log_increment = (path.log_prob(x_next, t_next) - path.log_prob(x, t) - log_jump_probability(x, x_next, probs)
+                     + log_backward)
+    return x_next, log_increment
+
+
 # --------------------------------------------------------------------------
 # time grids
 # --------------------------------------------------------------------------
@@ -396,14 +452,9 @@ def simulate(
         jump_h = jnp.repeat(jump_h, num_colours)
         num_steps, active = num_steps * num_colours, active * num_colours
 
-    def restrict(x, probs, k):
-        """Step ``k``'s site laws with the sites outside its colour class held still (no mask: unchanged)."""
-        if masks is None:
-            return probs
-        mask = masks[k % masks.shape[0]]
-        if probs.shape == x.shape:
-            return jnp.where(mask, probs, 0.0)
-        return jnp.where(mask[..., None], probs, jax.nn.one_hot(x, q, dtype=probs.dtype))
+    def colour_mask(k):
+        """The sites step ``k`` moves: its colour class with ``checkerboard``, else all (None)."""
+        return None if masks is None else masks[k % masks.shape[0]]
 
     def floor_of(h):
         """The floor of a step of length ``h``: none for the quadratures, else per step or per unit time."""
@@ -421,12 +472,8 @@ def simulate(
         """``log B(x_from -> x_to)`` of step ``k``: an Euler step of the reversed chain over step ``k``'s jump time,
         rates from ``G`` at ``(x_from, t_from)``, on step ``k``'s colour class with ``checkerboard``."""
         h = jump_h[k]
-
-        def one(xf, xt, Gf):
-            probs = jump_probabilities(xf, backward_rates(Gf, path.flip_log_ratios(xf, t_from)), h, floor_of(h))
-            return log_jump_probability(xf, xt, restrict(xf, probs, k))
-
-        return jax.vmap(one)(x_from, x_to, G_from)
+        return jax.vmap(lambda xf, xt, Gf: log_backward_probability(path, xf, xt, Gf, t_from, h, floor_of(h),
+                                                                    colour_mask(k)))(x_from, x_to, G_from)
 
     def log_prob(x, t):
         return jax.vmap(path.log_prob, in_axes=(0, None))(x, t)
@@ -439,7 +486,7 @@ def simulate(
         key_jump, key_mcmc, key_res = jax.random.split(key_k, 3)
         G = batch_g(x, t)
         probs = jax.vmap(jump_probabilities, in_axes=(0, 0, None, None))(x, jax.nn.relu(G), h, floor_of(h))
-        probs = jax.vmap(restrict, in_axes=(0, 0, None))(x, probs, k)
+        probs = jax.vmap(restrict_to_sites, in_axes=(0, 0, None))(x, probs, colour_mask(k))
         x_new = jax.vmap(draw_jump)(jax.random.split(key_jump, num_walkers), x, probs)
         if exact:
             log_forward = jax.vmap(log_jump_probability)(x, x_new, probs)
