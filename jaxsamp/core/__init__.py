@@ -25,7 +25,7 @@ from jaxsamp.core.combinators import (
 )
 from jaxsamp.core.driver import run
 from jaxsamp.core.lazy import submodule_getattr
-from jaxsamp.core.protocols import Kernel, LearnedSampler, Trainer, TrainingHealth, WeightedSamples
+from jaxsamp.core.protocols import Kernel, LearnedSampler, SMCProposal, Trainer, TrainingHealth, WeightedSamples
 from jaxsamp.core.sharding import chain_mesh, map_chains, shard, shard_state
 from jaxsamp.core.target import (
     REAL,
@@ -40,8 +40,8 @@ from jaxsamp.core.target import (
 
 __all__ = [
     "CHAIN_METHODS", "AdaptiveState", "AnnealingPath", "BlockState", "ComposeState", "Domain", "GeometricPath", "GuardInfo",
-    "Kernel", "LearnedSampler", "MixtureInfo", "MixtureState", "REAL", "ReferenceUnavailableError", "SPIN", "Target", "Trainer",
-    "TrainingHealth", "WeightedSamples", "adaptive", "categorical", "chain_mesh", "compose", "ensemble",
+    "Kernel", "LearnedSampler", "MixtureInfo", "MixtureState", "REAL", "ReferenceUnavailableError", "SMCProposal", "SPIN",
+    "Target", "Trainer", "TrainingHealth", "WeightedSamples", "adaptive", "categorical", "chain_mesh", "compose", "ensemble",
     "guard_finite", "map_chains", "mixture", "num_chains", "on_blocks", "over_chains", "position_of",
     "register_position", "repeat", "reposition", "robbins_monro_step_size", "run", "shard", "shard_state", "thin",
 ]

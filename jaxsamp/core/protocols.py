@@ -9,7 +9,9 @@ blackjax made standard (``blackjax.base.SamplingAlgorithm``):
   and its trained sampling, key first everywhere (blackjax's ``VIAlgorithm`` shape), with the
   :class:`TrainingHealth` that :func:`jaxsamp.fit` judges its training by;
 * :class:`WeightedSamples` ``(x, log_w, log_Z0)`` -- what every importance,
-  annealed or learned sampler returns.
+  annealed or learned sampler returns;
+* :class:`SMCProposal` ``(path, transition, schedule)`` -- a trained sampler's learned moves along
+  its annealing path, which :func:`jaxsamp.smc.smc` runs as SMC.
 
 Because :class:`Kernel` has exactly the fields ``init`` and ``step``, every
 blackjax ``SamplingAlgorithm`` is accepted wherever a Kernel is expected: the
@@ -114,6 +116,11 @@ class LearnedSampler(NamedTuple):
         ``sample`` is a pure function that :func:`jax.jit` may compile whole (with
         ``num_samples`` static). False where it runs chains through the driver's host
         loop (Bernoulli denoising), which compiles its own chunks.
+    smc_proposal : callable or None
+        ``smc_proposal(train_state) -> SMCProposal``: the trained sampler's moves along its
+        annealing path with their exact incremental weights, for a method that has such a
+        path (LEAPS, the Boltzmann curves, SCLD and CMCD); :meth:`jaxsamp.Fitted.smc` runs
+        them as SMC. None for a method without one.
     """
 
     init: Callable[[PRNGKey], State]
@@ -122,11 +129,38 @@ class LearnedSampler(NamedTuple):
     evaluate: Callable[..., dict]
     health: TrainingHealth = TrainingHealth()
     jit_sample: bool = True
+    smc_proposal: Callable[[State], "SMCProposal"] | None = None
 
     @property
     def trainer(self) -> Trainer:
         """The training alone, ``Trainer(init, step)``, as the driver and :func:`~jaxsamp.core.data_parallel.data_parallel` take it."""
         return Trainer(self.init, self.step)
+
+
+class SMCProposal(NamedTuple):
+    """A learned sampler's path with its learned moves: what :func:`jaxsamp.smc.smc` runs as SMC.
+
+    A sequential Monte Carlo sampler (Del Moral, Doucet & Jasra 2006, JRSS B 68, Sec. 3)
+    whose forward kernels are the trained sampler's own steps: LEAPS' Euler jumps
+    (Holderrieth, Albergo & Jaakkola 2025), a Boltzmann curve's ODE flow (Máté & Fleuret
+    2023), SCLD's controlled Langevin steps (Chen et al. 2025).
+
+    Attributes
+    ----------
+    path : AnnealingPath
+        The intermediate densities ``pi_t`` the moves go along (``log_prob(x, t)``, ``base``
+        with exact samples of ``pi_0``, ``log_Z0``).
+    transition : callable
+        ``transition(key, positions, t, t_next) -> (positions, log_increment, evals)``
+        (:mod:`jaxsamp.smc.transitions`): the learned move from level ``t`` to ``t_next``
+        with each particle's exact incremental log weight.
+    schedule : numpy array (K + 1,)
+        The levels, increasing from exactly 0.0 to exactly 1.0 (the sampler's own grid).
+    """
+
+    path: Any
+    transition: Callable
+    schedule: Any
 
 
 def _log_mean_exp(log_w: jax.Array) -> jax.Array:
