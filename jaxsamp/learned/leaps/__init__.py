@@ -11,6 +11,8 @@ training
     The PINN loss over an int8 replay buffer, the step-count curriculum, :func:`build` (the
     :class:`~jaxsamp.core.LearnedSampler` that ``jaxsamp.fit("leaps", ...)`` trains) and :class:`Leaps`,
     its numerics (every weight rule's draws, key first).
+transition
+    The exact-rule Euler step as a transition of :func:`jaxsamp.smc.smc` (resampled, moved SMC from a trained LEAPS).
 
 The main names are re-exported here: ``from jaxsamp.learned.leaps import LeapsSettings, build``.
 """
@@ -18,7 +20,8 @@ The main names are re-exported here: ``from jaxsamp.learned.leaps import LeapsSe
 from jaxsamp.core.lazy import submodule_getattr
 from jaxsamp.learned.leaps.simulation import metropolis_correction, sample, simulate
 from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, build
+from jaxsamp.learned.leaps.transition import leaps_transition
 
-__all__ = ["Leaps", "LeapsSettings", "build", "metropolis_correction", "sample", "simulate"]
+__all__ = ["Leaps", "LeapsSettings", "build", "leaps_transition", "metropolis_correction", "sample", "simulate"]
 
 __getattr__ = submodule_getattr(__name__)  # submodules on first use

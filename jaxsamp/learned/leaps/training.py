@@ -45,7 +45,7 @@ from flax import nnx
 
 from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
+from jaxsamp.core.protocols import LearnedSampler, SMCProposal, TrainingHealth, WeightedSamples
 from jaxsamp.core.validation import (
     Interval,
     NonNegativeInt,
@@ -60,6 +60,7 @@ from jaxsamp.diagnostics.observables import lattice_observables, observable_erro
 from jaxsamp.diagnostics.weights import figures
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.leaps import simulation
+from jaxsamp.learned.leaps.transition import leaps_transition
 from jaxsamp.mcmc import discrete
 from jaxsamp.mcmc.lattice_reference import reference_observables
 from jaxsamp.nets.locally_equivariant import NETWORKS
@@ -495,6 +496,23 @@ class Leaps:
             checkerboard=checkerboard,
         )
 
+    def smc_proposal(self, state: LeapsTrainState) -> SMCProposal:
+        """The trained rates' Euler steps as SMC moves along LEAPS' lattice path, on its evaluation grid.
+
+        :func:`~jaxsamp.learned.leaps.transition.leaps_transition` with the rates of
+        ``state.params``, the settings' floor and ``checkerboard``, on the path
+        ``pi_t ∝ exp(t log p)`` from the uniform base and the grid of :meth:`sample_with`
+        (``eval_steps`` steps of ``eval_grid``). The settings' ``eval_mcmc_updates`` and
+        ``resample_threshold`` are not part of it: the SMC run takes its own moves and
+        resampling (:meth:`jaxsamp.Fitted.smc`).
+        """
+        s = self.settings
+        schedule = np.array(simulation.TIME_GRIDS[s.eval_grid](s.eval_steps), np.float64)
+        schedule[0], schedule[-1] = 0.0, 1.0  # the grid's float32 ends, exactly the path's
+        transition = leaps_transition(self.model.rate_fn(state.params), self.path, jump_floor=s.jump_floor,
+                                      jump_floor_rate=s.jump_floor_rate, checkerboard=s.checkerboard)
+        return SMCProposal(self.path, transition, schedule)
+
     def sample_paired_with(self, key: jax.Array, params, num_walkers: int) -> tuple[WeightedSamples, WeightedSamples]:
         """Both estimators on the SAME walkers: ``(exact, quadrature_paper)``.
 
@@ -633,12 +651,15 @@ def build(target, settings: LeapsSettings | None = None, *, batch_size: int | No
     LearnedSampler
         ``sample(key, state, n)`` draws lattice states with the headline rule's weights;
         ``evaluate(key, state, n, **options)`` gives :meth:`Leaps.evaluate`'s figures (options
-        ``compare_weight_points``, ``observables``, ``reference``). The PINN loss
+        ``compare_weight_points``, ``observables``, ``reference``); ``smc_proposal(state)`` the
+        trained Euler steps as SMC moves (:meth:`Leaps.smc_proposal`, run by
+        :meth:`jaxsamp.Fitted.smc`). The PINN loss
         is taken on a replay buffer of the walkers' own states over a curriculum that
         lengthens the horizon: its data move with training, so it is not judged for progress.
     """
     leaps = Leaps(target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
-    return LearnedSampler(leaps.init, leaps.step, leaps.sample, leaps.evaluate, TrainingHealth(judge_progress=False))
+    return LearnedSampler(leaps.init, leaps.step, leaps.sample, leaps.evaluate, TrainingHealth(judge_progress=False),
+                          smc_proposal=leaps.smc_proposal)
 
 
 def draw_samples(draw, key: jax.Array, num_samples: int, batch: int) -> WeightedSamples:
