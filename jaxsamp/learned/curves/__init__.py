@@ -14,6 +14,8 @@ interpolations
     The linear, learned and gradient-flow interpolations and the residual of the continuity equation.
 ode
     Sampling by the ODE (RK4) with change-of-variables and Jarzynski weights, optional MALA corrections.
+transition
+    The ODE flow as a transition of :func:`jaxsamp.smc.smc` along the curve (resampled, moved SMC from a trained curve).
 
 The main names are re-exported here:
 ``from jaxsamp.learned.curves import CurvesSettings, build``.

@@ -127,6 +127,28 @@ def rk4_step(field: Callable, t, h, y):
     return new, k1
 
 
+def flow_map(velocity: Callable, x: jax.Array, t, h) -> tuple[jax.Array, jax.Array]:
+    """One RK4 step ``Phi`` of ``dx/dt = v_t(x)`` from ``t`` over ``h`` at one state, and its log-determinant.
+
+    The log-determinant is the same RK4 step of ``d/dt log det = div v_t(x_t)``
+    (Chen et al. 2018, Thm. 1): the integrator's own divergence term, as
+    :func:`transport` carries it, so the flow maps of a grid compose to
+    :func:`transport`'s ODE and their log-determinants add up to its
+    ``int div v`` (exact traces, :func:`~jaxsamp.learned.curves.interpolations.value_and_divergence`).
+
+    Returns
+    -------
+    x_next : (d,)
+    log_det : ()
+    """
+
+    def field(s, y):
+        return value_and_divergence(lambda z: velocity(z, s), y[0])
+
+    (x_next, log_det), _ = rk4_step(field, t, h, (x, jnp.zeros((), x.dtype)))
+    return x_next, log_det
+
+
 def integrate(velocity: Callable, x: jax.Array, t_end, num_steps: int) -> jax.Array:
     """``x_{t_end}`` of ``dx/dt = velocity(x, t)`` from ``x_0 = x`` (one state) by ``num_steps`` RK4 steps of ``t_end / K``."""
     h = t_end / num_steps

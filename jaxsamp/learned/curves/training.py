@@ -67,7 +67,7 @@ from flax import nnx
 
 from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
+from jaxsamp.core.protocols import LearnedSampler, SMCProposal, TrainingHealth, WeightedSamples
 from jaxsamp.core.validation import (
     NonNegativeInt,
     OneOf,
@@ -87,6 +87,7 @@ from jaxsamp.learned.curves.interpolations import (
     make_interpolation,
     value_and_divergence,
 )
+from jaxsamp.learned.curves.transition import curve_proposal
 from jaxsamp.nets.mlp import MLP, fourier_time_features
 
 COLLOCATIONS = ("box", "trajectory")
@@ -550,6 +551,17 @@ class Curves:
         fields = self.fields(jax.lax.stop_gradient(state.params))
         return ode.transport(self.interpolation, fields, key, num_samples, num_steps, langevin)
 
+    def smc_proposal(self, state: CurveTrainState) -> SMCProposal:
+        """The trained curve's flow as SMC moves along its interpolation, one RK4 step per level.
+
+        :func:`~jaxsamp.learned.curves.transition.curve_proposal`: the path ``-f_t`` of the
+        trained ``g``, the flow of the trained ``v`` with its change-of-variables increments,
+        ``ode_steps`` equal levels (the grid of :meth:`sample`). The settings' Langevin
+        corrections are not part of it: the SMC run takes its own moves (:meth:`jaxsamp.Fitted.smc`).
+        """
+        fields = self.fields(jax.lax.stop_gradient(state.params))
+        return curve_proposal(self.interpolation, fields, self.settings.ode_steps)
+
     def sample(self, key, state: CurveTrainState, num_samples: int) -> WeightedSamples:
         """``num_samples`` ODE samples ``x_1`` (n, d) with their change-of-variables log-weights; ``.log_Z`` estimates log Z."""
         return self.transport(key, state, num_samples).samples
@@ -646,10 +658,13 @@ def build(target, settings: CurvesSettings | None = None, *, batch_size: int | N
     LearnedSampler
         ``sample(key, state, n)``: ODE samples with their change-of-variables weights;
         ``evaluate(key, state, n, reference=None)``: :meth:`Curves.evaluate_with_transport`'s
-        figures. The loss is judged for progress with box collocation only (a fixed
+        figures; ``smc_proposal(state)``: the flow as SMC moves along the curve
+        (:meth:`Curves.smc_proposal`, run by :meth:`jaxsamp.Fitted.smc`). The loss is judged
+        for progress with box collocation only (a fixed
         objective; trajectory collocation's points move with the flow), and
         :func:`training_checks` adds skipped updates and diverged points.
     """
     curves = Curves(target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
     health = TrainingHealth(judge_progress=curves.settings.fixed_objective, checks=training_checks)
-    return LearnedSampler(curves.init, curves.step, curves.sample, curves.evaluate, health)
+    return LearnedSampler(curves.init, curves.step, curves.sample, curves.evaluate, health,
+                          smc_proposal=curves.smc_proposal)
