@@ -70,7 +70,8 @@ from flax import nnx
 
 from jaxsamp.core.data_parallel import batch_constraint
 from jaxsamp.core.errors import InputError
-from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
+from jaxsamp.core.combinators import num_chains
+from jaxsamp.core.protocols import LearnedSampler, SMCProposal, TrainingHealth, WeightedSamples
 from jaxsamp.core.target import AnnealingPath
 from jaxsamp.core.validation import (
     OneOf,
@@ -541,19 +542,36 @@ class Scld:
                    "skipped_updates": opt_state.total_notfinite}
         return new, metrics
 
+    def smc_proposal(self, state: ScldTrainState) -> SMCProposal:
+        """The learned controlled Langevin steps on the learned path, as SMC moves (parameters detached).
+
+        ``langevin_transition(path, h, control=network)`` on the path of ``state`` and the step
+        times ``n / T``; its evaluations include the network's score inputs (2 per particle and
+        step with ``langevin=True``). What :meth:`smc_run` runs and :meth:`jaxsamp.Fitted.smc` takes.
+        """
+        model, schedule_logits = jax.lax.stop_gradient((state.model, state.schedule_logits))
+        path = self.path(model, schedule_logits)
+        langevin_step = langevin_transition(path, self.step_size, control=self.control(model, path))
+        score_inputs = 2 if self.settings.langevin else 0
+
+        def transition(key, positions, t, t_next):
+            moved, log_increment, evals = langevin_step(key, positions, t, t_next)
+            return moved, log_increment, evals + score_inputs * num_chains(positions)
+
+        return SMCProposal(path, transition, self.schedule)
+
     def smc_run(self, key, state: ScldTrainState, num_samples: int):
         """An SMC run with the learned transitions: ``(WeightedSamples, SMCInfo trace, target evaluations)``.
 
-        :func:`jaxsamp.smc.smc` with ``transition=langevin_transition(path, h, control=network)``,
+        :func:`jaxsamp.smc.smc` with the transition of :meth:`smc_proposal`,
         ``segment_length = T / K``, the resampling and the MCMC move of the settings (none for CMCD).
         """
         o = self.options
-        model, schedule_logits = jax.lax.stop_gradient((state.model, state.schedule_logits))
-        path = self.path(model, schedule_logits)
-        kernel = smc(path, self.mcmc_kernel(path), schedule=self.schedule,
+        proposal = self.smc_proposal(state)
+        path = proposal.path
+        kernel = smc(path, self.mcmc_kernel(path), schedule=proposal.schedule,
                      num_mcmc_steps=0 if o.mcmc == "none" else 1, ess_threshold=o.resample_threshold,
-                     resampling_fn=o.resampling, segment_length=self.segment_length,
-                     transition=langevin_transition(path, self.step_size, control=self.control(model, path)))
+                     resampling_fn=o.resampling, segment_length=self.segment_length, transition=proposal.transition)
         key_prior, key_run = jax.random.split(key)
 
         def level(smc_state, i):
@@ -561,8 +579,7 @@ class Scld:
 
         final, trace = jax.lax.scan(level, kernel.init(path.base.sample(key_prior, num_samples)),
                                     jnp.arange(self.settings.num_time_steps))
-        evals = jnp.sum(trace.num_target_evals, dtype=jnp.int32) + num_samples * self.control_evals
-        return weighted_samples(final, path), trace, evals
+        return weighted_samples(final, path), trace, jnp.sum(trace.num_target_evals, dtype=jnp.int32)
 
     def sample(self, key, state: ScldTrainState, num_samples: int) -> WeightedSamples:
         """``num_samples`` particles of an SMC run with the learned transitions; ``.log_Z`` is its estimate.
@@ -603,7 +620,7 @@ def _build(settings_class, target, settings, batch_size: int | None, optimizer) 
     sampler = Scld(target, settings, batch_size, optimizer)
     # the log-variance loss is a fixed objective of the parameters (on the current sampler's paths): judged for progress
     return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,
-                          TrainingHealth(judge_progress=True))
+                          TrainingHealth(judge_progress=True), smc_proposal=sampler.smc_proposal)
 
 
 def build_scld(target, settings: ScldSettings | None = None, *, batch_size: int | None = None,
