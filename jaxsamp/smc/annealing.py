@@ -180,11 +180,15 @@ def path_member(path: AnnealingPath, t):
 
     When the path gives single-site log-ratios (lattice paths), the member has
     ``flip_log_ratios(x) = path.flip_log_ratios(x, t)`` too, so the discrete
-    samplers of :mod:`jaxsamp.mcmc.discrete` can be built on it by name.
+    samplers of :mod:`jaxsamp.mcmc.discrete` can be built on it by name, and the
+    target's ``nearest_neighbour`` (so that the checkerboard kernel refuses a member
+    of an energy of one's own, as it refuses the energy).
     """
     member = path.at(t)
     if hasattr(path, "flip_log_ratios"):
         member.flip_log_ratios = lambda x: path.flip_log_ratios(x, t)
+    if hasattr(path.target, "nearest_neighbour"):
+        member.nearest_neighbour = path.target.nearest_neighbour
     return member
 
 
