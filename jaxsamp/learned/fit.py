@@ -41,11 +41,12 @@ from jaxsamp.core.checkpoint import step_dir as checkpoint_folder
 from jaxsamp.core.data_parallel import BATCH, data_parallel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError, RunHealthError, RunHealthWarning
-from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
-from jaxsamp.core.registry import LEARNED, validate_dataclass
+from jaxsamp.core.protocols import LearnedSampler, SMCProposal, TrainingHealth, WeightedSamples
+from jaxsamp.core.registry import LEARNED, SAMPLERS, validate_dataclass
 from jaxsamp.core.target import Target
 from jaxsamp.core.validation import as_key, check_int
 from jaxsamp.diagnostics import health
+from jaxsamp.smc.annealing import AnnealResult, anneal, path_member
 
 
 class Fitted:
@@ -123,6 +124,97 @@ class Fitted:
         except InputError as err:
             raise InputError(f"{self.method}: {err.message}", err.hint) from None
         return {k: float(v) for k, v in out.items()}
+
+    def smc_proposal(self) -> SMCProposal:
+        """The trained sampler's learned moves along its path: ``SMCProposal(path, transition, schedule)``.
+
+        What :meth:`smc` runs; its ``path`` is where kernels for ``moves=`` are built
+        (``path.log_prob(x, t)``, ``path.flip_log_ratios(x, t)`` on lattices).
+
+        Raises
+        ------
+        InputError
+            The method has no path to run SMC along; the message names the methods that have one.
+        """
+        if self.sampler.smc_proposal is None:
+            import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
+
+            having = [name for name in LEARNED.names() if LEARNED.entry(name).meta.get("smc_proposal")]
+            raise InputError(f"{self.method} has no learned path to run SMC along",
+                             f"Fitted.smc runs the methods with one: {', '.join(having)}")
+        return self.sampler.smc_proposal(self.state)
+
+    def smc(self, key, num_particles: int, *, resample_threshold: float = 0.5, resampler: str = "systematic",
+            moves=None, num_moves: int = 1, segment_length: int = 1) -> AnnealResult:
+        """SMC with the trained sampler's own moves: resampled, corrected, unbiased estimates in one call.
+
+        A sequential Monte Carlo sampler (Del Moral, Doucet & Jasra 2006, JRSS B 68, Sec. 3)
+        along the method's path whose proposal from level ``t`` to ``t'`` is the trained
+        sampler's step (:meth:`smc_proposal`), reweighted by its exact incremental weight
+        ``pi_{t'}(x') B(x | x') / (pi_t(x) F(x' | x))``: LEAPS' Euler jumps (Holderrieth,
+        Albergo & Jaakkola 2025, Algorithm 1 with resampling and MCMC), a Boltzmann curve's
+        ODE flow with its change of variables (Máté & Fleuret 2023; annealed flow transport),
+        SCLD's controlled Langevin steps (Chen et al., ICLR 2025). Resampling focuses the
+        particles where a few bad paths would dominate the weights, the moves repair them;
+        ``Z``-hat is unbiased in ``Z`` whatever training reached (for the curves, up to the
+        ODE's integration error). :func:`jaxsamp.smc.anneal` runs it (the driver's jitted scan).
+
+        Parameters
+        ----------
+        key : PRNG key or int
+        num_particles : int
+            At least 2.
+        resample_threshold : float in [0, 1]
+            Resample when the normalised ESS falls below it (0: never, importance sampling
+            over whole paths; 1: at every level).
+        resampler : str
+            A blackjax resampler: ``systematic``, ``stratified``, ``multinomial``, ``residual``.
+        moves : callable, str or None
+            An MCMC kernel invariant for each intermediate target, run after every
+            resampling check: ``make_kernel(t) -> Kernel`` as :func:`jaxsamp.smc.smc` takes it
+            (built on ``self.smc_proposal().path``), or a registered sampler's name
+            (``jaxsamp list``: ``"checkerboard"`` or ``"glauber"`` on lattices, ``"mala"`` on R^d),
+            built with its default parameters on ``path.at(t)`` (:func:`jaxsamp.smc.path_member`).
+            None (default): no moves.
+        num_moves : int
+            Kernel steps per level when ``moves`` is given.
+        segment_length : int
+            Resample and move only every this many levels (and at the last), the weights
+            accumulating in between (SCLD's sub-trajectories).
+
+        Returns
+        -------
+        AnnealResult
+            ``samples`` (the final particles, their weights since the last resampling and
+            ``.log_Z``, the SMC estimate of ``log Z``), ``num_target_evals`` (the run's, moves
+            included), ``num_levels`` and ``trace`` (per level: ``ess``, ``resampled``,
+            ``log_Z_increment``, ``acceptance_rate``, ``num_target_evals``).
+
+        Raises
+        ------
+        InputError
+            A method without a path (:meth:`smc_proposal`), or a bad argument.
+        """
+        num_particles = check_int("num_particles", num_particles, ge=2)
+        num_moves = check_int("num_moves", num_moves, ge=1)
+        proposal = self.smc_proposal()
+        if moves is None:
+            make_kernel, num_moves = None, 0
+        elif isinstance(moves, str):
+            import jaxsamp.mcmc  # noqa: F401  (registers the samplers)
+
+            SAMPLERS.entry(moves)  # an unknown name fails here, naming the known ones
+
+            def make_kernel(t):
+                return SAMPLERS.get(moves, path_member(proposal.path, t))
+        elif callable(moves):
+            make_kernel = moves
+        else:
+            raise InputError(f"moves must be None, a sampler's name or make_kernel(t) -> Kernel, got "
+                             f"{type(moves).__name__}", "for example moves='checkerboard' on a lattice")
+        return anneal(as_key("key", key), proposal.path, make_kernel, num_particles, schedule=proposal.schedule,
+                      transition=proposal.transition, segment_length=segment_length,
+                      ess_threshold=resample_threshold, resampling_fn=resampler, num_mcmc_steps=num_moves)
 
     def summary(self) -> str:
         """A few lines: method, training length and time, loss, ESS and log Z at the start and end of training, warnings.

@@ -17,7 +17,9 @@ checks the target and says what it needs (TPS-DPS: a 2-D transition-path
 target). ``density`` (default: the target itself) gives, from the target as the
 method takes it, the Target whose log density training follows, which
 :func:`jaxsamp.fit` checks at a few starting points before training (None: the
-method learns from samples only).
+method learns from samples only). ``smc_proposal=True`` marks a method whose ``build`` gives the
+sampler's learned moves along a path (:class:`~jaxsamp.core.SMCProposal`, run by
+:meth:`~jaxsamp.learned.fit.Fitted.smc`).
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ LEARNED.register("pis", settings=pis_dds.PisSettings, batch_size=pis_dds.BATCH_S
 LEARNED.register("dds", settings=pis_dds.DdsSettings, batch_size=pis_dds.BATCH_SIZE)(pis_dds.build_dds)
 LEARNED.register("adjoint", settings=adjoint.AdjointSettings, batch_size=adjoint.BATCH_SIZE)(adjoint.build)
 LEARNED.register("asbs", settings=asbs.AsbsSettings, batch_size=adjoint.BATCH_SIZE)(asbs.build)
-LEARNED.register("scld", settings=scld.ScldSettings, batch_size=scld.BATCH_SIZE)(scld.build_scld)
-LEARNED.register("cmcd", settings=scld.CmcdSettings, batch_size=scld.BATCH_SIZE)(scld.build_cmcd)
+LEARNED.register("scld", settings=scld.ScldSettings, batch_size=scld.BATCH_SIZE, smc_proposal=True)(scld.build_scld)
+LEARNED.register("cmcd", settings=scld.CmcdSettings, batch_size=scld.BATCH_SIZE, smc_proposal=True)(scld.build_cmcd)
 
 
 # the variational family: each method's build declares its health (only the ELBO's loss is a fixed objective of q)
@@ -61,7 +63,8 @@ LEARNED.register(
 )(bernoulli_denoising.build)
 
 
-LEARNED.register("curves", settings=curves.CurvesSettings, batch_size=curves.BATCH_SIZE)(curves.build)
+LEARNED.register("curves", settings=curves.CurvesSettings, batch_size=curves.BATCH_SIZE, smc_proposal=True)(
+    curves.build)
 LEARNED.register("tps_dps", settings=tps_dps.TpsDpsSettings, batch_size=tps_dps.BATCH_SIZE)(tps_dps.build)
 LEARNED.register("leaps", settings=leaps.LeapsSettings, batch_size=leaps.BATCH_SIZE,
-                 as_target=leaps.as_lattice_path, density=lambda path: path.target)(leaps.build)
+                 as_target=leaps.as_lattice_path, density=lambda path: path.target, smc_proposal=True)(leaps.build)

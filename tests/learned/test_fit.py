@@ -322,3 +322,21 @@ def test_nested_and_overlapping_compile_events_are_counted_once(monkeypatch):
     now[0] = 10.0
     clock.add(1.0)   # a later one, [9, 10]
     assert clock.seconds == pytest.approx(3.0 + 1.0)
+
+
+def test_smc_needs_a_method_with_a_path_and_names_those_that_have_one():
+    """``Fitted.smc`` of a method without a learned path (PIS) is an InputError naming the registered methods whose
+    ``build`` gives one, and the registry's mark agrees with the builds (LEAPS and the curves are tested running in
+    their families' ``test_*_transition.py``)."""
+    fitted = Fitted("pis", build_pis(TARGET, PATHS, batch_size=8), PATHS, None, {}, 0.0, 0.0, [])
+    with pytest.raises(InputError, match="pis has no learned path to run SMC along") as refused:
+        fitted.smc(0, 100)
+    assert refused.value.hint == "Fitted.smc runs the methods with one: cmcd, curves, leaps, scld"
+    marked = [name for name in LEARNED.names() if LEARNED.entry(name).meta.get("smc_proposal")]
+    for name in LEARNED.names():
+        entry = LEARNED.entry(name)
+        if name in marked or name in ("pis", "dds"):  # a path sampler without a path of intermediate targets
+            target = jaxsamp.targets.get("ising", L=3, beta=0.4) if name == "leaps" else TARGET
+            sampler = entry.factory(entry.meta.get("as_target", lambda t: t)(target), entry.meta["settings"](),
+                                    batch_size=8, optimizer=None)
+            assert (sampler.smc_proposal is not None) == (name in marked), name

@@ -213,3 +213,20 @@ def test_target_evaluations_are_counted():
     assert figures["sample_target_evals"] == 32 * (8 * (3 + 2) + 2 * 2)
     assert set(figures) >= {"log_Z_hat", "log_Z_abs_err", "ess", "segment_ess_min", "segment_ess_mean",
                             "num_resamplings"}
+
+
+def test_fitted_smc_runs_the_learned_steps_as_the_methods_own_sampler_does():
+    """``Fitted.smc`` takes SCLD's path and transition (``smc_proposal``): without resampling, over one segment of
+    every level, it is CMCD's own draw at the same key (the driver folds level ``i``'s key as ``smc_run`` does), to
+    float32 round-off, with the same target evaluations (the score inputs counted per level); with SCLD's resampling
+    and segments it estimates the same log Z (Monte Carlo error of 512 particles: within 0.1, measured 0.01)."""
+    cmcd = _fit("cmcd", CmcdSettings(**SMALL))
+    draws = cmcd.sample(1, 64)
+    result = cmcd.smc(1, 64, resample_threshold=0.0, segment_length=SMALL["num_time_steps"])
+    np.testing.assert_allclose(np.asarray(result.samples.x), np.asarray(draws.x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(result.samples.log_w), np.asarray(draws.log_w), rtol=1e-4, atol=1e-4)
+    assert result.num_target_evals == cmcd.evaluate(1, 64)["sample_target_evals"] == 64 * 8 * (3 + 2)
+    scld = _fit("scld", ScldSettings(**SMALL, num_segments=2, mcmc="none"))
+    resampled = scld.smc(2, 512, resample_threshold=1.0, resampler="multinomial", segment_length=4)
+    assert np.asarray(resampled.trace.resampled).sum() == 2  # at the two segment ends
+    assert abs(float(resampled.samples.log_Z) - float(scld.sample(2, 512).log_Z)) < 0.1
