@@ -527,3 +527,17 @@ def test_transition_options_are_validated():
     for bad in (0, 1.5):
         with pytest.raises(InputError, match="segment_length"):
             smc(path, family, schedule=linear_schedule(3), segment_length=bad)
+
+
+def test_a_path_member_keeps_the_targets_nearest_neighbour_mark():
+    """The checkerboard kernel is refused on a member of an energy of one's own (which may couple any sites), as on
+    the energy itself; before the member carried the mark, it was built there silently. Ising members take it."""
+    import jaxsamp
+    from jaxsamp.core.registry import SAMPLERS
+    from jaxsamp.smc import path_member
+
+    energy = jaxsamp.targets.lattice_energy(lambda s: -jnp.sum(s * jnp.roll(s, (1, 1), (0, 1))), (3, 3), beta=0.4)
+    with pytest.raises(InputError, match="needs nearest-neighbour couplings"):
+        SAMPLERS.get("checkerboard", path_member(LatticePath(energy), 0.5))
+    SAMPLERS.get("glauber", path_member(LatticePath(energy), 0.5))
+    SAMPLERS.get("checkerboard", path_member(LatticePath(get("ising", L=3, beta=0.4)), 0.5))
