@@ -26,6 +26,7 @@ SUITES = {
     "diagnostics": "jaxsamp.bench.suites.diagnostics",
     "scaling": "jaxsamp.bench.suites.scaling",
     "memory": "jaxsamp.bench.suites.memory",
+    "chains": "jaxsamp.bench.suites.chains",
 }
 
 
