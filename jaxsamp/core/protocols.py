@@ -114,6 +114,12 @@ class LearnedSampler(NamedTuple):
         ``sample`` is a pure function that :func:`jax.jit` may compile whole (with
         ``num_samples`` static). False where it runs chains through the driver's host
         loop (Bernoulli denoising), which compiles its own chunks.
+    density : Target or None
+        The :class:`~jaxsamp.core.target.Target` whose log density training follows
+        (the target, or for LEAPS the end of its lattice path); None for a method that
+        learns from samples or from a reward that is no Target. :func:`jaxsamp.fit`
+        checks it at a few starting points before any training, for a sampler built by
+        name or passed built.
     """
 
     init: Callable[[PRNGKey], State]
@@ -122,6 +128,7 @@ class LearnedSampler(NamedTuple):
     evaluate: Callable[..., dict]
     health: TrainingHealth = TrainingHealth()
     jit_sample: bool = True
+    density: Any = None
 
     @property
     def trainer(self) -> Trainer:

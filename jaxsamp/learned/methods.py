@@ -14,10 +14,9 @@ interpolation is a setting). A method that does not take a log density declares
 the form it takes with ``as_target`` (a function that returns the target as the
 method takes it, or raises an InputError saying what is needed), or its ``build``
 checks the target and says what it needs (TPS-DPS: a 2-D transition-path
-target). ``density`` (default: the target itself) gives, from the target as the
-method takes it, the Target whose log density training follows, which
-:func:`jaxsamp.fit` checks at a few starting points before training (None: the
-method learns from samples only).
+target). What ``build`` returns names the Target whose log density training
+follows (:attr:`~jaxsamp.core.LearnedSampler.density`), which :func:`jaxsamp.fit`
+checks at a few starting points before training.
 """
 
 from __future__ import annotations
@@ -57,11 +56,11 @@ LEARNED.register(
 LEARNED.register(
     "bernoulli_denoising", "Bernoulli-noise denoising (Bach & Saremi 2025): a denoiser learned from +-1 samples, then "
     "noisy chains", settings=bernoulli_denoising.BernoulliDenoisingSettings, batch_size=bernoulli_denoising.BATCH_SIZE,
-    as_target=bernoulli_denoising.training_source, density=lambda source: None,  # it learns from samples only
+    as_target=bernoulli_denoising.training_source,
 )(bernoulli_denoising.build)
 
 
 LEARNED.register("curves", settings=curves.CurvesSettings, batch_size=curves.BATCH_SIZE)(curves.build)
 LEARNED.register("tps_dps", settings=tps_dps.TpsDpsSettings, batch_size=tps_dps.BATCH_SIZE)(tps_dps.build)
 LEARNED.register("leaps", settings=leaps.LeapsSettings, batch_size=leaps.BATCH_SIZE,
-                 as_target=leaps.as_lattice_path, density=lambda path: path.target)(leaps.build)
+                 as_target=leaps.as_lattice_path)(leaps.build)

@@ -652,4 +652,4 @@ def build(target, settings: CurvesSettings | None = None, *, batch_size: int | N
     """
     curves = Curves(target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
     health = TrainingHealth(judge_progress=curves.settings.fixed_objective, checks=training_checks)
-    return LearnedSampler(curves.init, curves.step, curves.sample, curves.evaluate, health)
+    return LearnedSampler(curves.init, curves.step, curves.sample, curves.evaluate, health, density=curves.target)

@@ -638,7 +638,8 @@ def build(target, settings: LeapsSettings | None = None, *, batch_size: int | No
         lengthens the horizon: its data move with training, so it is not judged for progress.
     """
     leaps = Leaps(target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
-    return LearnedSampler(leaps.init, leaps.step, leaps.sample, leaps.evaluate, TrainingHealth(judge_progress=False))
+    return LearnedSampler(leaps.init, leaps.step, leaps.sample, leaps.evaluate, TrainingHealth(judge_progress=False),
+                          density=leaps.target)
 
 
 def draw_samples(draw, key: jax.Array, num_samples: int, batch: int) -> WeightedSamples:
