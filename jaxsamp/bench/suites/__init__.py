@@ -27,6 +27,7 @@ SUITES = {
     "scaling": "jaxsamp.bench.suites.scaling",
     "memory": "jaxsamp.bench.suites.memory",
     "chains": "jaxsamp.bench.suites.chains",
+    "scld": "jaxsamp.bench.suites.scld",
 }
 
 
