@@ -46,7 +46,8 @@ def _machine(machine) -> str:
 
 
 def suite_rst(path: Path, data: dict) -> list[str]:
-    """The section of a ``jaxsamp bench`` suite's file: its tables (:func:`jaxsamp.bench.report.tables`)."""
+    """The section of a ``jaxsamp bench`` suite's file: its protocol's summary, then its tables
+    (:func:`jaxsamp.bench.report.tables`)."""
     from jaxsamp.bench import store
     from jaxsamp.bench.report import tables
     from jaxsamp.bench.suites import SUITES, suite
@@ -56,6 +57,9 @@ def suite_rst(path: Path, data: dict) -> list[str]:
 
     title = f"{path.stem} (``jaxsamp bench run {data['suite']}``)"
     lines = [title, "-" * len(title), ""]
+    summary = data.get("protocol", {}).get("summary")
+    if summary:  # what the suite measures, from its stored protocol
+        lines += [escape(summary[0].upper() + summary[1:] + "."), ""]
     for caption, header, rows in tables(data):
         lines += [f".. list-table:: {escape(caption)}", "   :header-rows: 1", ""]
         for row in [header, *rows]:

@@ -265,13 +265,17 @@ def posterior_figures(draws, warmup_seconds: float, sampling_seconds: float, cal
 
 
 def timed_calls(call: Callable, calls: int) -> dict:
-    """Call ``call() -> (draws, warmup_seconds, sampling_seconds)`` ``calls`` times after clearing JAX's caches.
+    """Call ``call() -> (draws, warmup_seconds, sampling_seconds)`` ``calls`` times after clearing JAX's caches and
+    ``chain_method="auto"``'s choices (:func:`~jaxsamp.mcmc.chain_method.clear_choices`), as in a fresh process.
 
     The first call's wall time, compilation included, is ``first_call_seconds``; the last call gives the
     :func:`posterior_figures` (with ``calls=2`` a second call that compiles nothing; with 1 its figures include
     compilation). Health warnings of the runs are silenced: ``max_rhat`` records what they would say.
     """
+    from jaxsamp.mcmc.chain_method import clear_choices
+
     jax.clear_caches()
+    clear_choices()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         seconds = []
@@ -300,7 +304,8 @@ def nuts_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_s
     ``params``: ``num_chains``, ``num_warmup``, ``num_samples`` (draws per chain, times ``budget_scale``),
     ``calls`` (2: a first call, compilation included, then the timed one; 1 at a quick size) and ``options``,
     further keywords of :func:`jaxsamp.sample` (``{"chain_method": "vectorized"}``). The seed's key samples,
-    from the :func:`mcmc_start` points; figures: :func:`timed_calls`.
+    from the :func:`mcmc_start` points; figures: :func:`timed_calls`, the sampling phase's rates, and how the
+    chains ran (``lockstep``, with ``batching_gain`` when ``chain_method="auto"`` measured it).
     """
     import jaxsamp
 
@@ -325,4 +330,7 @@ def nuts_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_s
         steps = float(np.sum(post.info["num_integration_steps"]))
         figures.update(grad_evals_per_s=steps / figures["sampling_seconds"], mean_integration_steps=steps / draws)
     figures["divergences"] = float(post.num_divergences)
+    figures["lockstep"] = float(post.chain_method == "vectorized")
+    if post.batching_gain is not None:
+        figures["batching_gain"] = post.batching_gain
     return figures, {}

@@ -35,12 +35,16 @@ class Budget:
         budget: a baseline at an equal count (tempered SMC beside the learned samplers). With ``target_evals``
         too, that count is added to the matched mean (the learned samplers' sampling evaluations beside their
         training's).
+    match_figure : str
+        The figure of the matched cells that is matched: ``"target_evals"`` (their training's), or another
+        count they record (``"sample_target_evals"``: a baseline at the evaluations of one sampling run).
     """
 
     updates: int | None = None
     target_evals: int | None = None
     seconds: float | None = None
     match_target_evals: tuple[str, ...] = ()
+    match_figure: str = "target_evals"
 
 
 @dataclasses.dataclass(frozen=True)

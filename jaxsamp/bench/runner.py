@@ -20,7 +20,7 @@ import numpy as np
 from jaxsamp.bench import store
 from jaxsamp.bench.cells import RUNNERS
 from jaxsamp.bench.machine import accelerator, machine
-from jaxsamp.bench.protocol import Cell, Protocol, scaled_name
+from jaxsamp.bench.protocol import Budget, Cell, Protocol, scaled_name
 from jaxsamp.core.errors import ConfigError, InputError
 
 #: ``--device-budget`` starts no cell with fewer seconds than this left (start-up and compilation alone take it)
@@ -28,13 +28,14 @@ MIN_DEVICE_START = 30.0
 
 
 def matched_budget(data: dict, cell: Cell, seed: int, budget_scale: int) -> float:
-    """The mean training ``target_evals`` of the cells ``cell`` matches, at ``seed`` and ``budget_scale``, plus the
-    cell's own ``budget.target_evals`` when it has one (the learned samplers' sampling evaluations, say)."""
-    counts = []
+    """The mean ``budget.match_figure`` (training ``target_evals`` unless named) of the cells ``cell`` matches, at
+    ``seed`` and ``budget_scale``, plus the cell's own ``budget.target_evals`` when it has one (the learned samplers'
+    sampling evaluations, say)."""
+    counts, figure = [], cell.budget.match_figure
     for other in cell.budget.match_target_evals:
         rec = data["records"].get(scaled_name(other, budget_scale), {}).get(str(seed))
-        if rec is not None and "target_evals" in rec["figures"]:
-            counts.append(rec["figures"]["target_evals"])
+        if rec is not None and figure in rec["figures"]:
+            counts.append(rec["figures"][figure])
     if not counts:
         raise InputError(f"cell {cell.name!r} spends what {', '.join(cell.budget.match_target_evals)} spent at seed "
                          f"{seed}, and none of them is recorded", "run those cells first (or in the same run)")
@@ -81,10 +82,11 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
             recorded = data["records"].get(name, {}).get(str(seed))
             definition = json.loads(json.dumps(dataclasses.asdict(sized)))
             if recorded is not None and not rerun:
-                if recorded.get("cell", definition) != definition:
+                stored = _with_budget_defaults(recorded.get("cell", definition))
+                if stored != definition:
                     raise InputError(
                         f"{path}: {name} seed {seed} was recorded with another definition of the cell "
-                        f"({_first_difference(recorded['cell'], definition)})",
+                        f"({_first_difference(stored, definition)})",
                         "give the changed cell a new name, or pass --rerun to replace the record")
                 log(f"{protocol.suite} {name} seed {seed}: recorded already")
                 continue
@@ -219,6 +221,13 @@ def reproduce(protocol: Protocol, cell: str, seed: int, *, quick: bool = False, 
     figures, _ = RUNNERS[definition.runner](definition, seed, target_evals=budget, evaluation=evaluation,
                                             budget_scale=scale)
     return {name: (value, figures.get(name)) for name, value in record["figures"].items()}
+
+
+def _with_budget_defaults(cell: dict) -> dict:
+    """A recorded cell's definition with the budget fields added since it was recorded, at their defaults (a field
+    that did not exist then was at its default)."""
+    defaults = json.loads(json.dumps(dataclasses.asdict(Budget())))
+    return {**cell, "budget": {**defaults, **cell.get("budget", {})}}
 
 
 def _first_difference(old, new, where: str = "") -> str:

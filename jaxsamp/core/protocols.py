@@ -121,6 +121,12 @@ class LearnedSampler(NamedTuple):
         annealing path with their exact incremental weights, for a method that has such a
         path (LEAPS, the Boltzmann curves, SCLD and CMCD); :meth:`jaxsamp.Fitted.smc` runs
         them as SMC. None for a method without one.
+    density : Target or None
+        The :class:`~jaxsamp.core.target.Target` whose log density training follows
+        (the target, or for LEAPS the end of its lattice path); None for a method that
+        learns from samples or from a reward that is no Target. :func:`jaxsamp.fit`
+        checks it at a few starting points before any training, for a sampler built by
+        name or passed built.
     """
 
     init: Callable[[PRNGKey], State]
@@ -130,6 +136,7 @@ class LearnedSampler(NamedTuple):
     health: TrainingHealth = TrainingHealth()
     jit_sample: bool = True
     smc_proposal: Callable[[State], "SMCProposal"] | None = None
+    density: Any = None
 
     @property
     def trainer(self) -> Trainer:

@@ -177,6 +177,11 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "draws_per_s": Entry("Draws (all chains) per second of the sampling phase.", "higher is faster"),
         "grad_evals_per_s": Entry("Gradient evaluations (NUTS' leapfrog steps, all chains) per second of the sampling "
                                   "phase.", "higher is faster"),
+        "lockstep": Entry("1 when the chains ran in lock-step (``chain_method`` vectorized), 0 when one after "
+                          "another (sequential).", "context: what ``chain_method`` ran, or what ``auto`` chose"),
+        "batching_gain": Entry("Seconds of every chain's gradient one after another over all of them batched, at the "
+                               "starting points: what ``chain_method=\"auto\"`` measured (lock-step from 1.5).",
+                               "context: above 1 when batching the chains pays"),
         "mean_integration_steps": Entry("Mean leapfrog steps per NUTS draw.",
                                         "context: the posterior's geometry, not the implementation's speed"),
         "mean_max_abs_z": Entry("Largest |z| over coordinates of the chains' final-state mean against the exact "

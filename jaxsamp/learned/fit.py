@@ -268,12 +268,12 @@ def _method_target(name: str, meta: dict, target, init, model_args: tuple, model
 START_CHECK_POINTS = 4
 
 
-def _check_start(name: str, meta: dict, target, init, key) -> None:
+def _check_start(name: str, checked, init, key) -> None:
     """Refuse, before any training, a target whose log density is NaN/inf at every starting point.
 
-    The Target checked is the one whose log density the method's training follows: the
-    target itself, or what the registration's ``density`` makes of it (the end of LEAPS'
-    path; None for a method that learns from samples only). Its starting points are
+    The Target checked is the one whose log density the method's training follows, the
+    sampler's :attr:`~jaxsamp.core.LearnedSampler.density` (the target, or the end of
+    LEAPS' path; None for a method that learns from samples only). Its starting points are
     :func:`~jaxsamp.mcmc.starting_points`' (``init`` when given, else the target's
     rule: ``N(0, I)``, numpyro's uniform initialisation, or uniform configurations of a
     discrete domain); on real-valued states the gradient is checked too
@@ -283,7 +283,6 @@ def _check_start(name: str, meta: dict, target, init, key) -> None:
     from jaxsamp.mcmc.sample import check_starting_points
     from jaxsamp.mcmc.warmup import starting_points
 
-    checked = meta["density"](target) if "density" in meta else target
     if not isinstance(checked, Target):
         return
     per_point = init is not None and not isinstance(init, str) and not callable(init) and (
@@ -595,6 +594,9 @@ def fit(
         starting points (``init`` when given, jittered if it is one state; else the
         target's own rule), and training is refused with an InputError when it is
         NaN/inf at all of them; an ``init`` whose shape is not the target's is refused too.
+        The Target checked is the sampler's :attr:`~jaxsamp.core.LearnedSampler.density`,
+        so a sampler passed built is checked as one built by name (``init`` is refused
+        for one that declares no density).
     checkpoint, checkpoint_every, progress
         Passed to :func:`jaxsamp.run`: a killed ``fit`` resumes bit for bit.
     chunk : int, optional
@@ -654,7 +656,6 @@ def fit(
         if target is None:
             raise InputError(f"fit({method!r}, ...) needs a target", "fit(method, target, num_steps=...)")
         target = _method_target(method, entry.meta, target, init, model_args, model_kwargs)
-        _check_start(method, entry.meta, target, init, key)
         checked = _settings(method, settings, setting_values)
         batch = check_int("batch_size", batch_size if batch_size is not None else entry.meta["batch_size"], ge=1)
         if optimizer is not None and not isinstance(optimizer, optax.GradientTransformation):
@@ -671,11 +672,15 @@ def fit(
         if given:
             raise InputError(f"fit(sampler, ...) takes no {', '.join(given)}: they go to the method's build()")
         sampler, name, identity, checked, batch, target_name = method, "LearnedSampler", None, None, None, "its target"
+        if init is not None and not isinstance(sampler.density, Target):
+            raise InputError("fit(sampler, init=...) checks init against the sampler's density, and this sampler "
+                             "declares none (LearnedSampler.density)")
     else:
         raise InputError(
             f"method must be a registered name or a LearnedSampler, got {type(method).__name__}",
             f"registered methods: {', '.join(LEARNED.names())}",
         )
+    _check_start(name, sampler.density, init, key)
     if mesh is not None:
         axis = _batch_axis(mesh)
         if batch is not None and batch % mesh.shape[axis]:

@@ -14,10 +14,9 @@ interpolation is a setting). A method that does not take a log density declares
 the form it takes with ``as_target`` (a function that returns the target as the
 method takes it, or raises an InputError saying what is needed), or its ``build``
 checks the target and says what it needs (TPS-DPS: a 2-D transition-path
-target). ``density`` (default: the target itself) gives, from the target as the
-method takes it, the Target whose log density training follows, which
-:func:`jaxsamp.fit` checks at a few starting points before training (None: the
-method learns from samples only). ``smc_proposal=True`` marks a method whose ``build`` gives the
+target). What ``build`` returns names the Target whose log density training
+follows (:attr:`~jaxsamp.core.LearnedSampler.density`), which :func:`jaxsamp.fit`
+checks at a few starting points before training. ``smc_proposal=True`` marks a method whose ``build`` gives the
 sampler's learned moves along a path (:class:`~jaxsamp.core.SMCProposal`, run by
 :meth:`~jaxsamp.learned.fit.Fitted.smc`).
 """
@@ -59,7 +58,7 @@ LEARNED.register(
 LEARNED.register(
     "bernoulli_denoising", "Bernoulli-noise denoising (Bach & Saremi 2025): a denoiser learned from +-1 samples, then "
     "noisy chains", settings=bernoulli_denoising.BernoulliDenoisingSettings, batch_size=bernoulli_denoising.BATCH_SIZE,
-    as_target=bernoulli_denoising.training_source, density=lambda source: None,  # it learns from samples only
+    as_target=bernoulli_denoising.training_source,
 )(bernoulli_denoising.build)
 
 
@@ -67,4 +66,4 @@ LEARNED.register("curves", settings=curves.CurvesSettings, batch_size=curves.BAT
     curves.build)
 LEARNED.register("tps_dps", settings=tps_dps.TpsDpsSettings, batch_size=tps_dps.BATCH_SIZE)(tps_dps.build)
 LEARNED.register("leaps", settings=leaps.LeapsSettings, batch_size=leaps.BATCH_SIZE,
-                 as_target=leaps.as_lattice_path, density=lambda path: path.target, smc_proposal=True)(leaps.build)
+                 as_target=leaps.as_lattice_path, smc_proposal=True)(leaps.build)

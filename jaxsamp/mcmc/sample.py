@@ -53,6 +53,7 @@ from jaxsamp.core.registry import SAMPLERS
 from jaxsamp.core.target import Target, from_function
 from jaxsamp.core.validation import as_key, check_int
 from jaxsamp.diagnostics import health
+from jaxsamp.mcmc.chain_method import choose_chain_method
 from jaxsamp.mcmc.warmup import (
     METHODS,
     WINDOW_ALGORITHMS,
@@ -86,12 +87,19 @@ class Posterior:
     seconds : dict
         Wall-clock seconds of the ``warmup`` (or burn-in) and ``sampling`` phases,
         compilation included.
+    chain_method : str
+        How the chains ran, ``"vectorized"`` or ``"sequential"`` (what ``"auto"`` chose).
+    batching_gain : float or None
+        What ``"auto"`` measured (:func:`~jaxsamp.mcmc.chain_method.batching_gain`);
+        None where it measured nothing.
     """
 
     def __init__(self, draws, positions, info: dict, warmup_result: Warmup | None, target: Target, seconds: dict):
         self.draws, self.positions, self.info = draws, positions, info
         self.warmup, self.target, self.seconds = warmup_result, target, seconds
         self.warnings: list[str] = []
+        self.chain_method: str = "vectorized"
+        self.batching_gain: float | None = None
 
     @property
     def num_chains(self) -> int:
@@ -342,12 +350,14 @@ def sample(
         equal to float round-off, after which NUTS draws differ (equally valid).
         NUTS chains in lock-step each pay for the deepest tree of the step;
         one after another, each pays for its own. ``"auto"`` (the default) is
-        ``"sequential"`` on a CPU, where a pilot on the three models of the
-        ``mcmc`` benchmark suite measured it as fast or faster per call (numpyro's default falls
-        back to sequential chains there too), and ``"vectorized"`` on an
-        accelerator, whose parallel lanes run the chains side by side
-        (the ``mcmc`` suite records both on CPU). ChEES and MEADS warm-ups adapt
-        across chains and are always vectorized.
+        ``"vectorized"`` on an accelerator; on a CPU it times the model's
+        gradient at the starting points for every chain batched and one after
+        another, and runs the chains in lock-step when batching is at least
+        1.5 times faster (:mod:`jaxsamp.mcmc.chain_method`, measured across
+        models in the ``chains`` benchmark suite); the choice is stored in a
+        ``checkpoint`` folder and is :attr:`Posterior.chain_method`. Pass a
+        method explicitly for draws that repeat bit for bit in another process.
+        ChEES and MEADS warm-ups adapt across chains and are always vectorized.
     model_args, model_kwargs
         Data: a numpyro model's arguments (``model(*model_args,
         **model_kwargs)``), or a plain log density's arguments after the state
@@ -404,9 +414,7 @@ def sample(
     num_warmup = check_int("num_warmup", num_warmup, ge=0)
     num_samples = check_int("num_samples", num_samples, ge=1)
     thin = check_int("thin", thin, ge=1)
-    if chain_method == "auto":
-        chain_method = "sequential" if jax.default_backend() == "cpu" else "vectorized"
-    if chain_method not in CHAIN_METHODS:
+    if chain_method != "auto" and chain_method not in CHAIN_METHODS:
         raise InputError(f"chain_method must be one of auto, {', '.join(CHAIN_METHODS)}, got {chain_method!r}")
     if warmup_method not in METHODS:
         raise InputError(f"warmup_method must be one of {', '.join(METHODS)}, got {warmup_method!r}")
@@ -418,9 +426,13 @@ def sample(
     k_init, k_warm, k_draw = jax.random.split(key, 3)
     positions = starting_points(target, k_init, num_chains, init)
     bad = check_starting_points(target, positions)
+    folder = None if checkpoint is None else Path(checkpoint)
+    gain = None
+    if chain_method == "auto":
+        chain_method, gain = choose_chain_method(target.log_density, positions, folder=folder,
+                                                 gradient=not target.domain.is_discrete)
     settings = {"num_chains": num_chains, "num_warmup": num_warmup, "thin": thin, "warmup_method": warmup_method,
                 "pool": pool, "dense": dense, "chain_method": chain_method, **sampler_params}
-    folder = None if checkpoint is None else Path(checkpoint)
     options = {"progress": progress, "identity": _settings_identity(target, sampler, settings)}
 
     warm = None
@@ -462,6 +474,7 @@ def sample(
     previous = jnp.concatenate([jnp.asarray(start)[:, None], positions_cd[:, :-1]], axis=1)
     moved = np.asarray(jnp.any((positions_cd != previous).reshape(num_chains, num_samples, -1), axis=-1)).sum(0)
     posterior = Posterior(_constrained(target, positions_cd), positions_cd, info, warm, target, seconds)
+    posterior.chain_method, posterior.batching_gain = chain_method, gain
     posterior.warnings = _health(
         posterior, start, position_of(states), bad, moved, None if nonfinite is None else nonfinite.sum(0)
     ) + chain_health.chain_warnings(initial, states, num_samples, check_start=False, check_moved=False)

@@ -65,6 +65,26 @@ def test_a_recorded_seed_of_a_changed_cell_is_refused_naming_the_change(tmp_path
     assert data["records"]["learned/t"]["0"]["figures"]["log_Z_abs_err"] == pytest.approx(0.3)
 
 
+def test_a_record_made_before_a_budget_field_existed_is_the_same_cell_with_the_field_at_its_default(tmp_path):
+    runner.run_suite(protocol(), results_dir=tmp_path, seeds=[0], log=lambda _: None)
+    data = json.loads((tmp_path / "toy.json").read_text())
+    for record in data["records"].values():
+        del record["0"]["cell"]["budget"]["match_figure"]  # as a file written before the field was added
+    (tmp_path / "toy.json").write_text(json.dumps(data))
+    CALLS.clear()
+    runner.run_suite(protocol(), results_dir=tmp_path, seeds=[0], log=lambda _: None)
+    assert CALLS == []
+
+
+def test_a_baseline_can_match_another_count_of_its_cells(tmp_path):
+    matched = dataclasses.replace(protocol().cells[2], budget=Budget(match_target_evals=("learned/t",),
+                                                                     match_figure="log_Z_abs_err"))
+    suite = dataclasses.replace(protocol(), cells=(*protocol().cells[:2], matched))
+    CALLS.clear()
+    runner.run_suite(suite, results_dir=tmp_path, seeds=[1], log=lambda _: None)
+    assert [c[2] for c in CALLS if c[0] == "smc/t"] == [pytest.approx(0.11)]  # learned/t's figure at seed 1
+
+
 def test_a_baseline_without_its_matched_cells_says_what_to_run(tmp_path):
     with pytest.raises(InputError, match="none of them is recorded"):
         runner.run_suite(protocol(), results_dir=tmp_path, cells=["smc/t"], log=lambda _: None)

@@ -191,6 +191,25 @@ def test_bad_input_is_refused_before_training():
         jaxsamp.fit("gflownet", grid, num_steps=2, hidden=(8,), progress=False)
 
 
+def test_a_sampler_passed_built_is_checked_before_training_as_one_built_by_name():
+    """``fit(sampler)`` checks the sampler's declared density at its starting points as ``fit(name)`` does: a NaN
+    log density is refused before the first update (the training step, replaced, would say if it ran); ``init=`` is
+    checked against that density, and refused for a sampler that declares none."""
+    nowhere = jaxsamp.targets.from_function(lambda x: jnp.nan * jnp.sum(x), jnp.zeros(2), name="nowhere")
+    built = build_pis(nowhere, PATHS, batch_size=8)
+    assert built.density is nowhere
+
+    def never(key, state):
+        raise AssertionError("a training step ran")
+
+    with pytest.raises(InputError, match=r"method 'LearnedSampler': all 4 starting points .* nowhere\.log_prob is NaN"):
+        jaxsamp.fit(built._replace(step=never), num_steps=2, progress=False)
+    with pytest.raises(InputError, match=r"init= for gaussian: starting points must have shape"):
+        jaxsamp.fit(build_pis(TARGET, PATHS, batch_size=8), init=jnp.zeros(3), num_steps=2, progress=False)
+    with pytest.raises(InputError, match="declares none"):
+        jaxsamp.fit(built._replace(density=None), init=jnp.zeros(2), num_steps=2, progress=False)
+
+
 def test_a_methods_stages_are_judged_apart():
     """A loss judged per declared stage: an explosion inside one stage is seen, and each warning names its stage."""
     from jaxsamp.learned.fit import training_warnings

@@ -26,6 +26,8 @@ SUITES = {
     "diagnostics": "jaxsamp.bench.suites.diagnostics",
     "scaling": "jaxsamp.bench.suites.scaling",
     "memory": "jaxsamp.bench.suites.memory",
+    "chains": "jaxsamp.bench.suites.chains",
+    "scld": "jaxsamp.bench.suites.scld",
 }
 
 

@@ -19,8 +19,8 @@ MODELS = {
     "brownian_motion": {"inference_gym": "BrownianMotionMissingMiddleObservations"},
     "stochastic_volatility": {"inference_gym": "VectorizedStochasticVolatilitySP500Small"},
 }
-#: framework -> (runner, its options): jaxsamp twice, with ``chain_method="auto"`` (sequential chains on a CPU) and
-#: with the other chain method
+#: framework -> (runner, its options): jaxsamp twice, with ``chain_method="auto"`` (sequential chains on these three
+#: models on a CPU) and in lock-step
 FRAMEWORKS = {
     "jaxsamp": ("nuts", {}),
     "jaxsamp-vectorized": ("nuts", {"options": {"chain_method": "vectorized"}}),
@@ -79,8 +79,10 @@ sampled on the same unconstrained log density. Every framework: 4 chains from th
 (``fold_in(key(seed), 99)``), 1000 warm-up steps of Stan's window adaptation (diagonal mass matrix, target
 acceptance 0.8, one adaptation per chain) and 1000 NUTS draws per chain, key ``key(seed)``:
 - ``jaxsamp``: ``jaxsamp.sample(target, num_chains=4, num_warmup=1000, num_samples=1000)`` (the generic ``nuts``
-  runner) with its default ``chain_method="auto"`` (sequential chains, ``lax.map``, on a CPU; chosen on a pilot
-  with seed 10 before the first run); ``jaxsamp-vectorized`` with chains in lock-step (``vmap``; on an
+  runner) with its default ``chain_method="auto"``: on a CPU sequential chains (``lax.map``) for every seed
+  recorded here (until 2026-12-07 ``auto`` meant sequential on every CPU, chosen on a pilot with seed 10 before
+  the first run; since then it times the model's gradient both ways and chooses sequential on these three models,
+  ``lockstep`` 0 in the ``chains`` suite); ``jaxsamp-vectorized`` with chains in lock-step (``vmap``; on an
   accelerator ``auto`` is vectorized already, so there this cell repeats ``jaxsamp``);
 - ``numpyro``: ``MCMC(NUTS(potential_fn=...), chain_method="vectorized")``, ``warmup`` then ``run``;
 - ``blackjax``: ``blackjax.window_adaptation(blackjax.nuts, ...)`` vmapped over the chains, then the tuned

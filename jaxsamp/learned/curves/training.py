@@ -667,4 +667,4 @@ def build(target, settings: CurvesSettings | None = None, *, batch_size: int | N
     curves = Curves(target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
     health = TrainingHealth(judge_progress=curves.settings.fixed_objective, checks=training_checks)
     return LearnedSampler(curves.init, curves.step, curves.sample, curves.evaluate, health,
-                          smc_proposal=curves.smc_proposal)
+                          smc_proposal=curves.smc_proposal, density=curves.target)

@@ -480,4 +480,4 @@ def build(target, settings: AdjointSettings | None = None, *, batch_size: int | 
     batch_size = check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1)
     sampler = AdjointSampling(target, settings, batch_size, optimizer)
     return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,
-                          TrainingHealth(judge_progress=False))
+                          TrainingHealth(judge_progress=False), density=sampler.target)

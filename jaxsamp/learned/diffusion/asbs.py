@@ -315,4 +315,4 @@ def build(target, settings: AsbsSettings | None = None, *, batch_size: int | Non
     batch_size = check_int("batch_size", BATCH_SIZE if batch_size is None else batch_size, ge=1)
     sampler = Asbs(target, settings, batch_size, optimizer)
     return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,
-                          TrainingHealth(judge_progress=False, stages=stages))
+                          TrainingHealth(judge_progress=False, stages=stages), density=sampler.target)

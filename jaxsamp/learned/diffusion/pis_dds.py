@@ -333,7 +333,7 @@ def _build(settings_class, target, settings, batch_size: int | None, optimizer) 
     sampler = PisDds(target, settings, batch_size, optimizer)
     # the path losses (KL, log-variance, trajectory balance) are fixed objectives of the drift: judged for progress
     return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,
-                          TrainingHealth(judge_progress=True))
+                          TrainingHealth(judge_progress=True), density=sampler.target)
 
 
 def build_pis(target, settings: PisSettings | None = None, *, batch_size: int | None = None,

@@ -620,7 +620,8 @@ def _build(settings_class, target, settings, batch_size: int | None, optimizer) 
     sampler = Scld(target, settings, batch_size, optimizer)
     # the log-variance loss is a fixed objective of the parameters (on the current sampler's paths): judged for progress
     return LearnedSampler(sampler.init, sampler.step, sampler.sample, sampler.evaluate,
-                          TrainingHealth(judge_progress=True), smc_proposal=sampler.smc_proposal)
+                          TrainingHealth(judge_progress=True), smc_proposal=sampler.smc_proposal,
+                          density=sampler.target)
 
 
 def build_scld(target, settings: ScldSettings | None = None, *, batch_size: int | None = None,

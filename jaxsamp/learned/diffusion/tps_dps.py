@@ -628,4 +628,4 @@ def build(target, settings: TpsDpsSettings | None = None, *, batch_size: int | N
     """
     tps_dps = TpsDps(target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
     health = TrainingHealth(judge_progress=False, checks=tps_dps.training_checks)
-    return LearnedSampler(tps_dps.init, tps_dps.step, tps_dps.sample, tps_dps.evaluate, health)
+    return LearnedSampler(tps_dps.init, tps_dps.step, tps_dps.sample, tps_dps.evaluate, health, density=tps_dps.target)

@@ -72,6 +72,7 @@ from flax import nnx
 
 from jaxsamp.core.errors import InputError
 from jaxsamp.core.protocols import LearnedSampler, TrainingHealth, WeightedSamples
+from jaxsamp.core.target import Target
 from jaxsamp.core.validation import (
     Interval,
     OneOf,
@@ -748,5 +749,7 @@ def build(target, settings: GFlowNetSettings | None = None, *, batch_size: int |
     the trajectories); ``eval_every`` only how often they are computed.
     """
     settings = GFlowNetSettings() if settings is None else settings
-    gfn = GFlowNet(as_environment(target), settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
-    return LearnedSampler(gfn.init, gfn.step, gfn.sample, gfn.evaluate, training_health(settings))
+    environment = as_environment(target)
+    gfn = GFlowNet(environment, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
+    return LearnedSampler(gfn.init, gfn.step, gfn.sample, gfn.evaluate, training_health(settings),
+                          density=environment if isinstance(environment, Target) else None)

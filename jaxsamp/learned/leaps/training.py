@@ -659,7 +659,7 @@ def build(target, settings: LeapsSettings | None = None, *, batch_size: int | No
     """
     leaps = Leaps(target, settings, BATCH_SIZE if batch_size is None else batch_size, optimizer)
     return LearnedSampler(leaps.init, leaps.step, leaps.sample, leaps.evaluate, TrainingHealth(judge_progress=False),
-                          smc_proposal=leaps.smc_proposal)
+                          smc_proposal=leaps.smc_proposal, density=leaps.target)
 
 
 def draw_samples(draw, key: jax.Array, num_samples: int, batch: int) -> WeightedSamples:

@@ -353,4 +353,4 @@ class SemiImplicit:
         so ``elbo``, ``log_Z_hat`` and ``eubo`` carry those estimates' biases.
         """
         return LearnedSampler(self.init, self.step, self.sample, training.evaluation(self.target, self.sample, self.log_q),
-                              health)
+                              health, density=self.target)

@@ -235,5 +235,5 @@ def objective(target, problem: Problem, settings, loss: Callable, optimizer: opt
     def log_q(key: jax.Array, state: VIState, z: jax.Array) -> jax.Array:
         return family.log_prob(state.params, z)
 
-    return LearnedSampler(init, step, sample, evaluation(target, sample, log_q), health)
+    return LearnedSampler(init, step, sample, evaluation(target, sample, log_q), health, density=target)
 

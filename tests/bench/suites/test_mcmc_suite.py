@@ -14,7 +14,8 @@ from jaxsamp.core.errors import ConfigError
 FIGURES = {"min_ess_per_s", "min_ess_per_s_incl_warmup", "call_seconds", "min_ess_per_call_second", "max_rhat",
            "min_ess_bulk", "first_call_seconds", "warmup_seconds", "sampling_seconds"}
 #: what the ``nuts`` runner reads off jaxsamp's own posterior besides
-NUTS_FIGURES = {"draws_per_s", "grad_evals_per_s", "mean_integration_steps", "divergences"}
+NUTS_FIGURES = {"draws_per_s", "grad_evals_per_s", "mean_integration_steps", "divergences", "lockstep",
+                "batching_gain"}
 
 
 def test_quick_run_records_every_framework_per_seed_with_its_rhat_and_the_ratios_as_comparisons(tmp_path, capsys):

@@ -293,29 +293,42 @@ def test_step_decay_scales_both_updates_at_decay_step_past_pretraining():
         assert any(np.any(b != a) for a, b in zip(start, full))
 
 
-@pytest.mark.parametrize(("method", "target_name", "extent", "settings"), [
-    ("bsivi", "x_shaped", (-5.0, 5.0, -5.0, 5.0), {"num_inner": 16}),
-    ("aisivi", "banana", (-4.0, 4.0, -12.0, 3.0), {"num_inner": 32, "tau_layers": 4}),
+@pytest.mark.parametrize(("method", "target_name", "extent", "settings", "untrained_fails"), [
+    ("bsivi", "x_shaped", (-5.0, 5.0, -5.0, 5.0), {"num_inner": 16}, False),
+    ("aisivi", "banana", (-4.0, 4.0, -12.0, 3.0), {"num_inner": 32, "tau_layers": 4}, True),
 ])
-def test_semi_implicit_fits_of_sivi_toys_keep_their_mass_on_the_target(method, target_name, extent, settings):
+def test_semi_implicit_fits_of_sivi_toys_keep_their_mass_on_the_target(method, target_name, extent, settings,
+                                                                       untrained_fails):
     """SIVI's toys (exact log Z = 0): after 1500 steps (2-d latent, 2 x 32 mean network, batch 64) q covers the target.
 
     Forward KL(p || q) by a 100^2 midpoint rule on a box holding 99.8 % of p, log q by
     4000 prior draws. Budget from seeds 0, 1, 2: BSIVI on the x-shape 0.95 / 1.01 / 1.09, AISIVI
-    on the banana 0.73 / 0.98 / 0.34; the bound is 1.5, with q_mass > 0.99. Before BSIVI held
+    on the banana 0.73 / 0.98 / 0.34; the bound is 1.25, with q_mass > 0.99. Before BSIVI held
     z's own latent among its inner draws, its q left the box (q_mass 0.0005 / 0.54 / 0.0,
-    forward KL 22 / 3.4 / 43).
+    forward KL 22 / 3.4 / 43). On the banana the untrained q (the same key, no update) is at
+    forward KL 3.9, so a training that does nothing fails the bound; on the x-shape the
+    untrained q, broad, already covers the target (0.68: forward KL rewards covering), so there
+    this test guards coverage only and BSIVI's training is held by
+    ``tests/learned/test_training_is_not_a_no_op.py`` (ELBO gap 2.5-3.6 frozen, at most 0.47 trained).
     """
     target = jaxsamp.targets.get(target_name)
     settings = settings_of(method, latent_dim=2, hidden_width=32, tau_hidden_width=16, pretrain_steps=20, **settings)
     sampler = METHODS[method].build(target, settings, batch_size=64)
-    state, trace = jaxsamp.run(sampler.step, jax.jit(sampler.init)(jax.random.key(0)), jax.random.key(1), 1500,
+    initial = jax.jit(sampler.init)(jax.random.key(0))
+    state, trace = jaxsamp.run(sampler.step, initial, jax.random.key(1), 1500,
                                progress=False, trace=lambda s, m: m["skipped_updates"])
     family = SemiImplicitFamily(2, settings)
-    log_q = jax.jit(lambda z: family.marginal_log_density(jax.random.key(2), state.phi, z, 4000))
-    figures = forward_kl_on_grid(jax.jit(jax.vmap(target.log_prob)), log_q, extent, 100)
+    log_p = jax.jit(jax.vmap(target.log_prob))
+
+    def forward_kl(phi) -> dict:
+        log_q = jax.jit(lambda z: family.marginal_log_density(jax.random.key(2), phi, z, 4000))
+        return forward_kl_on_grid(log_p, log_q, extent, 100)
+
+    figures = forward_kl(state.phi)
     assert figures["p_mass"] > 0.997 and int(trace[-1]) == 0
-    assert figures["q_mass"] > 0.99 and figures["forward_kl"] < 1.5, figures
+    assert figures["q_mass"] > 0.99 and figures["forward_kl"] < 1.25, figures
+    if untrained_fails:
+        assert forward_kl(initial.phi)["forward_kl"] > 1.25
 
 
 @pytest.mark.parametrize("method", ["aisivi", "bsivi"])

@@ -1,0 +1,45 @@
+"""The ``scld`` suite at its quick size through ``jaxsamp bench`` on GMM40 (SCLD, the same SMC with the learned part
+off, and tempered SMC at the evaluations of SCLD's sampling run), and its protocol: issue 59's goals."""
+
+import pytest
+from _glossary_names import assert_glossary_names
+
+from jaxsamp.bench import store
+from jaxsamp.bench.suites import scld
+from jaxsamp.cli import main
+
+
+def test_quick_run_pairs_scld_with_its_learned_part_off_and_smc_at_its_sampling_evaluations(tmp_path):
+    assert main(["bench", "run", "scld", "--quick", "--cells", "*/gmm", "--results-dir", str(tmp_path)]) == 0
+    data = store.read(tmp_path / "scld_quick.json")
+    trained, off, smc = (data["records"][f"{m}/gmm"]["0"]["figures"] for m in ("scld", "ula-smc", "smc"))
+    assert trained["train_steps"] == 2 and trained["target_evals"] > 0 and "train_steps" not in off
+    assert off["sample_target_evals"] == trained["sample_target_evals"] > 0  # the same run's cost, learned part off
+    assert trained["log_Z_hat"] != off["log_Z_hat"]  # two updates moved the transitions
+    assert smc["target_evals"] <= trained["sample_target_evals"] + 2 * 32 * 4  # within anneal's two-level floor
+    assert_glossary_names({f for cell in data["records"].values() for r in cell.values() for f in r["figures"]})
+    goal = next(g for g in data["goals"] if g["cell"] == "scld/gmm")
+    assert goal["baseline"] == "ula-smc/gmm" and goal["decision"] == "undecided"  # one seed
+
+
+def test_the_goals_are_issue_59_s():
+    protocol = scld.PROTOCOL
+    assert {(g.cell, g.threshold, g.baseline) for g in protocol.goals} == {
+        ("scld/funnel", 0.1, ""), ("scld/many_well", 0.01, ""), ("scld/gmm", 1.0, "ula-smc/gmm"),
+        ("scld/student_t", 1.0, "ula-smc/student_t")}
+    for target in scld.TARGETS:
+        trained, off = protocol.cell(f"scld/{target}"), protocol.cell(f"ula-smc/{target}")
+        assert trained.params["settings"] == off.params["settings"] and trained.params["evaluate"] == off.params["evaluate"]
+        assert protocol.cell(f"smc/{target}").budget.match_figure == "sample_target_evals"
+    assert "before any scored run" in protocol.notes
+
+
+@pytest.mark.parametrize("param", ["num_steps", "optimizer"])
+def test_the_learned_part_off_runner_refuses_unknown_parameters(param):
+    from jaxsamp.bench.cells import RUNNERS
+    from jaxsamp.core.errors import ConfigError
+
+    cell = scld.learned_off_cell("gmm")
+    bad = type(cell)(cell.name, cell.runner, cell.target, {**cell.params, param: 1})
+    with pytest.raises(ConfigError, match=f"unknown learned_part_off parameters \\['{param}'\\]"):
+        RUNNERS["learned_part_off"](bad, 0, target_evals=None, evaluation={})
