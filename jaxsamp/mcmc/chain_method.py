@@ -12,9 +12,9 @@ the deepest tree of the step. What separated them in the pilot that set the rule
 (the suite's notes) is the model's own gradient timed both ways:
 :func:`batching_gain` is the time of every chain's gradient one after another
 over the time of all of them batched, at the starting points, and ``"auto"``
-steps the chains in lock-step when it is at least :data:`LOCKSTEP_GAIN`. In the
-pilot the gain was at most 1.16 wherever one chain after another was as fast or
-faster, and 2.3 to 3.7 where lock-step was faster.
+steps the chains in lock-step when it is at least :data:`LOCKSTEP_GAIN`, a
+threshold set between the gains of the two groups in the pilot (its figures are
+in the suite's protocol notes, ``jaxsamp.bench.suites.chains``).
 
 On an accelerator ``"auto"`` is always lock-step (its parallel lanes run the
 chains side by side); a single chain needs no choice.
