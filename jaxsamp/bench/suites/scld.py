@@ -83,7 +83,8 @@ def learned_part_off_cell(cell: Cell, seed: int, *, target_evals, evaluation: di
     For SCLD the initial state is a zero control, a uniform schedule and the initial prior, so its SMC run is
     tempered SMC with unadjusted Langevin transitions along the same path, with the same moves, resampling,
     particles and steps as the trained cell's ("ULA-SMC"). The state is initialised at ``jax.random.key(seed)``
-    and evaluated at its ``fold_in`` 2, as the ``fit`` runner does, so the two runs are paired by seed.
+    (``fit`` initialises at a split of it; SCLD's initial control is zero whatever the key) and evaluated at its
+    ``fold_in`` 2, the key the ``fit`` runner evaluates at, so the two runs are paired by seed.
     """
     import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
     from jaxsamp.core.registry import LEARNED, validate_dataclass
