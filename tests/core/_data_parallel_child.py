@@ -102,7 +102,7 @@ for name, (target, options, batch, steps) in CASES.items():
     for leaf, sharding in zip(jax.tree.leaves(many), jax.tree.leaves(layout), strict=True):
         assert leaf.sharding.is_equivalent_to(sharding, leaf.ndim), (name, leaf.shape, leaf.sharding)
     split = [s for s in jax.tree.leaves(layout) if s.spec != jax.sharding.PartitionSpec()]
-    assert bool(split) == (method in ("adjoint", "asbs", "tps_dps", "leaps") or name == "gflownet_dqn"), name
+    assert bool(split) == (method in ("adjoint", "asbs", "tps_dps", "leaps", "scld") or name == "gflownet_dqn"), name
     # the batch is really split: the lowered step constrains more arrays to the batch axis than the state's buffers
     text = jax.jit(wrapped.step).lower(jax.random.key(1), many).as_text()
     batch_constraints = [line for line in text.splitlines() if "sharding_constraint" in line and '[{"batch"}' in line]

@@ -34,15 +34,19 @@ the network's time input do not move with a learned ``beta``; ``beta(s)`` interp
 
 Training (one :meth:`Scld.step`): simulate ``batch_size`` particles through all segments with the
 current parameters held fixed (reweighting, adaptive resampling and the MCMC moves at the inner
-segment ends; the last segment's end needs neither), keep the paths, then one gradient step of the
-log-variance loss ``mean_k Var_i[log w_{k,i}]`` with each segment's weights recomputed on the stored,
-detached paths under the current parameters (:func:`~jaxsamp.smc.transitions.langevin_log_increment`;
-the reference code's bufferless variant, ``per_subtraj_log_is`` on fresh paths: its prioritised replay
-buffer is not used). The variance is shift-invariant, so no ``log Z`` is learned and resampled start points are
-fine. Gradients flow through the kernels' log densities, the path's end terms (learned prior and
-schedule) and the control, never through resampling, moves or the paths. Optimiser: an elementwise
-gradient clip (``optax.clip(grad_clip)``, as the reference code) and Adam; a non-finite update is
-skipped (``optax.apply_if_finite``, ``skipped_updates``).
+segment ends; the last segment's end needs neither) and keep the paths; then one gradient step of the
+log-variance loss ``mean_k Var_i[log w_{k,i}]`` (each segment's variance capped at 1e7, as the reference code caps
+it) with each segment's weights recomputed on stored, detached paths under the current parameters
+(:func:`~jaxsamp.smc.transitions.langevin_log_increment`; the reference code's ``per_subtraj_log_is``). Which
+paths: as the reference code's default (Chen et al. 2025, Algorithm 1), every rollout's sub-trajectories enter a
+replay buffer of ``buffer_batches`` batches with their weights as priorities, and each segment trains on half a
+batch drawn from it without replacement with probability proportional to ``exp(log w / buffer_temperature)`` and
+half a batch of the fresh rollout; the drawn paths' recomputed weights become their new priorities. With
+``buffer_batches = 0`` (their Algorithm 2) and for CMCD, the fresh rollout alone. The variance is
+shift-invariant, so no ``log Z`` is learned and resampled start points are fine. Gradients flow through the
+kernels' log densities, the path's end terms (learned prior and schedule) and the control, never through
+resampling, moves or the paths. Optimiser: an elementwise gradient clip (``optax.clip(grad_clip)``, as the
+reference code) and Adam; a non-finite update is skipped (``optax.apply_if_finite``, ``skipped_updates``).
 
 Sampling (:meth:`Scld.sample`) is :func:`jaxsamp.smc.smc` with
 ``transition=langevin_transition(path, h, control=network)`` and ``segment_length = T / K``: its
@@ -74,6 +78,7 @@ from jaxsamp.core.combinators import num_chains
 from jaxsamp.core.protocols import LearnedSampler, SMCProposal, TrainingHealth, WeightedSamples
 from jaxsamp.core.target import AnnealingPath
 from jaxsamp.core.validation import (
+    NonNegativeInt,
     OneOf,
     PositiveFloat,
     PositiveInt,
@@ -83,6 +88,7 @@ from jaxsamp.core.validation import (
     settings_or_default,
 )
 from jaxsamp.diagnostics import weights
+from jaxsamp.learned import buffer as fifo
 from jaxsamp.learned.diffusion.sde import CosineNoiseSchedule
 from jaxsamp.nets.langevin_net import LangevinNet
 from jaxsamp.smc.annealing import (
@@ -99,6 +105,7 @@ BATCH_SIZE = 256
 MAX_SKIPPED = 20  # consecutive non-finite updates skipped before one is let through
 MCMC_MOVES = ("hmc", "mala", "none")
 SIGMA_MIN = 0.01  # the cosine noise schedule's floor (the reference code's)
+LOSS_CAP = 1e7  # the reference code's cap on each segment's log-weight variance
 _lse = jax.scipy.special.logsumexp
 
 
@@ -179,6 +186,14 @@ class ScldSettings(_ControlledLangevinSettings):
         ``InterpolatedStepSize``; funnel 0.001 and 0.1).
     num_leapfrog_steps : int
         Leapfrog steps of one HMC move.
+    buffer_batches : int
+        Capacity of the prioritised replay buffer of sub-trajectories, in batches (the reference's 20); each
+        update then trains on half a batch drawn from it without replacement with probability proportional to
+        ``exp(log w / buffer_temperature)`` per segment and half a batch of the fresh rollout, and writes the
+        recomputed weights back as the drawn paths' priorities (Chen et al. 2025, Algorithm 1). 0: no buffer,
+        the fresh rollout alone (their Algorithm 2).
+    buffer_temperature : float
+        Temperature of the buffer's priorities (the reference's 1).
     """
 
     num_segments: PositiveInt = 4
@@ -188,6 +203,8 @@ class ScldSettings(_ControlledLangevinSettings):
     mcmc_step_size_start: PositiveFloat = 0.1
     mcmc_step_size_end: PositiveFloat = 0.1
     num_leapfrog_steps: PositiveInt = 10
+    buffer_batches: NonNegativeInt = 20
+    buffer_temperature: PositiveFloat = 1.0
 
     def __post_init__(self):
         check_fields(self)
@@ -251,7 +268,9 @@ class ScldTrainState(NamedTuple):
     """Training state: a plain PyTree the driver checkpoints.
 
     ``model`` is ``(network parameters, prior mean, prior log std)`` (one optimiser), ``schedule_logits``
-    the schedule's ``b`` (its own optimiser; unused when the schedule is not learned).
+    the schedule's ``b`` (its own optimiser; unused when the schedule is not learned), ``buffer`` the replay
+    buffer of sub-trajectories (None without one): items ``(paths (K, L + 1, d), log w (K,))``, the log
+    weights being the paths' priorities.
     """
 
     model: tuple
@@ -260,6 +279,7 @@ class ScldTrainState(NamedTuple):
     schedule_opt_state: optax.OptState
     step: jax.Array
     target_evals: jax.Array
+    buffer: fifo.ReplayBuffer | None = None
 
 
 class Rollout(NamedTuple):
@@ -323,12 +343,13 @@ def segment_log_weights(path: AnnealingPath, states: jax.Array, times: jax.Array
 
 
 def log_variance_loss(segment_log_w: jax.Array) -> jax.Array:
-    """``mean_k Var_i[log w_{k,i}]``: SCLD's log-variance loss, averaged over the segments (Chen et al. 2025).
+    """``mean_k min(Var_i[log w_{k,i}], 1e7)``: SCLD's log-variance loss, averaged over the segments (Chen et al.
+    2025), each segment's variance capped at :data:`LOSS_CAP` as the reference code caps it.
 
     Zero exactly when every segment's weight is constant over particles, i.e. the control transports
-    the path (Richter & Berner 2024; Chen et al. 2025).
+    the path (Richter & Berner 2024; Chen et al. 2025). A capped segment gives no gradient.
     """
-    return jnp.mean(jnp.var(segment_log_w, axis=-1))
+    return jnp.mean(jnp.minimum(jnp.var(segment_log_w, axis=-1), LOSS_CAP))
 
 
 class _SmcOptions(NamedTuple):
@@ -383,6 +404,8 @@ class Scld:
         self.target, self.settings, self.batch_size = target, settings, batch_size
         self.options = _SmcOptions(*(getattr(settings, f) for f in _SmcOptions._fields)) \
             if isinstance(settings, ScldSettings) else CMCD
+        # CMCD trains on its fresh paths alone (the reference runs it with one segment and no buffer)
+        self.buffer_capacity = settings.buffer_batches * batch_size if isinstance(settings, ScldSettings) else 0
         (self.dim,) = target.event_shape
         num_steps = settings.num_time_steps
         self.segment_length = num_steps // self.options.num_segments
@@ -410,8 +433,13 @@ class Scld:
         _, params = nnx.split(self._network(key))
         model = (params, jnp.zeros((self.dim,)), jnp.full((self.dim,), jnp.log(self.settings.prior_scale)))
         logits = jnp.ones((self.settings.num_time_steps,))
+        buffer = None
+        if self.buffer_capacity:
+            item = (jnp.zeros((self.options.num_segments, self.segment_length + 1, self.dim)),
+                    jnp.zeros((self.options.num_segments,)))
+            buffer = fifo.init(item, self.buffer_capacity)
         return ScldTrainState(model, logits, self.optimizer.init(model), self.schedule_optimizer.init(logits),
-                              jnp.int32(0), jnp.int32(0))
+                              jnp.int32(0), jnp.int32(0), buffer)
 
     def path(self, model, schedule_logits) -> ScldPath:
         """The annealing path of the parameters (the prior and schedule held fixed where not learned)."""
@@ -517,17 +545,61 @@ class Scld:
             segment, start, jnp.arange(o.num_segments))
         return Rollout(states, log_w, log_Z, elbo, ess, resamplings, evals, move_evals)
 
-    def loss(self, model, schedule_logits, states) -> jax.Array:
-        """The log-variance loss of the stored segment paths ``states`` under the parameters (differentiable)."""
+    def loss(self, model, schedule_logits, states) -> tuple[jax.Array, jax.Array]:
+        """The log-variance loss of the stored segment paths ``states`` under the parameters (differentiable),
+        and the paths' recomputed segment log weights ``(K, n)`` (auxiliary)."""
         path = self.path(model, schedule_logits)
         log_w = segment_log_weights(path, states, self.times, self.step_size, self.control(model, path))
-        return log_variance_loss(log_w)
+        return log_variance_loss(log_w), jax.lax.stop_gradient(log_w)
+
+    def training_paths(self, key, buffer: fifo.ReplayBuffer, run: Rollout):
+        """The rollout's paths into the buffer, then the paths one update trains on.
+
+        Per segment, half a batch drawn from the buffer without replacement with probability proportional to
+        ``exp(log w / temperature)`` (Gumbel top-k), then the rest of the batch drawn without replacement from
+        the fresh rollout, the same particles in every segment (the reference code's ``sample_and_concat``).
+
+        Returns
+        -------
+        buffer : ReplayBuffer
+            With the rollout's paths and their simulated segment weights added.
+        states : array (K, L + 1, batch_size, d)
+        index : array (K, batch_size // 2)
+            The buffer slots of each segment's drawn paths (their priorities are updated after the loss).
+        """
+        num_segments, num_drawn = self.options.num_segments, self.batch_size // 2
+        log_w = jnp.where(jnp.isfinite(run.log_w), run.log_w, -jnp.inf)
+        buffer = fifo.add(buffer, (jnp.moveaxis(run.states, 2, 0), log_w.T))
+        stored, priority = buffer.data
+        filled = jnp.arange(buffer.capacity) < buffer.size
+        key_buffer, key_fresh = jax.random.split(key)
+
+        def draw(k, segment_key):
+            scores = jnp.where(filled, priority[:, k] / self.settings.buffer_temperature, -jnp.inf)
+            return jax.lax.top_k(scores + jax.random.gumbel(segment_key, scores.shape), num_drawn)[1]
+
+        index = jax.vmap(draw)(jnp.arange(num_segments), jax.random.split(key_buffer, num_segments))
+        drawn = stored[index, jnp.arange(num_segments)[:, None]]  # (K, m, L + 1, d)
+        fresh = jax.random.choice(key_fresh, self.batch_size, (self.batch_size - num_drawn,), replace=False)
+        states = jnp.concatenate([jnp.moveaxis(drawn, 1, 2), run.states[:, :, fresh]], axis=2)
+        return buffer, states, index
 
     def step(self, key, state: ScldTrainState) -> tuple[ScldTrainState, dict]:
-        """One outer iteration: a rollout of ``batch_size`` particles, then one update of the log-variance loss."""
-        run = self.rollout(key, state.model, state.schedule_logits, self.batch_size)
-        loss, (grads, schedule_grads) = jax.value_and_grad(self.loss, argnums=(0, 1))(
-            state.model, state.schedule_logits, jax.lax.stop_gradient(run.states))
+        """One outer iteration: a rollout of ``batch_size`` particles, then one update of the log-variance loss on
+        them, or with a buffer on half of them and half a batch of stored paths (:meth:`training_paths`)."""
+        key_run, key_draw = jax.random.split(key) if state.buffer is not None else (key, None)
+        run = self.rollout(key_run, state.model, state.schedule_logits, self.batch_size)
+        buffer, states = state.buffer, run.states
+        if buffer is not None:
+            buffer, states, index = self.training_paths(key_draw, buffer, run)
+        (loss, log_w), (grads, schedule_grads) = jax.value_and_grad(self.loss, argnums=(0, 1), has_aux=True)(
+            state.model, state.schedule_logits, jax.lax.stop_gradient(states))
+        if buffer is not None:  # the drawn paths' priorities: their weights under the parameters just used
+            stored, priority = buffer.data
+            recomputed = log_w[:, :index.shape[1]]
+            priority = priority.at[index, jnp.arange(index.shape[0])[:, None]].set(
+                jnp.where(jnp.isfinite(recomputed), recomputed, -jnp.inf))
+            buffer = buffer._replace(data=(stored, priority))
         updates, opt_state = self.optimizer.update(grads, state.opt_state, state.model)
         schedule_updates, schedule_opt_state = self.schedule_optimizer.update(
             schedule_grads, state.schedule_opt_state, state.schedule_logits)
@@ -536,7 +608,7 @@ class Scld:
         evals = 2 * (run.transition_evals + control) + run.move_evals
         new = ScldTrainState(optax.apply_updates(state.model, updates),
                              optax.apply_updates(state.schedule_logits, schedule_updates), opt_state,
-                             schedule_opt_state, state.step + 1, state.target_evals + evals)
+                             schedule_opt_state, state.step + 1, state.target_evals + evals, buffer)
         metrics = {"loss": loss, "log_Z_hat": run.log_Z_hat, "elbo": run.elbo, "ess": run.ess[-1],
                    "num_resamplings": run.num_resamplings, "target_evals": new.target_evals,
                    "skipped_updates": opt_state.total_notfinite}

@@ -13,9 +13,11 @@ import pytest
 
 import jaxsamp
 from jaxsamp.core.errors import InputError
+from jaxsamp.learned import buffer as fifo
 from jaxsamp.learned.diffusion.scld import (
     CmcdSettings,
     DiagonalGaussian,
+    Rollout,
     Scld,
     ScldPath,
     ScldSettings,
@@ -124,13 +126,13 @@ def _leaves(tree):
 
 
 def test_one_segment_scld_is_cmcd():
-    """SCLD with one segment, no resampling and no moves is CMCD: the same training history, train state and SMC draws
-    at the same keys, bit for bit. With its default resampling and HMC it trains identically too (one segment has no
-    inner end; the last end needs no resampling or move in training), and only the drawn particles differ (its last
-    level resamples and moves them), not the estimate."""
+    """SCLD with one segment and no buffer, no resampling and no moves is CMCD: the same training history, train state
+    and SMC draws at the same keys, bit for bit. With its default resampling and HMC it trains identically too (one
+    segment has no inner end; the last end needs no resampling or move in training), and only the drawn particles
+    differ (its last level resamples and moves them), not the estimate."""
     cmcd = _fit("cmcd", CmcdSettings(**SMALL))
-    plain = _fit("scld", ScldSettings(**SMALL, num_segments=1, resample_threshold=0.0, mcmc="none"))
-    default = _fit("scld", ScldSettings(**SMALL, num_segments=1))
+    plain = _fit("scld", ScldSettings(**SMALL, num_segments=1, resample_threshold=0.0, mcmc="none", buffer_batches=0))
+    default = _fit("scld", ScldSettings(**SMALL, num_segments=1, buffer_batches=0))
     for other in (plain, default):
         assert sorted(other.history) == sorted(cmcd.history)
         for name in cmcd.history:
@@ -172,6 +174,73 @@ def test_smc_log_z_of_a_perturbed_sampler_is_unbiased(mcmc, threshold):
     standard_error = ratio.std(ddof=1) / np.sqrt(ratio.size)
     assert abs(ratio.mean() - 1.0) < 4 * standard_error, (ratio.mean(), standard_error)
     assert 0.05 < ratio.std() and int(np.sum(resampled)) > 0
+
+
+def _rollout(sampler: Scld, log_w) -> Rollout:
+    """A stand-in rollout whose paths name themselves: every state of segment ``k``'s path of particle ``i`` is
+    ``100 k + i``."""
+    num_segments, n = log_w.shape
+    code = 100.0 * jnp.arange(num_segments)[:, None] + jnp.arange(n)[None, :]
+    states = jnp.broadcast_to(code[:, None, :, None], (num_segments, sampler.segment_length + 1, n, sampler.dim))
+    zero = jnp.int32(0)
+    return Rollout(states, log_w, jnp.float32(0), jnp.float32(0), jnp.ones(num_segments), zero, zero, zero)
+
+
+def test_the_buffer_trains_on_half_a_batch_of_stored_paths_drawn_by_their_weights():
+    """``training_paths``: the rollout enters the buffer, then each segment trains on ``batch_size // 2`` distinct
+    stored paths and ``batch_size - batch_size // 2`` distinct fresh ones (the same particles in every segment).
+    Stored paths are drawn with probability proportional to ``exp(log w / temperature)``: with one path drawn (a
+    batch of 3), its frequency over 4000 draws from weights ``(1, 2, 3, 4, 5, 6) / 21`` is within 4 standard errors
+    of ``w_i`` at temperature 1 and of ``sqrt(w_i) / sum sqrt(w)`` at temperature 2; a path of weight ``e^-60``
+    among ``e^0`` ones is never drawn, nor an empty slot."""
+    sampler = Scld(TARGET, ScldSettings(**SMALL, num_segments=2, buffer_batches=2), batch_size=8)
+    buffer = sampler.init(jax.random.key(0)).buffer
+    log_w = jnp.zeros((2, 8)).at[0, 3].set(-60.0)
+    buffer, states, index = sampler.training_paths(jax.random.key(1), buffer, _rollout(sampler, log_w))
+    assert int(buffer.size) == 8 and index.shape == (2, 4) and states.shape == (2, 5, 8, 2)
+    codes = np.asarray(states[:, 0, :, 0])
+    for k in range(2):
+        drawn, fresh = codes[k, :4] - 100 * k, codes[k, 4:] - 100 * k
+        assert len(set(drawn)) == 4 and len(set(fresh)) == 4 and set(drawn) | set(fresh) <= set(range(8))
+        np.testing.assert_array_equal(drawn, np.asarray(index[k]))  # slot i holds particle i of the first rollout
+    assert 3 not in set(codes[0, :4]) and np.array_equal(codes[0, 4:] % 100, codes[1, 4:] % 100)
+
+    weights = np.arange(1.0, 7.0) / 21.0
+    small = Scld(TARGET, ScldSettings(**SMALL, num_segments=2, buffer_batches=4), batch_size=3)
+    for temperature, expected in ((1.0, weights), (2.0, np.sqrt(weights) / np.sqrt(weights).sum())):
+        small.settings = dataclasses.replace(small.settings, buffer_temperature=temperature)
+        filled = small.init(jax.random.key(0)).buffer
+        for half in (jnp.log(weights[:3]), jnp.log(weights[3:])):
+            filled = fifo.add(filled, (filled.data[0][:3], jnp.stack([half, half], axis=1)))
+        rollout = _rollout(small, jnp.full((2, 3), -jnp.inf))  # adds three slots no draw may take
+
+        def draw(key, buffer=filled, rollout=rollout):
+            return small.training_paths(key, buffer, rollout)[2][0, 0]
+
+        drawn = np.asarray(jax.jit(jax.vmap(draw))(jax.random.split(jax.random.key(2), 4000)))
+        frequency = np.bincount(drawn, minlength=12)[:6] / drawn.size
+        assert np.bincount(drawn, minlength=12)[6:].sum() == 0
+        np.testing.assert_array_less(np.abs(frequency - expected), 4 * np.sqrt(expected * (1 - expected) / 4000))
+
+
+def test_a_training_step_writes_the_drawn_paths_recomputed_weights_back_as_their_priorities():
+    """After two steps, the first rollout's stored paths keep the weight they were simulated with unless the second
+    step drew them; the drawn ones (some in every segment) hold their weight recomputed under the parameters the
+    second step started from, and no more than half a batch per segment was drawn."""
+    settings = ScldSettings(**{**SMALL, "learning_rate": 1e-2}, num_segments=2, mcmc="mala", buffer_batches=3)
+    sampler = Scld(TARGET, settings, batch_size=16)
+    step = jax.jit(sampler.step)
+    first, _ = step(jax.random.key(0), sampler.init(jax.random.key(0)))
+    second, _ = step(jax.random.key(1), first)
+    stored, before = first.buffer.data
+    after = second.buffer.data[1]
+    path = sampler.path(first.model, first.schedule_logits)
+    recomputed = segment_log_weights(path, jnp.moveaxis(stored[:16], 0, 2), sampler.times, sampler.step_size,
+                                     sampler.control(first.model, path)).T
+    changed = ~np.isclose(np.asarray(after[:16]), np.asarray(before[:16]), rtol=0, atol=1e-6)
+    assert np.all(changed.sum(axis=0) >= 1) and np.all(changed.sum(axis=0) <= 8), changed.sum(axis=0)
+    np.testing.assert_allclose(np.asarray(after[:16])[changed], np.asarray(recomputed)[changed], rtol=1e-4,
+                               atol=1e-4)
 
 
 def test_settings_are_checked():
