@@ -18,6 +18,10 @@ goal also ``decision`` and ``threshold``; for a comparison ``mean`` and ``sd`` o
 behind it is an error naming it. The flat files of the scripts not yet made suites
 (``{"results": {key: value}}``) are read too: the cell field is ``-``, the figure the key, the format's one
 field ``value``.
+
+A whole generated table is a block, ``<!--bench-table standard-->`` ... ``<!--/bench-table-->``, whose text
+:func:`jaxsamp.bench.standard.table` writes (the standard table of every method on the standard targets); the
+check compares it as it compares a figure.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from jaxsamp.bench.suites import suite as suite_protocol
 from jaxsamp.core.errors import InputError
 
 MARKER = re.compile(r"<!--bench (?P<spec>[^>]*?)-->(?P<text>.*?)<!--/bench-->", re.DOTALL)
+#: A generated table: ``<!--bench-table NAME-->`` ... ``<!--/bench-table-->`` (:mod:`jaxsamp.bench.standard`).
+TABLE = re.compile(r"<!--bench-table (?P<name>[\w-]+)-->(?P<text>.*?)<!--/bench-table-->", re.DOTALL)
 #: The files whose figures are generated: the README, the docs' pages and the notebooks' markdown.
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,12 +49,22 @@ def documented_files(root: Path = ROOT) -> list[Path]:
     return [root / "README.md", root / "BENCHMARKS.md", *docs, *sorted((root / "notebooks").glob("*.ipynb"))]
 
 
+class MissingFigure(InputError):
+    """A marker's cell has no such figure (its suite and cell exist)."""
+
+
 def render(spec: str, results_dir: Path | None = None, cache: dict | None = None) -> str:
     """The text of one marker (``suite ; cell ; figure ; format [; machine]``) from the results."""
+    found = values(spec, results_dir, cache)  # checks the fields first
+    return _format(spec, spec.split(";")[3].strip(), found)
+
+
+def values(spec: str, results_dir: Path | None = None, cache: dict | None = None) -> dict:
+    """The values a marker's format may name (``mean``, ``sd``, ``n``, ...), read from the results."""
     fields = [f.strip() for f in spec.split(";")]
     if len(fields) not in (4, 5):
         raise InputError(f"bench marker {spec!r}: expected 'suite ; cell ; figure ; format [; machine]'")
-    suite, cell, figure, template = fields[:4]
+    suite, cell, figure = fields[:3]
     cache = {} if cache is None else cache
     if suite not in cache:
         name, _, device = suite.partition(".")  # "device.nvidia-h200": the seeds that device kind ran
@@ -62,8 +78,8 @@ def render(spec: str, results_dir: Path | None = None, cache: dict | None = None
     data = cache[suite]
     if data.get("schema") != store.SCHEMA:  # a flat file of a script not yet made a suite: its figure by key
         if figure not in data.get("results", {}):
-            raise InputError(f"bench marker {spec!r}: {suite}.json has no figure {figure!r}")
-        return _format(spec, template, {"value": data["results"][figure]})
+            raise MissingFigure(f"bench marker {spec!r}: {suite}.json has no figure {figure!r}")
+        return {"value": data["results"][figure]}
     groups = data["summary"].get(cell)
     if not groups:
         raise InputError(f"bench marker {spec!r}: suite {suite!r} has no results for cell {cell!r}")
@@ -97,12 +113,12 @@ def render(spec: str, results_dir: Path | None = None, cache: dict | None = None
                       "ratio_max": max(g["ratios"])}
     else:
         if figure not in group["figures"]:
-            raise InputError(f"bench marker {spec!r}: cell {cell!r} of suite {suite!r} has no figure {figure!r}")
+            raise MissingFigure(f"bench marker {spec!r}: cell {cell!r} of suite {suite!r} has no figure {figure!r}")
         s = group["figures"][figure]
         lo, hi = s["interval"] or (float("nan"), float("nan"))
         values = {"mean": s["mean"], "sd": s["sd"], "n": s["n"], "lo": lo, "hi": hi,
                   **{f"seed{seed}": value for seed, value in s["values"].items()}}
-    return _format(spec, template, values)
+    return values
 
 
 def _format(spec: str, template: str, values: dict) -> str:
@@ -113,8 +129,17 @@ def _format(spec: str, template: str, values: dict) -> str:
 
 
 def rewrite(text: str, results_dir: Path | None = None, cache: dict | None = None) -> str:
-    """``text`` with every marked figure written from the results."""
+    """``text`` with every marked figure, and every generated table block, written from the results."""
+    from jaxsamp.bench import standard
+
     cache = {} if cache is None else cache
+
+    def block(match) -> str:
+        if match["name"] != standard.BLOCK:
+            raise InputError(f"unknown bench table block {match['name']!r}", f"the blocks: {standard.BLOCK}")
+        return f"<!--bench-table {match['name']}-->\n{standard.table(results_dir, cache)}\n<!--/bench-table-->"
+
+    text = TABLE.sub(block, text)
     return MARKER.sub(lambda m: f"<!--bench {m['spec']}-->{render(m['spec'], results_dir, cache)}<!--/bench-->", text)
 
 
@@ -128,7 +153,7 @@ def update(paths=None, *, check: bool = False, results_dir: Path | None = None) 
     for path in paths or documented_files():
         path = Path(path)
         raw = path.read_text()
-        if "<!--bench " not in raw:
+        if "<!--bench " not in raw and "<!--bench-table " not in raw:
             continue
         file_changes = []
         if path.suffix == ".ipynb":
@@ -152,4 +177,7 @@ def update(paths=None, *, check: bool = False, results_dir: Path | None = None) 
 def _differences(path: Path, old: str, new: str) -> list[str]:
     before = [m["text"] for m in MARKER.finditer(old)]
     after = [m["text"] for m in MARKER.finditer(new)]
-    return [f"{path.name}: {a!r} -> {b!r}" for a, b in zip(before, after) if a != b]
+    changes = [f"{path.name}: {a!r} -> {b!r}" for a, b in zip(before, after) if a != b]
+    tables = zip(TABLE.finditer(old), TABLE.finditer(new))
+    return changes + [f"{path.name}: the {a['name']} table differs from its results" for a, b in tables
+                      if a["text"] != b["text"]]
