@@ -19,9 +19,10 @@ behind it is an error naming it. The flat files of the scripts not yet made suit
 (``{"results": {key: value}}``) are read too: the cell field is ``-``, the figure the key, the format's one
 field ``value``.
 
-A whole generated table is a block, ``<!--bench-table standard-->`` ... ``<!--/bench-table-->``, whose text
-:func:`jaxsamp.bench.standard.table` writes (the standard table of every method on the standard targets); the
-check compares it as it compares a figure.
+A whole generated table is a block, ``<!--bench-table NAME-->`` ... ``<!--/bench-table-->``, whose text a
+function of :func:`table_blocks` writes (``standard``: every method on the standard targets,
+:func:`jaxsamp.bench.standard.table`; ``scld-break-even``: how many sampling runs pay for SCLD's training,
+:func:`jaxsamp.bench.suites.scld.break_even_table`); the check compares it as it compares a figure.
 """
 
 from __future__ import annotations
@@ -128,16 +129,24 @@ def _format(spec: str, template: str, values: dict) -> str:
         raise InputError(f"bench marker {spec!r}: bad format {template!r} ({err})") from None
 
 
+def table_blocks() -> dict:
+    """``{name: render(results_dir, cache) -> markdown}``: the tables a ``<!--bench-table NAME-->`` block holds."""
+    from jaxsamp.bench import standard
+    from jaxsamp.bench.suites import scld
+
+    return {standard.BLOCK: standard.table, "scld-break-even": scld.break_even_table}
+
+
 def rewrite(text: str, results_dir: Path | None = None, cache: dict | None = None) -> str:
     """``text`` with every marked figure, and every generated table block, written from the results."""
-    from jaxsamp.bench import standard
-
     cache = {} if cache is None else cache
+    blocks = table_blocks()
 
     def block(match) -> str:
-        if match["name"] != standard.BLOCK:
-            raise InputError(f"unknown bench table block {match['name']!r}", f"the blocks: {standard.BLOCK}")
-        return f"<!--bench-table {match['name']}-->\n{standard.table(results_dir, cache)}\n<!--/bench-table-->"
+        if match["name"] not in blocks:
+            raise InputError(f"unknown bench table block {match['name']!r}", f"the blocks: {', '.join(blocks)}")
+        table = blocks[match["name"]](results_dir, cache)
+        return f"<!--bench-table {match['name']}-->\n{table}\n<!--/bench-table-->"
 
     text = TABLE.sub(block, text)
     return MARKER.sub(lambda m: f"<!--bench {m['spec']}-->{render(m['spec'], results_dir, cache)}<!--/bench-->", text)

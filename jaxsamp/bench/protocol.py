@@ -38,6 +38,9 @@ class Budget:
     match_figure : str
         The figure of the matched cells that is matched: ``"target_evals"`` (their training's), or another
         count they record (``"sample_target_evals"``: a baseline at the evaluations of one sampling run).
+    match_scale : float
+        Multiplies the matched count: a baseline at ``k`` times the matched cells' evaluations (how many times
+        a sampling run's evaluations tempered SMC needs to be as accurate, for a break-even count).
     """
 
     updates: int | None = None
@@ -45,6 +48,7 @@ class Budget:
     seconds: float | None = None
     match_target_evals: tuple[str, ...] = ()
     match_figure: str = "target_evals"
+    match_scale: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,8 +29,8 @@ MIN_DEVICE_START = 30.0
 
 def matched_budget(data: dict, cell: Cell, seed: int, budget_scale: int) -> float:
     """The mean ``budget.match_figure`` (training ``target_evals`` unless named) of the cells ``cell`` matches, at
-    ``seed`` and ``budget_scale``, plus the cell's own ``budget.target_evals`` when it has one (the learned samplers'
-    sampling evaluations, say)."""
+    ``seed`` and ``budget_scale``, times ``budget.match_scale``, plus the cell's own ``budget.target_evals`` when it
+    has one (the learned samplers' sampling evaluations, say)."""
     counts, figure = [], cell.budget.match_figure
     for other in cell.budget.match_target_evals:
         rec = data["records"].get(scaled_name(other, budget_scale), {}).get(str(seed))
@@ -39,7 +39,7 @@ def matched_budget(data: dict, cell: Cell, seed: int, budget_scale: int) -> floa
     if not counts:
         raise InputError(f"cell {cell.name!r} spends what {', '.join(cell.budget.match_target_evals)} spent at seed "
                          f"{seed}, and none of them is recorded", "run those cells first (or in the same run)")
-    return float(np.mean(counts)) + (cell.budget.target_evals or 0)
+    return float(np.mean(counts)) * cell.budget.match_scale + (cell.budget.target_evals or 0)
 
 
 def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int = 1, quick: bool = False,

@@ -76,13 +76,14 @@ def test_a_record_made_before_a_budget_field_existed_is_the_same_cell_with_the_f
     assert CALLS == []
 
 
-def test_a_baseline_can_match_another_count_of_its_cells(tmp_path):
+@pytest.mark.parametrize("scale", [1.0, 4.0])
+def test_a_baseline_can_match_another_count_of_its_cells_and_a_multiple_of_it(tmp_path, scale):
     matched = dataclasses.replace(protocol().cells[2], budget=Budget(match_target_evals=("learned/t",),
-                                                                     match_figure="log_Z_abs_err"))
+                                                                     match_figure="log_Z_abs_err", match_scale=scale))
     suite = dataclasses.replace(protocol(), cells=(*protocol().cells[:2], matched))
     CALLS.clear()
     runner.run_suite(suite, results_dir=tmp_path, seeds=[1], log=lambda _: None)
-    assert [c[2] for c in CALLS if c[0] == "smc/t"] == [pytest.approx(0.11)]  # learned/t's figure at seed 1
+    assert [c[2] for c in CALLS if c[0] == "smc/t"] == [pytest.approx(0.11 * scale)]  # learned/t's figure at seed 1
 
 
 def test_a_baseline_without_its_matched_cells_says_what_to_run(tmp_path):

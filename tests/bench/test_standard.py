@@ -49,5 +49,5 @@ def test_the_block_is_written_into_a_page_and_a_stale_one_fails_the_check(result
     assert "0.11 ± 0.01 (3)" in page.read_text() and "old" not in page.read_text()
     assert docs.update([page], check=True, results_dir=results) == []
     page.write_text("<!--bench-table nosuch-->\n<!--/bench-table-->\n")
-    with pytest.raises(InputError, match="unknown bench table block 'nosuch'"):
+    with pytest.raises(InputError, match="unknown bench table block .nosuch.*the blocks: standard, scld-break-even"):
         docs.update([page], check=True, results_dir=results)

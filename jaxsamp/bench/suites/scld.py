@@ -65,14 +65,61 @@ def learned_off_cell(target: str) -> Cell:
                 quick={k: v for k, v in QUICK.items() if k != "budget_updates"})
 
 
-def mala_smc_cell(target: str) -> Cell:
-    """Tempered SMC with MALA moves (the status table's baseline) at the evaluations of SCLD's sampling run."""
+def mala_smc_cell(target: str, scale: int = 1) -> Cell:
+    """Tempered SMC with MALA moves (the status table's baseline) at ``scale`` times the evaluations of SCLD's
+    sampling run (``smc/TARGET`` at 1, ``smc-xK/TARGET`` at ``K``)."""
     spec, _, base_scale, step = TARGETS[target]
-    return Cell(f"smc/{target}", "tempered_smc", spec,
+    return Cell(f"smc/{target}" if scale == 1 else f"smc-x{scale}/{target}", "tempered_smc", spec,
                 {"base_scale": base_scale, "step_size": step, "num_particles": EVALUATION_PARTICLES,
                  "num_mcmc_steps": 5, "ess_threshold": 0.5},
-                Budget(match_target_evals=(f"scld/{target}",), match_figure="sample_target_evals"),
+                Budget(match_target_evals=(f"scld/{target}",), match_figure="sample_target_evals",
+                       match_scale=float(scale)),
                 quick={"num_particles": 32, "num_mcmc_steps": 2})
+
+
+#: the multiples of a sampling run's evaluations at which tempered SMC is run again, for the break-even count
+BREAK_EVEN_SCALES = (4, 16)
+
+
+def break_even_table(results_dir=None, cache=None) -> str:
+    """Per target: how many sampling runs pay for SCLD's training, read from the ``scld`` results.
+
+    Tempered SMC's error at 1, 4 and 16 times the evaluations of one SCLD sampling run (``smc``, ``smc-x4``,
+    ``smc-x16``) brackets the evaluations SMC needs to be as accurate as SCLD (means over seeds). If it needs
+    between ``a`` and ``b`` times, each SCLD run saves between ``a - 1`` and ``b - 1`` runs' evaluations, so the
+    training (``target_evals``) is paid back after between ``training / ((b - 1) e)`` and
+    ``training / ((a - 1) e)`` runs (``e`` a run's ``sample_target_evals``); no bound where SMC at equal
+    evaluations is already as accurate (the training never pays back) or where even 16 times is not.
+    """
+    from jaxsamp.bench import docs
+
+    cache = {} if cache is None else cache
+
+    def mean(cell, figure):
+        return docs.values(f"scld ; {cell} ; {figure} ; -", results_dir, cache)["mean"]
+
+    lines = ["| target | SCLD log Z error | SMC at 1 / 4 / 16 x its evaluations | training, in sampling runs | "
+             "SMC as accurate at | training paid back after |", "|---|---|---|---|---|---|"]
+    for target in TARGETS:
+        scld_error, runs = mean(f"scld/{target}", "log_Z_abs_err"), None
+        train, per_run = mean(f"scld/{target}", "target_evals"), mean(f"scld/{target}", "sample_target_evals")
+        errors = [mean(f"smc/{target}" if k == 1 else f"smc-x{k}/{target}", "log_Z_abs_err")
+                  for k in (1, *BREAK_EVEN_SCALES)]
+        scales = (1, *BREAK_EVEN_SCALES)
+        reached = [k for k, e in zip(scales, errors) if e <= scld_error]
+        if not reached:
+            bracket, runs = f"more than {scales[-1]} x", f"at most {train / ((scales[-1] - 1) * per_run):.0f} runs"
+        elif reached[0] == 1:
+            bracket, runs = "1 x (equal evaluations)", "never"
+        else:
+            b = reached[0]
+            a = scales[scales.index(b) - 1]
+            bracket = f"{a}-{b} x"
+            upper = "no upper bound" if a == 1 else f"{train / ((a - 1) * per_run):.0f}"
+            runs = f"{train / ((b - 1) * per_run):.0f} to {upper} runs"
+        lines.append(f"| {target} | {scld_error:.3g} | {' / '.join(f'{e:.3g}' for e in errors)} | "
+                     f"{train / per_run:.0f} | {bracket} | {runs} |")
+    return "\n".join(lines)
 
 
 @cells.runner("learned_part_off")
@@ -110,7 +157,8 @@ PROTOCOL = Protocol(
     summary="SCLD against the same SMC with the learned part off and against tempered SMC (MALA) at equal target "
             "evaluations per sampling run, on funnel (d = 10), many-well (d = 32), GMM40 (d = 2) and a Student-t "
             "mixture (d = 50)",
-    cells=tuple(c for t in TARGETS for c in (scld_cell(t), learned_off_cell(t), mala_smc_cell(t))),
+    cells=tuple(c for t in TARGETS for c in (scld_cell(t), learned_off_cell(t), mala_smc_cell(t),
+                                             *(mala_smc_cell(t, k) for k in BREAK_EVEN_SCALES))),
     seeds=(0, 1, 2),
     headline="log_Z_abs_err",
     figures=("log_Z_hat", "ess", "elbo_abs_err", "segment_ess_min", "num_resamplings", "sample_target_evals",
@@ -161,6 +209,11 @@ most 0.01 on many-well (issue 59's); on GMM40 and the Student-t mixture SCLD's e
 of the per-seed errors below 1).
 
 Seeds 0, 1, 2. Run alone on the 2-core CPU; each seed of a cell lands in ``scld.json`` as it finishes.
+
+Added on 2026-12-07, before their first run (they change no other cell): ``smc-x4/TARGET`` and
+``smc-x16/TARGET``, the ``smc`` cell at 4 and 16 times the evaluations of SCLD's sampling run, so that the
+break-even count (how many sampling runs pay for the training) is read from measured errors
+(:func:`break_even_table`, in the SCLD guide).
 
 Revision of 2026-12-07 (the only one): the first run (seeds 0-2, commit 32879ed) trained SCLD without the
 reference's replay buffer (our implementation then had only the reference's bufferless variant), and on GMM40
