@@ -123,7 +123,8 @@ def test_evaluate_smc_refuses_unknown_options_and_methods_without_a_path(countin
 
 def test_smc_figures_read_the_ess_where_resampling_was_checked():
     """With segments of 2 levels out of 5, resampling is checked at levels 2, 4 and 5: ``segment_ess_min`` is the
-    smallest ESS there, the last level's included (a lower ESS inside a segment is not one), ``num_resamplings`` counts the resampled levels."""
+    smallest ESS there, the last level's included (a lower ESS inside a segment is not one); ``num_resamplings``
+    counts the resampled levels."""
     from jaxsamp.core.protocols import WeightedSamples
     from jaxsamp.smc import AnnealResult, SMCInfo
 
