@@ -79,15 +79,37 @@ def best_seconds(fn, *args, calls: int = 3) -> float:
     return min(seconds_of(fn, *args) for _ in range(calls))
 
 
+def evaluation_figures(evaluate: Callable, key, evaluation: dict, params: dict) -> dict:
+    """The figures of a cell's evaluation of a learned sampler, as every runner of one scores it.
+
+    ``evaluate(key, num_samples, **options)`` (a :meth:`~jaxsamp.learned.fit.Fitted.evaluate`, or a
+    sampler's ``evaluate`` with its train state bound) is called at ``fold_in(key, 2)`` with the
+    protocol's ``evaluation`` merged with the cell's ``params["evaluate"]`` (the cell's win):
+    ``num_samples`` and the method's options, e.g. ``num_sets``, or ``smc`` (a resampled SMC run
+    along the method's path, :meth:`~jaxsamp.learned.fit.Fitted.evaluate`). Its scalar figures as
+    floats (:func:`floats`), less ``target_evals`` (the evaluation's count; a runner's cost is the
+    training's). ``params["evaluate"] = None`` evaluates nothing: ``{}``.
+    """
+    if params.get("evaluate", {}) is None:
+        return {}
+    options = {**evaluation, **params.get("evaluate", {})}
+    num_samples = options.pop("num_samples")
+    figures = floats(evaluate(jax.random.fold_in(key, 2), num_samples, **options))
+    figures.pop("target_evals", None)
+    return figures
+
+
 @runner("fit")
 def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_scale: int = 1,
              checkpoint=None) -> tuple[dict, dict]:
     """Train ``params["method"]`` with ``params["settings"]`` for the cell's updates times ``budget_scale``.
 
     The seed's key trains (``jaxsamp.fit(key=jax.random.key(seed))``) and its ``fold_in`` 2 evaluates
-    (``evaluation["num_samples"]`` samples, or the cell's own ``params["evaluate"]["num_samples"]``, with the
-    rest of ``params["evaluate"]`` as the method's options, e.g. ``num_sets``); ``fold_in`` 3 draws the samples kept for plots (``artifacts["samples"]``, as many as
-    ``params["plot_samples"]``, none by default).
+    (:func:`evaluation_figures`: ``evaluation["num_samples"]`` samples, or the cell's own
+    ``params["evaluate"]["num_samples"]``, with the rest of ``params["evaluate"]`` as the method's options, e.g.
+    ``num_sets``, or ``smc`` for a resampled SMC run along a trained LEAPS', curve's or SCLD's path); ``fold_in`` 3
+    draws the samples kept for plots (``artifacts["samples"]``, as many as ``params["plot_samples"]``, none by
+    default).
 
     What a method measures while it trains (its ``fitted.history``) is read with four optional parameters:
     ``history_figures``, metrics whose last finite value becomes a figure of the same name (a GFlowNet's
@@ -137,12 +159,7 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
                          chunk=params.get("chunk"), evaluate_every=curve.get("every"),
                          mesh=jaxsamp.batch_mesh(params["devices"]) if params.get("devices") else None,
                          evaluate_samples=curve.get("num_samples", 1000), evaluate_options=curve.get("options"))
-    figures = {}
-    if params.get("evaluate", {}) is not None:
-        options = {**evaluation, **params.get("evaluate", {})}
-        num_samples = options.pop("num_samples")
-        figures = floats(fitted.evaluate(jax.random.fold_in(key, 2), num_samples, **options))
-        figures.pop("target_evals", None)  # evaluate's count is the evaluation's; the training's is the cost below
+    figures = evaluation_figures(fitted.evaluate, key, evaluation, params)
     history = fitted.history
     steps = len(next(iter(history.values()))) if history else 0
     figures.update(train_steps=float(steps), train_seconds=fitted.seconds - fitted.compile_seconds,

@@ -65,6 +65,20 @@ class RunSettings:
 
 
 @dataclasses.dataclass
+class EvaluateSettings:
+    """How a learned kind scores the trained sampler, beside its own evaluation.
+
+    ``smc``: ``true`` or a mapping of :meth:`jaxsamp.Fitted.smc`'s options (``resample_threshold``,
+    ``resampler``, ``moves``, ``num_moves``, ``segment_length``) adds the figures of a resampled SMC
+    run of ``run.num_eval_samples`` particles along the trained sampler's path
+    (``Fitted.evaluate(key, n, smc=...)``), each named ``smc_<figure>``, to ``metrics.json``: for a
+    sampler with a path (LEAPS, the curves, SCLD, CMCD). Null (the default): no SMC run.
+    """
+
+    smc: Any = None
+
+
+@dataclasses.dataclass
 class ExperimentConfig:
     """One experiment: ``jaxsamp run <name or path.yaml> [key=value ...]``."""
 
@@ -74,12 +88,13 @@ class ExperimentConfig:
     target: Component = dataclasses.field(default_factory=Component)
     sampler: Component = dataclasses.field(default_factory=Component)
     run: RunSettings = dataclasses.field(default_factory=RunSettings)
+    evaluate: EvaluateSettings = dataclasses.field(default_factory=EvaluateSettings)
 
     def identity(self) -> dict:
         """What determines a run's numbers: seed, kind, target, sampler, chains, warm-up, thinning, init scale.
 
         Run length, chunking, checkpoint spacing, progress, sharding, the output
-        folder and the evaluation size do not change the sampled numbers, so a
+        folder and the evaluation (its size, ``evaluate``) do not change the sampled numbers, so a
         resumed run may change them. The driver mixes these settings into the
         fingerprint it derives from the computation and the initial state
         (:func:`jaxsamp.run`); a checkpoint written under other settings belongs to

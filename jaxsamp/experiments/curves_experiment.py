@@ -29,7 +29,7 @@ import numpy as np
 
 from jaxsamp.diagnostics import health
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, build_learned_sampler
-from jaxsamp.experiments.fitting import fit_method
+from jaxsamp.experiments.fitting import fit_method, smc_metrics
 from jaxsamp.experiments import plots
 from jaxsamp.learned.curves import ode
 from jaxsamp.learned.curves.training import Curves, CurvesSettings
@@ -146,6 +146,7 @@ def run_curves(cfg, target, curve: Curves, run_dir: Path) -> dict:
         "target_evals": int(state.target_evals),
         "final_loss": float(np.mean(trace["loss"][-10:])),
         **figures,
+        **smc_metrics(cfg, fitted),
         "warnings": warnings,
     }
     np.savez(

@@ -102,6 +102,14 @@ VOCABULARY = {
                              "training.", COST),
     "final_loss": Entry("Training loss at the end (the mean over the last updates, or the last rollout's).",
                         "only comparable within one method and target"),
+    "smc_<figure>": Entry("With ``evaluate.smc`` in the config (a learned sampler with a path: LEAPS, the curves, "
+                          "SCLD, CMCD): figure ``<figure>`` of a resampled SMC run of ``run.num_eval_samples`` "
+                          "particles along the trained path, ``Fitted.evaluate(key, n, smc=...)``: the weight figures "
+                          "of its final particles (``smc_log_Z_hat`` the SMC estimate, unbiased in Z; "
+                          "``smc_log_Z_abs_err``, ...) and ``smc_segment_ess_min``, ``smc_num_resamplings``, "
+                          "``smc_sample_target_evals``.",
+                          "as the figure of that name; compare smc_log_Z_abs_err with the sampler's own log_Z_abs_err "
+                          "at equal target evaluations"),
 }
 _PATH_FIGURES = {
     "sinkhorn": Entry("Sinkhorn divergence between the sampler's draws and reference draws (target's units squared).",

@@ -42,7 +42,7 @@ from jaxsamp.core.errors import ConfigError
 from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind, validate_dataclass
 from jaxsamp.diagnostics import observables as obs
-from jaxsamp.experiments.fitting import fit_method
+from jaxsamp.experiments.fitting import fit_method, smc_metrics
 from jaxsamp.experiments import plots
 from jaxsamp.learned.leaps import simulation
 from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, build_networks, free_energy_log_Z, weight_figures
@@ -163,6 +163,7 @@ def run_leaps(cfg, target, settings: LeapsSettings, run_dir: Path) -> dict:
             **cfg.driver_options(run_dir, "reference_checkpoints"),
         )
     metrics.update(obs.observable_errors(target, got, ref))
+    metrics.update(smc_metrics(cfg, fitted))
 
     np.savez(run_dir / "samples.npz", x=np.asarray(main.x).astype(np.int8), log_w=np.asarray(main.log_w))
     plots.trace_plot(

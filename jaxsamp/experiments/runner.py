@@ -38,6 +38,7 @@ from jaxsamp.core.registry import EXPERIMENTS, TARGETS
 from jaxsamp.experiments import glossary
 from jaxsamp.experiments import kinds as _kinds  # noqa: F401  (registers experiment kinds)
 from jaxsamp.experiments.config import ExperimentConfig, load_config, to_yaml
+from jaxsamp.experiments.fitting import check_evaluate
 from jaxsamp.experiments.verdict import verdict
 
 CONFIG_FILE = "config.yaml"
@@ -72,7 +73,8 @@ def prepare(cfg: ExperimentConfig):
     ------
     ConfigError
         A bad target or target parameter, an unknown experiment kind, settings
-        the kind refuses, or a chain count the devices do not divide.
+        the kind refuses, a chain count the devices do not divide, or an
+        ``evaluate.smc`` the sampler cannot run (:func:`~jaxsamp.experiments.fitting.check_evaluate`).
     """
     target = TARGETS.get(cfg.target.name, **cfg.target.params)
     kind = EXPERIMENTS.entry(cfg.kind).factory
@@ -82,7 +84,9 @@ def prepare(cfg: ExperimentConfig):
             "to shard the chains (a learned kind's batch)",
             "change run.num_chains or set run.shard=false",
         )
-    return target, kind, kind.check(cfg, target)
+    checked = kind.check(cfg, target)
+    check_evaluate(cfg)
+    return target, kind, checked
 
 
 def _created_dirs(run_dir: Path) -> list[Path]:

@@ -23,7 +23,7 @@ from jaxsamp.core.progress import phase
 from jaxsamp.core.registry import EXPERIMENTS, ExperimentKind
 from jaxsamp.diagnostics import health
 from jaxsamp.experiments import plots
-from jaxsamp.experiments.fitting import check_method, fit_method, training_metrics
+from jaxsamp.experiments.fitting import check_method, fit_method, smc_metrics, training_metrics
 
 
 def check(cfg, target):
@@ -42,6 +42,7 @@ def run_scld(cfg, target, settings, run_dir: Path) -> dict:
         evaluation = fitted.evaluate(k_eval, n)
         samples = fitted.sample(k_eval, n)  # the evaluated run's particles (same key)
     metrics.update(evaluation)
+    metrics.update(smc_metrics(cfg, fitted))
     nonfinite = int(evaluation["nonfinite_samples"])
     metrics["warnings"] = fitted.warnings + health.sample_warnings(nonfinite, n)
     x = np.asarray(samples.x)

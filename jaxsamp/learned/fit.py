@@ -42,11 +42,12 @@ from jaxsamp.core.data_parallel import BATCH, data_parallel
 from jaxsamp.core.driver import run
 from jaxsamp.core.errors import InputError, RunHealthError, RunHealthWarning
 from jaxsamp.core.protocols import LearnedSampler, SMCProposal, TrainingHealth, WeightedSamples
-from jaxsamp.core.registry import LEARNED, SAMPLERS, validate_dataclass
+from jaxsamp.core.registry import LEARNED, validate_dataclass
 from jaxsamp.core.target import Target
 from jaxsamp.core.validation import as_key, check_int
 from jaxsamp.diagnostics import health
-from jaxsamp.smc.annealing import AnnealResult, anneal, path_member
+from jaxsamp.learned.resampled import SMC_OPTIONS, smc_figures, smc_kernel, smc_options
+from jaxsamp.smc.annealing import AnnealResult, run_smc
 
 
 class Fitted:
@@ -91,6 +92,7 @@ class Fitted:
         # compiled once per number of samples, so that a second call with the same n only samples; a method
         # whose sample runs chains through the driver (host loop, progress bar) declares it and runs as is
         self._sample = jax.jit(sampler.sample, static_argnums=2) if sampler.jit_sample else sampler.sample
+        self._smc_built: tuple = ()  # (state, its smc_proposal, {options: kernel}): see _smc_kernel
 
     def sample(self, key, num_samples: int) -> WeightedSamples:
         """``num_samples`` weighted draws: ``WeightedSamples`` with ``.x``, ``.log_w``, ``.ess``, ``.log_Z``.
@@ -106,7 +108,7 @@ class Fitted:
         num_samples = check_int("num_samples", num_samples, ge=1)
         return self._sample(as_key("key", key), self.state, num_samples)
 
-    def evaluate(self, key, num_samples: int, **options) -> dict:
+    def evaluate(self, key, num_samples: int, *, smc=None, **options) -> dict:
         """The method's figures against the target's exact answers / references (floats).
 
         ``options`` go to the method's own ``evaluate`` (an option it does not take is an
@@ -117,8 +119,27 @@ class Fitted:
         ``reference=`` scores against samples of your own; Adjoint Sampling and ASBS add the
         particle protocol's ``w2``, ``energy_w2`` and their noise floors
         (:mod:`jaxsamp.diagnostics.particles`), and take ``raw_network=True``.
+
+        ``smc=True``, or a dict of :meth:`smc`'s options (``resample_threshold``, ``resampler``,
+        ``moves``, ``num_moves``, ``segment_length``), scores a resampled SMC run of ``num_samples``
+        particles along the method's path instead of the method's own sampling (a method with a
+        path: LEAPS, the curves, SCLD, CMCD): the weight figures of its final particles, whose
+        ``log_Z_hat`` is the SMC estimate, with ``log_Z_abs_err`` and the other errors where the
+        target's ``log_Z`` is known, beside ``segment_ess_min``, ``num_resamplings`` and
+        ``sample_target_evals`` (:func:`~jaxsamp.learned.resampled.smc_figures`). It takes no
+        other options.
+
+        >>> fitted.evaluate(0, 2000, smc={"moves": "checkerboard"})  # doctest: +SKIP
         """
         num_samples = check_int("num_samples", num_samples, ge=2)
+        chosen = smc_options(smc)
+        if chosen is not None:
+            if options:
+                raise InputError(f"evaluate(smc=...) takes no method options, got {', '.join(sorted(options))}",
+                                 f"give the SMC run's options in the smc dict: {', '.join(SMC_OPTIONS)}")
+            result = self.smc(key, num_samples, **chosen)
+            return smc_figures(result, log_Z_exact=getattr(self.sampler.density, "log_Z", None),
+                               segment_length=chosen.get("segment_length", 1))
         try:
             out = self.sampler.evaluate(as_key("key", key), self.state, num_samples, **options)
         except InputError as err:
@@ -157,7 +178,10 @@ class Fitted:
         SCLD's controlled Langevin steps (Chen et al., ICLR 2025). Resampling focuses the
         particles where a few bad paths would dominate the weights, the moves repair them;
         ``Z``-hat is unbiased in ``Z`` whatever training reached (for the curves, up to the
-        ODE's integration error). :func:`jaxsamp.smc.anneal` runs it (the driver's jitted scan).
+        ODE's integration error). :func:`jaxsamp.smc.run_smc` runs it (the driver's jitted scan),
+        as :func:`jaxsamp.smc.anneal` would, bit for bit. Compiled once per number of particles
+        and options: a second call with the same ones only samples (a ``moves`` function is one
+        option: pass the same function object to reuse its compilation).
 
         Parameters
         ----------
@@ -197,24 +221,26 @@ class Fitted:
         """
         num_particles = check_int("num_particles", num_particles, ge=2)
         num_moves = check_int("num_moves", num_moves, ge=1)
-        proposal = self.smc_proposal()
-        if moves is None:
-            make_kernel, num_moves = None, 0
-        elif isinstance(moves, str):
-            import jaxsamp.mcmc  # noqa: F401  (registers the samplers)
-
-            SAMPLERS.entry(moves)  # an unknown name fails here, naming the known ones
-
-            def make_kernel(t):
-                return SAMPLERS.get(moves, path_member(proposal.path, t))
-        elif callable(moves):
-            make_kernel = moves
-        else:
+        if not (moves is None or isinstance(moves, str) or callable(moves)):
             raise InputError(f"moves must be None, a sampler's name or make_kernel(t) -> Kernel, got "
                              f"{type(moves).__name__}", "for example moves='checkerboard' on a lattice")
-        return anneal(as_key("key", key), proposal.path, make_kernel, num_particles, schedule=proposal.schedule,
-                      transition=proposal.transition, segment_length=segment_length,
-                      ess_threshold=resample_threshold, resampling_fn=resampler, num_mcmc_steps=num_moves)
+        proposal, kernel = self._smc_kernel(resample_threshold, resampler, moves, num_moves, segment_length)
+        return run_smc(as_key("key", key), kernel, proposal.path, num_particles, len(proposal.schedule) - 1)
+
+    def _smc_kernel(self, resample_threshold, resampler, moves, num_moves: int, segment_length: int):
+        """``(proposal, kernel)``: the trained sampler's :meth:`smc_proposal` and :func:`jaxsamp.smc.smc`'s kernel
+        along it, built once per train state and options, so that :meth:`smc` compiles once per number of particles.
+
+        The train state's values are constants of the kernel (they are closed over), so a new
+        ``state`` (assigned to this Fitted) builds them anew.
+        """
+        if not self._smc_built or self._smc_built[0] is not self.state:
+            self._smc_built = (self.state, self.smc_proposal(), {})
+        _, proposal, kernels = self._smc_built
+        options = (resample_threshold, resampler, moves, num_moves, segment_length)  # in SMC_OPTIONS' order
+        if options not in kernels:
+            kernels[options] = smc_kernel(proposal, **dict(zip(SMC_OPTIONS, options)))
+        return proposal, kernels[options]
 
     def summary(self) -> str:
         """A few lines: method, training length and time, loss, ESS and log Z at the start and end of training, warnings.

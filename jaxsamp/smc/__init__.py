@@ -9,6 +9,7 @@ from jaxsamp.smc.annealing import (
     inner_target_evals,
     linear_schedule,
     path_member,
+    run_smc,
     smc,
     weighted_samples,
 )
@@ -17,7 +18,7 @@ from jaxsamp.smc.transitions import langevin_log_increment, langevin_transition
 
 __all__ = [
     "AnnealResult", "SMCInfo", "SMCState", "anneal", "conditional_ess", "inner_target_evals",
-    "langevin_log_increment", "langevin_transition", "linear_schedule", "next_temperature", "path_member", "smc",
+    "langevin_log_increment", "langevin_transition", "linear_schedule", "next_temperature", "path_member", "run_smc", "smc",
     "weighted_samples",
 ]
 

@@ -34,7 +34,8 @@ estimate minus ``log Z_0``.
 Because :func:`smc` is a :class:`~jaxsamp.core.Kernel` whose step advances one
 level, it runs through :func:`jaxsamp.core.run` (jitted scan, checkpoints,
 resume) and :func:`jaxsamp.core.ensemble` turns it into many independent SMC
-runs. :func:`anneal` is the one-call convenience.
+runs. :func:`anneal` is the one-call convenience; :func:`run_smc` runs a kernel built once, again and again,
+compiling once (what :meth:`jaxsamp.Fitted.smc` does).
 
 **Sharded particles.** Every cross-particle quantity (the weights' log-sum-exp, the
 ESS, the conditional ESS of the adaptive bisection, the resampling's cumulative sum
@@ -493,16 +494,75 @@ def anneal(
     )
     if mesh is not None and mesh is not False:
         kernel = shard(kernel, None if mesh is True else mesh)
+    num_steps = len(schedule) - 1 if schedule is not None else max_levels
+    return run_smc(key, kernel, path, num_particles, num_steps, positions=positions, progress=progress,
+                   checkpoint=checkpoint, checkpoint_every=checkpoint_every, chunk=chunk, identity=identity)
+
+
+def _level_info(state: SMCState, info: SMCInfo) -> SMCInfo:
+    """The driver's trace of an SMC run: each level's info (one function, so that the driver's compiled chunks are
+    reused from call to call)."""
+    return info
+
+
+def run_smc(
+    key: jax.Array,
+    kernel: Kernel,
+    path: AnnealingPath,
+    num_particles: int,
+    num_steps: int,
+    *,
+    positions=None,
+    progress: bool = False,
+    checkpoint=None,
+    checkpoint_every: int | None = None,
+    chunk: int | None = None,
+    identity: str | None = None,
+) -> AnnealResult:
+    """Run an SMC kernel built by :func:`smc` from ``pi_0`` to ``pi_1`` with the driver: what :func:`anneal` runs.
+
+    A kernel built once and run many times compiles once: the driver's chunks are
+    compiled per step function and trace function, and both are the same objects from
+    call to call (a second call with the same number of particles only samples, as
+    :meth:`jaxsamp.Fitted.smc` does). The draws are :func:`anneal`'s for the same key,
+    bit for bit.
+
+    Parameters
+    ----------
+    key : PRNG key
+        Split into the key of the initial particles and the driver's key.
+    kernel : Kernel
+        :func:`smc`'s kernel along ``path`` (sharded or not).
+    path : AnnealingPath
+        Its ``base`` draws the initial particles; its ``log_Z0`` starts the estimate.
+    num_particles : int
+        At least 2.
+    num_steps : int
+        Levels the driver runs (a fixed schedule's levels, or ``max_levels`` for an adaptive one).
+    positions, progress, checkpoint, checkpoint_every, chunk, identity
+        As in :func:`anneal`.
+
+    Returns
+    -------
+    AnnealResult
+
+    Raises
+    ------
+    InputError
+        Fewer than two particles.
+    RunHealthError
+        The path did not reach ``t = 1`` within ``num_steps`` levels.
+    """
+    check_int("num_particles", num_particles, ge=2)
     key_init, key_run = jax.random.split(key)
     if positions is None:
         positions = path.base.sample(key_init, num_particles)
-    num_steps = len(schedule) - 1 if schedule is not None else max_levels
     state, trace = run(
         kernel.step,
         kernel.init(positions),
         key_run,
         num_steps,
-        trace=lambda s, info: info,
+        trace=_level_info,
         progress=progress,
         checkpoint=checkpoint,
         checkpoint_every=checkpoint_every,

@@ -131,7 +131,8 @@ def learned_part_off_cell(cell: Cell, seed: int, *, target_evals, evaluation: di
     tempered SMC with unadjusted Langevin transitions along the same path, with the same moves, resampling,
     particles and steps as the trained cell's ("ULA-SMC"). The state is initialised at ``jax.random.key(seed)``
     (``fit`` initialises at a split of it; SCLD's initial control is zero whatever the key) and evaluated at its
-    ``fold_in`` 2, the key the ``fit`` runner evaluates at, so the two runs are paired by seed.
+    ``fold_in`` 2, the key the ``fit`` runner evaluates at, with its options
+    (:func:`~jaxsamp.bench.cells.evaluation_figures`), so the two runs are paired by seed.
     """
     import jaxsamp.learned.methods  # noqa: F401  (registers the methods)
     from jaxsamp.core.registry import LEARNED, validate_dataclass
@@ -144,12 +145,9 @@ def learned_part_off_cell(cell: Cell, seed: int, *, target_evals, evaluation: di
     chosen = validate_dataclass(p["method"], p.get("settings", {}), entry.meta["settings"])
     sampler = entry.factory(cells.build_target(cell.target), chosen, batch_size=p.get("batch_size"), optimizer=None)
     key = jax.random.key(seed)
-    options = {**evaluation, **p.get("evaluate", {})}
-    num_samples = options.pop("num_samples")
-    figures = cells.floats(sampler.evaluate(jax.random.fold_in(key, 2), jax.jit(sampler.init)(key), num_samples,
-                                            **options))
-    figures.pop("target_evals", None)
-    return figures, {}
+    state = jax.jit(sampler.init)(key)
+    return cells.evaluation_figures(lambda k, n, **options: sampler.evaluate(k, state, n, **options), key,
+                                    evaluation, p), {}
 
 
 PROTOCOL = Protocol(
