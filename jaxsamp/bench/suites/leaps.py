@@ -101,6 +101,13 @@ def smc_cell(name: str, target: dict, budget: Budget, quick_target=None, particl
 
 
 L8_CELLS = tuple(f"leaps-{n}/ising-8" for n in NETWORKS)
+#: LEAPS inside SMC (issue 59): the trained sampler's own Euler jumps as SMC proposals with their exact
+#: incremental weights, systematic resampling below ESS 0.5, one checkerboard heat-bath sweep per level
+LEAPS_SMC = {"resample_threshold": 0.5, "resampler": "systematic", "moves": "checkerboard", "num_moves": 1,
+             "segment_length": 1}
+LEAPS_SMC_GOAL = ("issue 59: LEAPS inside SMC on Ising 15 x 15 at beta_c, its log Z error at most half of tempered "
+                  "SMC's with the same moves, particles and evaluations, and the final weights' ESS >= 0.67 (the "
+                  "LEAPS paper's figure)")
 CELLS = (
     *(leaps_cell(f"leaps-{n}/ising-8", n, ISING_8, Budget(updates=2 * PLANNED_UPDATES[n], seconds=600.0),
                  PLANNED_UPDATES[n], evaluate={"compare_weight_points": True}) for n in NETWORKS),
@@ -118,6 +125,12 @@ CELLS = (
       for p, (spec, extra) in L15.items()),
     smc_cell("smc-heat_bath-reference/potts-15", L15["potts"][0], Budget(target_evals=32_000_000),
              quick_target={**L15["potts"][0], "L": 5}, particles=4000),
+    leaps_cell("leaps_smc-conv/ising-15", "conv", L15["ising"][0], Budget(updates=L15_UPDATES["ising"]),
+               L15_UPDATES["ising"], problem=L15["ising"][1], evaluate={"smc": LEAPS_SMC}, curve_every=None,
+               quick_target={**L15["ising"][0], "L": 5}, checkpoint_every=5000),
+    smc_cell("smc-heat_bath-leaps_smc/ising-15", L15["ising"][0],
+             Budget(match_target_evals=("leaps_smc-conv/ising-15",), match_figure="sample_target_evals"),
+             quick_target={**L15["ising"][0], "L": 5}),
 )
 
 PROTOCOL = Protocol(
@@ -137,9 +150,13 @@ PROTOCOL = Protocol(
         Goal("leaps-conv/potts-15", "ess", 0.30, better="above", source="issue 16 (the paper on a GPU: 0.20)"),
         *(Goal(f"leaps-attention-{n}steps-{floor}{cb}/ising-8", "ess", 0.6, better="above", source="issue 44")
           for n in (100, 200) for floor in FLOORS for cb in ("", "-checkerboard")),
+        Goal("leaps_smc-conv/ising-15", "log_Z_abs_err", 0.5, "below", source=LEAPS_SMC_GOAL,
+             baseline="smc-heat_bath-leaps_smc/ising-15"),
+        Goal("leaps_smc-conv/ising-15", "ess", 0.67, better="above", source=LEAPS_SMC_GOAL),
     ),
-    comparisons=tuple(Comparison(cell, baseline, "log_Z_abs_err") for cell in L8_CELLS
-                      for baseline in ("smc-heat_bath/ising-8", "smc-heat_bath-total/ising-8")),
+    comparisons=(*(Comparison(cell, baseline, "log_Z_abs_err") for cell in L8_CELLS
+                   for baseline in ("smc-heat_bath/ising-8", "smc-heat_bath-total/ising-8")),
+                 Comparison("leaps_smc-conv/ising-15", "smc-heat_bath-leaps_smc/ising-15", "log_Z_abs_err")),
     notes="""\
 Holderrieth, Albergo & Jaakkola (2025), "LEAPS: a discrete neural sampler via locally equivariant networks" (ICML).
 
@@ -192,6 +209,16 @@ made, and Potts: 16 850, what its 120 minutes made; curve points every 500 and 2
 ``benchmarks/results/checkpoints/`` (not committed): a killed run started again with the same command resumes from
 its newest checkpoint, so a cell of hours runs in sessions. Goals (issue 16): ESS >= 0.75 (Ising) and >= 0.30
 (Potts). Every 15 x 15 cell was run for one seed (0) so far.
+
+**LEAPS inside SMC** (issue 59; fixed on 2026-12-07 before any run): ``leaps_smc-conv/ising-15`` trains as
+``leaps-conv/ising-15`` does (LE-conv, 49 850 updates, the same settings, checkpointed every 5000 updates) and is
+scored by ``Fitted.evaluate(..., smc=LEAPS_SMC)``: one SMC run of 2000 particles along LEAPS' path whose proposals
+are its own 100 Euler jumps with their exact incremental weights, systematic resampling below ESS 0.5 and one
+checkerboard heat-bath sweep per level (``Fitted.smc``). Its baseline ``smc-heat_bath-leaps_smc/ising-15`` is
+tempered SMC with the same moves, particles and resampling at the evaluations of that sampling run
+(``sample_target_evals``). Headline: the SMC estimate's log Z error against Kaufman's exact log Z; goals: at most
+half of the baseline's (the per-seed ratio below 0.5) and the final weights' ESS >= 0.67, 3 seeds. The training
+(about 100 minutes per seed on the 2-core CPU) runs in sessions from its checkpoints, or on an accelerator.
 
 **What differs from the script** (``scripts/bench_leaps.py``, 2026-11/12; its figures converted): each cell trains
 through ``jaxsamp.fit`` with the seed's key (the script folded in the network's index) and is scored once on
