@@ -106,8 +106,8 @@ L8_CELLS = tuple(f"leaps-{n}/ising-8" for n in NETWORKS)
 LEAPS_SMC = {"resample_threshold": 0.5, "resampler": "systematic", "moves": "checkerboard", "num_moves": 1,
              "segment_length": 1}
 LEAPS_SMC_GOAL = ("issue 59: LEAPS inside SMC on Ising 15 x 15 at beta_c, its log Z error at most half of tempered "
-                  "SMC's with the same moves, particles and evaluations, and the final weights' ESS >= 0.67 (the "
-                  "LEAPS paper's figure)")
+                  "SMC's with the same moves, particles and evaluations, and an ESS >= 0.67 at every level before "
+                  "resampling (the LEAPS paper's figure)")
 CELLS = (
     *(leaps_cell(f"leaps-{n}/ising-8", n, ISING_8, Budget(updates=2 * PLANNED_UPDATES[n], seconds=600.0),
                  PLANNED_UPDATES[n], evaluate={"compare_weight_points": True}) for n in NETWORKS),
@@ -142,7 +142,7 @@ PROTOCOL = Protocol(
     headline="log_Z_abs_err",
     figures=("ess", "ess_quadrature_paper", "log_Z_abs_err_quadrature_paper", "log_Z_learned_abs_err", "ess_pre",
              "ess_trapezoid", "log_Z_abs_err_trapezoid", "log_Z_hat", "target_evals", "num_levels", "train_steps",
-             "train_seconds"),
+             "train_seconds", "segment_ess_min", "num_resamplings", "sample_target_evals"),
     evaluation={"num_samples": WALKERS},
     quick_evaluation={"num_samples": 64},
     goals=(
@@ -152,7 +152,7 @@ PROTOCOL = Protocol(
           for n in (100, 200) for floor in FLOORS for cb in ("", "-checkerboard")),
         Goal("leaps_smc-conv/ising-15", "log_Z_abs_err", 0.5, "below", source=LEAPS_SMC_GOAL,
              baseline="smc-heat_bath-leaps_smc/ising-15"),
-        Goal("leaps_smc-conv/ising-15", "ess", 0.67, better="above", source=LEAPS_SMC_GOAL),
+        Goal("leaps_smc-conv/ising-15", "segment_ess_min", 0.67, better="above", source=LEAPS_SMC_GOAL),
     ),
     comparisons=(*(Comparison(cell, baseline, "log_Z_abs_err") for cell in L8_CELLS
                    for baseline in ("smc-heat_bath/ising-8", "smc-heat_bath-total/ising-8")),
@@ -217,7 +217,10 @@ are its own 100 Euler jumps with their exact incremental weights, systematic res
 checkerboard heat-bath sweep per level (``Fitted.smc``). Its baseline ``smc-heat_bath-leaps_smc/ising-15`` is
 tempered SMC with the same moves, particles and resampling at the evaluations of that sampling run
 (``sample_target_evals``). Headline: the SMC estimate's log Z error against Kaufman's exact log Z; goals: at most
-half of the baseline's (the per-seed ratio below 0.5) and the final weights' ESS >= 0.67, 3 seeds. The training
+half of the baseline's (the per-seed ratio below 0.5) and an ESS >= 0.67, 3 seeds. The ESS read is
+``segment_ess_min``, the lowest normalised ESS the weights reach at any level before a resampling: the final
+weights after a resampling are uniform (their ESS is 1 whatever the proposal), and the paper's 0.67 is the ESS of
+weights never resampled, which a run keeps above 0.67 only if its weights never fall that low. The training
 (about 100 minutes per seed on the 2-core CPU) runs in sessions from its checkpoints, or on an accelerator.
 
 **What differs from the script** (``scripts/bench_leaps.py``, 2026-11/12; its figures converted): each cell trains
