@@ -115,8 +115,8 @@ def break_even_table(results_dir=None, cache=None) -> str:
             b = reached[0]
             a = scales[scales.index(b) - 1]
             bracket = f"{a}-{b} x"
-            upper = "no upper bound" if a == 1 else f"{train / ((a - 1) * per_run):.0f}"
-            runs = f"{train / ((b - 1) * per_run):.0f} to {upper} runs"
+            lower = train / ((b - 1) * per_run)
+            runs = f"at least {lower:.0f} runs" if a == 1 else f"{lower:.0f} to {train / ((a - 1) * per_run):.0f} runs"
         lines.append(f"| {target} | {scld_error:.3g} | {' / '.join(f'{e:.3g}' for e in errors)} | "
                      f"{train / per_run:.0f} | {bracket} | {runs} |")
     return "\n".join(lines)
