@@ -193,8 +193,12 @@ class _HeldReports(logging.Filter):
         self.warned = self._warnings.__enter__()
         return self
 
-    def settle(self, quiet: float = 0.25, limit: float = 3.0) -> None:
-        """Wait until no report has come for ``quiet`` seconds (at most ``limit``), collecting garbage meanwhile."""
+    def settle(self, quiet: float = 1.0, limit: float = 10.0) -> None:
+        """Wait until no report has come for ``quiet`` seconds (at most ``limit``), collecting garbage meanwhile.
+
+        Only a failed write waits; on a loaded machine orbax's last abandoned coroutines are collected up to about a
+        second after the error (a quarter of a second let one through under a parallel test run).
+        """
         start = last_change = time.monotonic()
         count = -1
         while time.monotonic() - last_change < quiet and time.monotonic() - start < limit:
