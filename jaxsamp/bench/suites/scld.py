@@ -100,12 +100,11 @@ def break_even_table(results_dir=None, cache=None) -> str:
 
     lines = ["| target | SCLD log Z error | SMC at 1 / 4 / 16 x its evaluations | training, in sampling runs | "
              "SMC as accurate at | training paid back after |", "|---|---|---|---|---|---|"]
+    scales = (1, *BREAK_EVEN_SCALES)
     for target in TARGETS:
-        scld_error, runs = mean(f"scld/{target}", "log_Z_abs_err"), None
+        scld_error = mean(f"scld/{target}", "log_Z_abs_err")
         train, per_run = mean(f"scld/{target}", "target_evals"), mean(f"scld/{target}", "sample_target_evals")
-        errors = [mean(f"smc/{target}" if k == 1 else f"smc-x{k}/{target}", "log_Z_abs_err")
-                  for k in (1, *BREAK_EVEN_SCALES)]
-        scales = (1, *BREAK_EVEN_SCALES)
+        errors = [mean(f"smc/{target}" if k == 1 else f"smc-x{k}/{target}", "log_Z_abs_err") for k in scales]
         reached = [k for k, e in zip(scales, errors) if e <= scld_error]
         if not reached:
             bracket, runs = f"more than {scales[-1]} x", f"at most {train / ((scales[-1] - 1) * per_run):.0f} runs"
