@@ -142,8 +142,8 @@ def _os_error(err: BaseException) -> OSError | None:
         if e is None or id(e) in seen:
             continue
         seen.add(id(e))
-        if isinstance(e, OSError):
-            return e
+        if isinstance(e, OSError):  # a copy: the original's traceback holds orbax's failed write (its coroutines)
+            return OSError(e.errno, e.strerror or str(e))
         found = _OS_ERROR_CODE.search(str(e))
         if found:
             return OSError(int(found.group(1)), os.strerror(int(found.group(1))))
@@ -209,6 +209,10 @@ class _HeldReports(logging.Filter):
             time.sleep(0.02)
 
     def __exit__(self, *exc) -> None:
+        if self.drop:  # the held reports' tracebacks keep the failed write's frames, and its coroutines, alive:
+            self.records.clear()  # freed here, and collected while reports are still held, not after the error
+            self.unraisable.clear()
+            gc.collect()
         self._warnings.__exit__(*exc)
         for name in self.LOGGERS:
             logging.getLogger(name).removeFilter(self)
@@ -273,8 +277,6 @@ def save(
     OSError
         The checkpoint could not be written (``errno.ENOSPC`` for a full disk).
     """
-    import orbax.checkpoint as ocp
-
     target = step_dir(directory, step)
     trace_arrays = [_host_array(a) for a in (jax.tree.leaves(trace) if trace is not None else [])]
     if trace_steps is not None:  # a caller's own record (scalars included) is kept whole
@@ -293,12 +295,7 @@ def save(
                     shutil.rmtree(target)
                 target.mkdir(parents=True)
             _barrier(f"jaxsamp-ckpt-mkdir-{step}")
-            tree = {f"leaf_{i:05d}": _to_storable(leaf) for i, leaf in enumerate(leaves)}
-            ckptr = ocp.Checkpointer(ocp.StandardCheckpointHandler())
-            try:
-                ckptr.save(target / "state", tree)
-            finally:
-                ckptr.close()
+            _write_arrays(target / "state", {f"leaf_{i:05d}": _to_storable(leaf) for i, leaf in enumerate(leaves)})
             _barrier(f"jaxsamp-ckpt-state-{step}")
             if _is_primary():
                 np.savez(target / "trace.npz", **{f"leaf_{i:05d}": a for i, a in enumerate(trace_arrays)})
@@ -333,6 +330,23 @@ def save(
     if cause is not None:  # the error says it all; its cause is not chained (it holds orbax's tasks and threads)
         raise OSError(cause.errno, f"{cause.strerror or cause} while writing checkpoint {target}")
     return target
+
+
+def _write_arrays(folder: Path, tree: dict) -> None:
+    """Write ``tree`` with orbax into ``folder``.
+
+    A function of its own so that orbax's checkpointer (which holds the
+    coroutines of a failed write) is garbage once it returns or raises; kept in
+    :func:`save`'s frame, it would live on in the raised error's traceback and
+    Python would warn of its coroutines "never awaited" after the error.
+    """
+    import orbax.checkpoint as ocp
+
+    checkpointer = ocp.Checkpointer(ocp.StandardCheckpointHandler())
+    try:
+        checkpointer.save(folder, tree)
+    finally:
+        checkpointer.close()
 
 
 def _nbytes(array) -> int:
