@@ -13,11 +13,14 @@ import math
 from jaxsamp.bench.protocol import Protocol
 
 
-def number(value: float) -> str:
-    """A figure with 3 significant digits (``nan`` and ``inf`` spelled out)."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+def number(value: float, digits: int = 3) -> str:
+    """A figure with ``digits`` significant digits, in exponent form below 1e-3 and from 1e4 on (``nan``, ``inf`` and
+    ``None`` spelled out)."""
+    if value is None or not math.isfinite(value):
         return str(value)
-    return f"{value:.3g}"
+    if value != 0 and (abs(value) >= 1e4 or abs(value) < 1e-3):
+        return f"{value:.{digits - 1}e}"
+    return f"{value:.{digits}g}"
 
 
 def mean_sd(summary: dict) -> str:

@@ -14,11 +14,11 @@ The table is written into the documentation between ``<!--bench-table standard--
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import NamedTuple
 
 from jaxsamp.bench import docs
+from jaxsamp.bench.report import number
 
 
 class Column(NamedTuple):
@@ -100,15 +100,6 @@ TABLES = (
 BLOCK = "standard"
 
 
-def _number(value: float, digits: int = 3) -> str:
-    """``digits`` significant digits, in exponent form below 1e-3 and from 1e4 on."""
-    if not math.isfinite(value):
-        return str(value)
-    if value != 0 and (abs(value) >= 1e4 or abs(value) < 1e-3):
-        return f"{value:.{digits - 1}e}"
-    return f"{value:.{digits}g}"
-
-
 def entry(suite: str, cell: str, figure: str, results_dir: Path | None, cache: dict) -> str:
     """``mean ± sd (n)`` of one cell's figure (``mean (1)`` for one seed), "—" when the cell lacks the figure."""
     try:
@@ -116,8 +107,8 @@ def entry(suite: str, cell: str, figure: str, results_dir: Path | None, cache: d
     except docs.MissingFigure:
         return "—"
     if values["n"] == 1:
-        return f"{_number(values['mean'])} (1)"
-    return f"{_number(values['mean'])} ± {_number(values['sd'], 2)} ({values['n']})"
+        return f"{number(values['mean'])} (1)"
+    return f"{number(values['mean'])} ± {number(values['sd'], 2)} ({values['n']})"
 
 
 def table(results_dir: Path | None = None, cache: dict | None = None) -> str:
