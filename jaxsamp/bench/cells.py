@@ -21,6 +21,7 @@ import numpy as np
 
 from jaxsamp.bench.protocol import Cell
 from jaxsamp.core.errors import ConfigError
+from jaxsamp.diagnostics.particles import sinkhorn_floor, weighted_sinkhorn
 
 #: ``name -> runner(cell, seed, *, target_evals, evaluation, budget_scale) -> (figures, artifacts)``.
 RUNNERS: dict[str, Callable] = {}
@@ -217,7 +218,11 @@ def tempered_smc_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, 
     Both as :func:`jaxsamp.smc.anneal` counts them, so a budget of ``B`` evaluations buys ``max(2, B // cost)``
     levels and ``target_evals`` (anneal's count) never exceeds ``B`` beyond the two-level floor.
     ``ess_threshold``: resampling below it (Del Moral, Doucet & Jasra 2006; the baseline of Vargas et al. 2023,
-    of the diffusion-sampler papers and of LEAPS). The key is ``jax.random.key(1000 + seed)``.
+    of the diffusion-sampler papers and of LEAPS). The key is ``jax.random.key(1000 + seed)``. ``sinkhorn``: add
+    the Sinkhorn divergence of the final weighted particles to as many exact samples drawn at
+    ``jax.random.key(2000 + seed)`` (:func:`~jaxsamp.diagnostics.particles.weighted_sinkhorn`; SCLD's sample figure)
+    and ``sinkhorn_floor``, that of two exact sets of as many samples drawn at ``jax.random.key(3000 + seed)``
+    (:func:`~jaxsamp.diagnostics.particles.sinkhorn_floor`, what a perfect sampler scores).
     """
     import blackjax
 
@@ -260,6 +265,11 @@ def tempered_smc_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, 
                "ess": float(result.samples.ess)}
     if target.log_Z is not None:
         figures["log_Z_abs_err"] = abs(log_z - float(target.log_Z))
+    if p.get("sinkhorn"):
+        sinkhorn = weighted_sinkhorn(target, jax.random.key(2000 + seed), result.samples.x, result.samples.log_w)
+        if sinkhorn is not None:
+            figures.update(sinkhorn=sinkhorn, sinkhorn_floor=sinkhorn_floor(target, jax.random.key(3000 + seed),
+                                                                            p["num_particles"]))
     return figures, {}
 
 

@@ -111,6 +111,13 @@ VOCABULARY = {
                           "as the figure of that name; compare smc_log_Z_abs_err with the sampler's own log_Z_abs_err "
                           "at equal target evaluations"),
 }
+_WEIGHTED_SINKHORN = Entry("Sinkhorn divergence (epsilon 1e-3) between an SMC run's final particles, each with its "
+                           "normalised weight, and as many exact samples (SCLD's sample figure; "
+                           "``jaxsamp.diagnostics.particles.weighted_sinkhorn``).",
+                           "0; compare with sinkhorn_floor, what two exact sample sets score")
+_SINKHORN_FLOOR = Entry("Sinkhorn divergence between two independent sets of as many exact samples "
+                        "(``jaxsamp.diagnostics.particles.sinkhorn_floor``): what a perfect sampler scores at this size.",
+                        "context: far above 0 on heavy-tailed targets (funnel, Student-t mixture)")
 _PATH_FIGURES = {
     "sinkhorn": Entry("Sinkhorn divergence between the sampler's draws and reference draws (target's units squared).",
                       "0; compare with the same figure between two reference sets (the noise floor)"),
@@ -224,6 +231,8 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
                                       "at least 50 at n = 10^4 (issue 5's goal)"),
     },
     "smc": {
+        "sinkhorn": _WEIGHTED_SINKHORN,
+        "sinkhorn_floor": _SINKHORN_FLOOR,
         "num_levels": Entry("Temperatures taken (adaptive tempering picks them).", COST),
         "num_resamplings": Entry("Levels at which particles were resampled.", "context"),
         "acceptance_rate": Entry("Mean acceptance rate of the inner MCMC moves.", "0.5-0.9"),
@@ -261,6 +270,7 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "measured_peak_gib_batch<batch>": Entry("The step's peak (GiB) as compiled at that batch.", COST),
     },
     "scld": {
+        "sinkhorn": _WEIGHTED_SINKHORN,
         "segment_ess_min": Entry("Smallest normalised ESS of the evaluation run's weights at a segment end, before "
                                  "resampling (SCLD's sub-trajectory boundaries; one segment for CMCD).",
                                  "close to 1; the resampling threshold (0.3 by default) is where SMC steps in"),

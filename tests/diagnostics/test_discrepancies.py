@@ -69,3 +69,16 @@ def test_sinkhorn_of_a_translate_is_the_squared_shift():
     assert float(sinkhorn_divergence(x, x, epsilon=0.1)) == pytest.approx(0.0, abs=1e-4)
     gap = float(entropic_ot_cost(x, x + t, epsilon=0.1)) - float(entropic_ot_cost(x, x, epsilon=0.1))
     assert gap == pytest.approx(1.0, rel=1e-2)
+
+
+def test_weighted_sinkhorn_is_the_uniform_one_of_the_points_repeated_by_their_weights():
+    """Weights 3 : 1 : 1 : 2 on four points are the uniform measure on those points repeated 3, 1, 1 and 2 times
+    (ott normalises either way: the two divergences agree to Sinkhorn's tolerance); uniform weights are no weights."""
+    x = jax.random.normal(jax.random.key(1), (4, 2))
+    y = jax.random.normal(jax.random.key(2), (6, 2)) + 0.5
+    repeated = jnp.repeat(x, jnp.array([3, 1, 1, 2]), axis=0, total_repeat_length=7)
+    weighted = discrepancies.sinkhorn_divergence(x, y, epsilon=0.1, x_weights=jnp.array([3.0, 1.0, 1.0, 2.0]))
+    assert float(weighted) == pytest.approx(float(sinkhorn_divergence(repeated, y, epsilon=0.1)), rel=1e-3)
+    uniform = discrepancies.sinkhorn_divergence(x, y, epsilon=0.1, x_weights=jnp.full(4, 0.7))
+    assert float(uniform) == pytest.approx(float(sinkhorn_divergence(x, y, epsilon=0.1)), rel=1e-4)
+    assert abs(float(weighted) - float(uniform)) > 0.01  # the weights matter here

@@ -1,6 +1,7 @@
 """The particle evaluation protocol: reference sets, the scorer's figures (compiled once), the noise floor."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -8,7 +9,13 @@ import jaxsamp.targets
 from jaxsamp.core.protocols import WeightedSamples
 from jaxsamp.diagnostics import discrepancies
 from jaxsamp.diagnostics.geometric_wasserstein import geometric_w2
-from jaxsamp.diagnostics.particles import SampleScorer, interatomic_distances, reference_samples
+from jaxsamp.diagnostics.particles import (
+    SampleScorer,
+    interatomic_distances,
+    reference_samples,
+    sinkhorn_floor,
+    weighted_sinkhorn,
+)
 
 DW4 = jaxsamp.targets.get("dw4")
 GAUSSIAN = jaxsamp.targets.get("gaussian", dim=2, scale=0.7)
@@ -75,3 +82,28 @@ def test_a_scorer_compiles_its_sampler_and_energy_once_for_every_draw(caplog):
         energies, finite, figures = draw_and_score(3)
     assert not [r for r in caplog.records if "Compiling" in r.getMessage()]
     assert finite.all() and energies.shape == (16,) and figures["w2"] > 0 and figures["energy_w2"] > 0
+
+
+def test_weighted_sinkhorn_weighs_each_particle_leaves_non_finite_ones_out_and_needs_exact_samples():
+    """The particles count with their normalised weights against as many exact samples at the key; a particle with a
+    non-finite state or log-weight is left out; a target without exact samples has no figure. The floor is two exact
+    sets against each other."""
+    target = jaxsamp.targets.get("gaussian", dim=2)
+    x = np.asarray(jax.random.normal(jax.random.key(3), (40, 2))) + 0.5
+    log_w = np.asarray(jax.random.normal(jax.random.key(4), (40,)))
+    reference = reference_samples(target, jax.random.key(5), 40)
+    expected = discrepancies.sinkhorn_divergence(jnp.asarray(x), jnp.asarray(reference),
+                                                 x_weights=jnp.asarray(np.exp(log_w), jnp.float32))
+    assert weighted_sinkhorn(target, jax.random.key(5), x, log_w) == pytest.approx(float(expected), rel=1e-4)
+    assert weighted_sinkhorn(target, jax.random.key(5), x, np.zeros(40)) != pytest.approx(float(expected), rel=1e-2)
+    bad_x, bad_w = x.copy(), log_w.copy()
+    bad_x[0, 1], bad_w[1] = np.nan, np.inf
+    kept = discrepancies.sinkhorn_divergence(jnp.asarray(x[2:]), jnp.asarray(reference),
+                                             x_weights=jnp.asarray(np.exp(log_w[2:]), jnp.float32))
+    assert weighted_sinkhorn(target, jax.random.key(5), bad_x, bad_w) == pytest.approx(float(kept), rel=1e-4)
+    lattice = jaxsamp.targets.get("ising", L=3, beta=0.4)  # no exact sampler
+    assert weighted_sinkhorn(lattice, jax.random.key(5), np.zeros((4, 9)), np.zeros(4)) is None
+    assert sinkhorn_floor(lattice, jax.random.key(5), 4) is None
+    floor = sinkhorn_floor(target, jax.random.key(6), 40)
+    a, b = (np.asarray(target.sample(jax.random.fold_in(jax.random.key(6), i), 40)) for i in (0, 1))
+    assert floor == pytest.approx(float(discrepancies.sinkhorn_divergence(jnp.asarray(a), jnp.asarray(b))), rel=1e-5)

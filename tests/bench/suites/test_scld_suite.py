@@ -17,6 +17,8 @@ def test_quick_run_pairs_scld_with_its_learned_part_off_and_smc_at_its_sampling_
     assert off["sample_target_evals"] == trained["sample_target_evals"] > 0  # the same run's cost, learned part off
     assert trained["log_Z_hat"] != off["log_Z_hat"]  # two updates moved the transitions
     assert smc["target_evals"] <= trained["sample_target_evals"] + 2 * 32 * 4  # within anneal's two-level floor
+    assert trained["sinkhorn"] > 0 and off["sinkhorn"] > 0  # GMM40 has exact samples: the paper's sample figure
+    assert "sinkhorn" not in smc  # asked of the SMC cells of the paper's own targets only
     assert_glossary_names({f for cell in data["records"].values() for r in cell.values() for f in r["figures"]})
     goal = next(g for g in data["goals"] if g["cell"] == "scld/gmm")
     assert goal["baseline"] == "ula-smc/gmm" and goal["decision"] == "undecided"  # one seed
@@ -43,3 +45,15 @@ def test_the_learned_part_off_runner_refuses_unknown_parameters(param):
     bad = type(cell)(cell.name, cell.runner, cell.target, {**cell.params, param: 1})
     with pytest.raises(ConfigError, match=f"unknown learned_part_off parameters \\['{param}'\\]"):
         RUNNERS["learned_part_off"](bad, 0, target_evals=None, evaluation={})
+
+
+def test_the_paper_s_sample_figure_is_asked_where_its_targets_are_ours_and_nowhere_else():
+    """The Sinkhorn comparison adds a parameter to the ``smc`` cells of the funnel and the Student-t mixture only, so
+    every other recorded cell keeps its definition; the table beside the paper has one row per such target."""
+    protocol = scld.PROTOCOL
+    asked = {c.name for c in protocol.cells if c.params.get("sinkhorn")}
+    assert asked == {f"smc/{t}" for t in scld.PAPER_SINKHORN} == {"smc/funnel", "smc/student_t"}
+    assert {"sinkhorn", "sinkhorn_floor"} <= set(protocol.figures)
+    rows = scld.paper_table().splitlines()[2:]
+    assert [r.split(" | ")[0] for r in rows] == ["| funnel", "| student_t"]
+    assert rows[0].endswith("| 134.23 | 117.48 (SMC-ESS) |")

@@ -281,7 +281,9 @@ def test_target_evaluations_are_counted():
     figures = fitted.evaluate(1, 32)
     assert figures["sample_target_evals"] == 32 * (8 * (3 + 2) + 2 * 2)
     assert set(figures) >= {"log_Z_hat", "log_Z_abs_err", "ess", "segment_ess_min", "segment_ess_mean",
-                            "num_resamplings"}
+                            "num_resamplings", "sinkhorn"}  # the target has exact samples: the paper's sample figure
+    without = fitted.evaluate(1, 32, sinkhorn=False)
+    assert "sinkhorn" not in without and without["log_Z_hat"] == figures["log_Z_hat"]  # the same run, at the same key
 
 
 def test_fitted_smc_runs_the_learned_steps_as_the_methods_own_sampler_does():
