@@ -13,7 +13,7 @@ figure, ``goal:tv vs BASELINE`` for its goal on the ratio to a baseline cell, ``
 its paired comparison), the format and, when the cell was run on several machines, a substring of the machine
 to use. The format's fields: ``mean``, ``sd``, ``n`` (seeds), ``lo`` and ``hi`` (the 95 % interval), ``seed<k>`` (one
 seed's value, for prose that names a seed); for a
-goal also ``decision`` and ``threshold``; for a comparison ``mean`` and ``sd`` of the paired differences,
+goal also ``decision`` and ``threshold``; for a comparison ``mean``, ``sd``, ``lo`` and ``hi`` of the paired differences,
 ``ratio_median``, ``ratio_of_means``, ``ratio_min`` and ``ratio_max`` of the per-seed ratios. A marker whose suite, cell, figure or machine has no results
 behind it is an error naming it. The flat files of the scripts not yet made suites
 (``{"results": {key: value}}``) are read too: the cell field is ``-``, the figure the key, the format's one
@@ -109,7 +109,8 @@ def values(spec: str, results_dir: Path | None = None, cache: dict | None = None
                       "threshold": g["threshold"]}
         else:
             d = g["difference"]
-            values = {"mean": d["mean"], "sd": d["sd"], "n": d["n"], "ratio_median": g["ratio_median"],
+            lo, hi = d["interval"] or (float("nan"), float("nan"))
+            values = {"mean": d["mean"], "sd": d["sd"], "n": d["n"], "lo": lo, "hi": hi, "ratio_median": g["ratio_median"],
                       "ratio_of_means": g["ratio_of_means"], "ratio_min": min(g["ratios"]),
                       "ratio_max": max(g["ratios"])}
     else:

@@ -87,6 +87,8 @@ def test_markers_read_a_comparison_and_a_goal_on_a_ratio(tmp_path):
     runner.run_suite(protocol, results_dir=tmp_path, log=lambda _: None)
     spec = "toy ; learned/t ; compare:log_Z_abs_err vs smc/t ; {ratio_median:.2f} ({ratio_min:.2f}-{ratio_max:.2f})"
     assert docs.render(spec, tmp_path) == "1.83 (1.71-2.00)"
+    difference = docs.values("toy ; learned/t ; compare:log_Z_abs_err vs smc/t ; -", tmp_path)
+    assert difference["lo"] < difference["mean"] < difference["hi"]  # the paired differences' 95 % interval
     assert docs.render("toy ; learned/t ; goal:log_Z_abs_err vs smc/t ; {decision}", tmp_path) == "met"
     with pytest.raises(InputError, match="no compare on 'ess vs smc/t'"):
         docs.render("toy ; learned/t ; compare:ess vs smc/t ; {mean}", tmp_path)
