@@ -70,7 +70,7 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
     chosen = protocol.select(cells)
     seeds = list(seeds if seeds is not None else protocol.seeds[:1] if quick else protocol.seeds)
     evaluation = dict(protocol.quick_evaluation if quick else protocol.evaluation)
-    here = machine()
+    here, revision = machine(), store.revision()
     path = store.results_path(protocol.suite, quick, results_dir, accelerator(here))
     command = "jaxsamp bench " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if "bench" in sys.argv else \
         f"run_suite({protocol.suite!r}, cells={cells}, seeds={seeds}, budget_scale={budget_scale}, quick={quick})"
@@ -99,7 +99,7 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
             curves = {"curves": artifacts["curves"]} if "curves" in artifacts else {}  # lists, beside the figures
             data = store.record(path, protocol, name, seed, {
                 "figures": figures, **curves, "cell": definition, "budget_scale": budget_scale,
-                "evaluation": evaluation, "machine": here, "command": command, "revision": store.revision(),
+                "evaluation": evaluation, "machine": here, "command": command, "revision": revision,
                 "wall_seconds": time.perf_counter() - start})
             shown = protocol.headline if protocol.headline in figures else next(iter(figures), None)
             log(f"{protocol.suite} {name} seed {seed}: " + (f"{shown} {figures[shown]:.4g}" if shown else "no figures")

@@ -70,13 +70,17 @@ def read_current(path: Path, protocol: Protocol) -> dict:
 
 
 def revision() -> str:
-    """The git revision of the checkout that runs (``jaxsamp <version>`` outside a checkout)."""
+    """The git revision of the checkout that runs, ``-dirty`` appended when its tracked files differ from it
+    (``jaxsamp <version>`` outside a checkout). A run reads it once, when it starts: commits made while it runs are
+    not the code it runs."""
     root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], check=False, capture_output=True,
                              text=True, timeout=10)
         if out.returncode == 0:
-            return out.stdout.strip()
+            dirty = subprocess.run(["git", "-C", str(root), "diff", "--quiet", "HEAD", "--"], check=False,
+                                   capture_output=True, timeout=10).returncode == 1
+            return out.stdout.strip() + ("-dirty" if dirty else "")
     except OSError:
         pass
     import jaxsamp

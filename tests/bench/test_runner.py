@@ -222,3 +222,26 @@ def test_a_device_run_writes_its_own_file_beside_the_cpu_one(tmp_path, monkeypat
     assert store.device_files("toy", results_dir=tmp_path) == {"nvidia-h200": tmp_path / "toy.nvidia-h200.json"}
     assert store.read(tmp_path / "toy.nvidia-h200.json")["records"]["learned/t"]["0"]["machine"]["device_kind"] == \
         "NVIDIA H200"
+
+
+def test_every_record_of_a_run_names_the_revision_it_started_from(tmp_path, monkeypatch):
+    """A commit made while a long run goes on is not the code it runs: the revision is read once, at the start."""
+    commits = iter(["abc1234", "def5678", "0123456"])
+    monkeypatch.setattr(store, "revision", lambda: next(commits))
+    data = runner.run_suite(protocol(), results_dir=tmp_path, log=lambda _: None)
+    assert {r["revision"] for cell in data["records"].values() for r in cell.values()} == {"abc1234"}
+
+
+def test_the_revision_says_dirty_when_the_tracked_files_differ_from_it(monkeypatch):
+    import subprocess
+
+    def git(args, **kwargs):
+        if "rev-parse" in args:
+            return subprocess.CompletedProcess(args, 0, stdout="abc1234\n")
+        return subprocess.CompletedProcess(args, diff_status)
+
+    monkeypatch.setattr(store.subprocess, "run", git)
+    diff_status = 0
+    assert store.revision() == "abc1234"
+    diff_status = 1
+    assert store.revision() == "abc1234-dirty"
