@@ -21,7 +21,7 @@ import numpy as np
 
 from jaxsamp.bench.protocol import Cell
 from jaxsamp.core.errors import ConfigError
-from jaxsamp.diagnostics.particles import sinkhorn_floor, weighted_sinkhorn
+from jaxsamp.diagnostics.particles import sinkhorn_floor, sinkhorn_to_exact
 
 #: ``name -> runner(cell, seed, *, target_evals, evaluation, budget_scale) -> (figures, artifacts)``.
 RUNNERS: dict[str, Callable] = {}
@@ -219,9 +219,9 @@ def tempered_smc_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, 
     levels and ``target_evals`` (anneal's count) never exceeds ``B`` beyond the two-level floor.
     ``ess_threshold``: resampling below it (Del Moral, Doucet & Jasra 2006; the baseline of Vargas et al. 2023,
     of the diffusion-sampler papers and of LEAPS). The key is ``jax.random.key(1000 + seed)``. ``sinkhorn``: add
-    the Sinkhorn divergence of the final weighted particles to as many exact samples drawn at
-    ``jax.random.key(2000 + seed)`` (:func:`~jaxsamp.diagnostics.particles.weighted_sinkhorn`; SCLD's sample figure)
-    and ``sinkhorn_floor``, that of two exact sets of as many samples drawn at ``jax.random.key(3000 + seed)``
+    SCLD's sample figure, the Sinkhorn divergence of the final particles' positions to as many exact samples drawn
+    at ``jax.random.key(2000 + seed)`` (:func:`~jaxsamp.diagnostics.particles.sinkhorn_to_exact`), and
+    ``sinkhorn_floor``, that of two exact sets of as many samples drawn at ``jax.random.key(3000 + seed)``
     (:func:`~jaxsamp.diagnostics.particles.sinkhorn_floor`, what a perfect sampler scores).
     """
     import blackjax
@@ -266,7 +266,7 @@ def tempered_smc_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, 
     if target.log_Z is not None:
         figures["log_Z_abs_err"] = abs(log_z - float(target.log_Z))
     if p.get("sinkhorn"):
-        sinkhorn = weighted_sinkhorn(target, jax.random.key(2000 + seed), result.samples.x, result.samples.log_w)
+        sinkhorn = sinkhorn_to_exact(target, jax.random.key(2000 + seed), result.samples.x)
         if sinkhorn is not None:
             figures.update(sinkhorn=sinkhorn, sinkhorn_floor=sinkhorn_floor(target, jax.random.key(3000 + seed),
                                                                             p["num_particles"]))

@@ -81,24 +81,23 @@ def mmd(x: jax.Array, y: jax.Array, bandwidth: float | jax.Array | None = None, 
     return jnp.sqrt(jnp.maximum(within - 2.0 * jnp.mean(kxy), 0.0))
 
 
-def sinkhorn_divergence(x: jax.Array, y: jax.Array, epsilon: float = 1e-3, x_weights: jax.Array | None = None) -> jax.Array:
+def sinkhorn_divergence(x: jax.Array, y: jax.Array, epsilon: float | None = 1e-3) -> jax.Array:
     """Debiased Sinkhorn divergence with squared-Euclidean cost, through ott-jax.
 
-    ``S_eps(x, y) = OT_eps(x, y) - (OT_eps(x, x) + OT_eps(y, y)) / 2`` (Feydy et al.
-    2019, Eq. 6), where ``OT_eps`` is the entropic transport cost
-    :func:`entropic_ot_cost`, between uniform weights or, with ``x_weights``, a
-    weighted sample set (an SMC run's final particles and weights) and ``y``.
-    ``epsilon = 1e-3`` is the value of the Beyond-ELBOs evaluation
-    (``SD(..., epsilon=1e-3)``) and of SCLD's (Chen et al. 2025).
+    ``S_eps(x, y) = OT_eps(x, y) - (OT_eps(x, x) + OT_eps(y, y)) / 2`` with uniform
+    weights (Feydy et al. 2019, Eq. 6), where ``OT_eps`` is the entropic transport cost
+    :func:`entropic_ot_cost`.
 
     Parameters
     ----------
     x : array (n, d)
     y : array (m, d)
-    epsilon : float
-        Entropic regularisation.
-    x_weights : array (n,), optional
-        Non-negative weights of ``x`` (normalised here); uniform by default.
+    epsilon : float or None
+        Entropic regularisation; ``None`` is ott's default, 0.05 times the standard
+        deviation of the ``x``-``y`` cost matrix, shared by the three terms. The
+        evaluation code of Beyond ELBOs and of SCLD (``ipm_eval/optimal_transport.py``)
+        builds its point cloud with ``epsilon=1e-3`` but passes only its points to
+        ott's ``sinkhorn_divergence``, so its figures are at ott's default.
 
     Returns
     -------
@@ -108,11 +107,7 @@ def sinkhorn_divergence(x: jax.Array, y: jax.Array, epsilon: float = 1e-3, x_wei
     from ott.tools import sinkhorn_divergence as _sinkhorn_divergence
 
     chex.assert_rank([x, y], 2)
-    a = None
-    if x_weights is not None:
-        chex.assert_shape(x_weights, (x.shape[0],))
-        a = x_weights / jnp.sum(x_weights)
-    value, _ = _sinkhorn_divergence.sinkhorn_divergence(pointcloud.PointCloud, x, y, epsilon=epsilon, a=a)
+    value, _ = _sinkhorn_divergence.sinkhorn_divergence(pointcloud.PointCloud, x, y, epsilon=epsilon)
     return value
 
 

@@ -71,38 +71,35 @@ def reference_samples(target, key, num_samples: int) -> np.ndarray | None:
     return None
 
 
-def weighted_sinkhorn(target, key, x, log_w) -> float | None:
-    """The Sinkhorn divergence between weighted particles and as many reference samples (``None`` without any).
+def sinkhorn_to_exact(target, key, x) -> float | None:
+    """SCLD's sample figure: the Sinkhorn divergence of the states ``x`` to as many exact samples (``None`` without).
 
-    SCLD's sample figure (Chen et al. 2025, Sec. 5: ott's Sinkhorn divergence, ``epsilon = 1e-3``, 2000 model
-    against 2000 ground-truth samples), for an SMC run's final particles: each particle counts with its
-    normalised weight ``exp(log_w)`` (:func:`~jaxsamp.diagnostics.discrepancies.sinkhorn_divergence`'s
-    ``x_weights``), so no resampling noise is added; particles whose state or log-weight is not finite are
-    left out. The reference is :func:`reference_samples` at ``key``, as many as the particles.
+    As the reference code of Chen et al. (2025) computes it (``scld_eval.py``, ``discrepancies/smc_sd``): the final
+    positions of an SMC run as they stand, without their weights, against exact samples of the target, ott's
+    :func:`~jaxsamp.diagnostics.discrepancies.sinkhorn_divergence` at its default epsilon (``epsilon=None``: the
+    code's ``1e-3`` never reaches ott). States that are not finite are left out. The exact samples are
+    :func:`reference_samples` at ``key``.
     """
-    x, log_w = np.asarray(x), np.asarray(log_w, np.float64)
-    finite = np.isfinite(log_w) & np.all(np.isfinite(x.reshape(len(x), -1)), axis=-1)
-    reference = reference_samples(target, key, len(x))
-    if reference is None or finite.sum() < 2:
+    x = np.asarray(x)
+    x = x.reshape(len(x), -1)
+    x = x[np.all(np.isfinite(x), axis=-1)]
+    reference = reference_samples(target, key, len(x)) if len(x) >= 2 and not is_particle_system(target) else None
+    if reference is None:
         return None
-    w = np.exp(log_w[finite] - log_w[finite].max())
-    return float(discrepancies.sinkhorn_divergence(jnp.asarray(x[finite].reshape(int(finite.sum()), -1)),
-                                                   jnp.asarray(reference.reshape(len(reference), -1)),
-                                                   x_weights=jnp.asarray(w, jnp.float32)))
+    return float(discrepancies.sinkhorn_divergence(jnp.asarray(x), jnp.asarray(reference.reshape(len(x), -1)),
+                                                   epsilon=None))
 
 
 def sinkhorn_floor(target, key, num_samples: int) -> float | None:
-    """The Sinkhorn divergence of two independent sets of ``num_samples`` exact samples (``None`` without them).
+    """:func:`sinkhorn_to_exact` of ``num_samples`` exact samples: what a perfect sampler scores (``None`` without).
 
-    What :func:`weighted_sinkhorn` gives a perfect sampler: the divergence of finite sample sets is above 0, and
-    on heavy-tailed targets (the funnel, a Student-t mixture) far above it, so a sampler's figure is read against
-    this floor. The sets are drawn at ``fold_in(key, 0)`` and ``fold_in(key, 1)``.
+    The divergence of finite sample sets is above 0, and on heavy-tailed targets (the funnel, a Student-t mixture)
+    far above it, so a sampler's figure is read against this floor. The two sets are drawn at ``fold_in(key, 0)``
+    and ``fold_in(key, 1)``.
     """
     if is_particle_system(target) or not target.has_exact_samples:
         return None
-    x, y = (np.asarray(target.sample(jax.random.fold_in(key, i), num_samples)) for i in (0, 1))
-    return float(discrepancies.sinkhorn_divergence(jnp.asarray(x.reshape(num_samples, -1)),
-                                                   jnp.asarray(y.reshape(num_samples, -1))))
+    return sinkhorn_to_exact(target, jax.random.fold_in(key, 1), target.sample(jax.random.fold_in(key, 0), num_samples))
 
 
 def interatomic_distances(target, x: np.ndarray) -> np.ndarray:

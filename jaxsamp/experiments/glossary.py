@@ -111,10 +111,10 @@ VOCABULARY = {
                           "as the figure of that name; compare smc_log_Z_abs_err with the sampler's own log_Z_abs_err "
                           "at equal target evaluations"),
 }
-_WEIGHTED_SINKHORN = Entry("Sinkhorn divergence (epsilon 1e-3) between an SMC run's final particles, each with its "
-                           "normalised weight, and as many exact samples (SCLD's sample figure; "
-                           "``jaxsamp.diagnostics.particles.weighted_sinkhorn``).",
-                           "0; compare with sinkhorn_floor, what two exact sample sets score")
+_SMC_SINKHORN = Entry("SCLD's sample figure as its code computes it: the Sinkhorn divergence between an SMC run's "
+                      "final particle positions (without their weights) and as many exact samples, at ott's default "
+                      "epsilon (``jaxsamp.diagnostics.particles.sinkhorn_to_exact``).",
+                      "0; compare with sinkhorn_floor, what two exact sample sets score")
 _SINKHORN_FLOOR = Entry("Sinkhorn divergence between two independent sets of as many exact samples "
                         "(``jaxsamp.diagnostics.particles.sinkhorn_floor``): what a perfect sampler scores at this size.",
                         "context: far above 0 on heavy-tailed targets (funnel, Student-t mixture)")
@@ -231,7 +231,7 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
                                       "at least 50 at n = 10^4 (issue 5's goal)"),
     },
     "smc": {
-        "sinkhorn": _WEIGHTED_SINKHORN,
+        "sinkhorn": _SMC_SINKHORN,
         "sinkhorn_floor": _SINKHORN_FLOOR,
         "num_levels": Entry("Temperatures taken (adaptive tempering picks them).", COST),
         "num_resamplings": Entry("Levels at which particles were resampled.", "context"),
@@ -270,7 +270,7 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
         "measured_peak_gib_batch<batch>": Entry("The step's peak (GiB) as compiled at that batch.", COST),
     },
     "scld": {
-        "sinkhorn": _WEIGHTED_SINKHORN,
+        "sinkhorn": _SMC_SINKHORN,
         "segment_ess_min": Entry("Smallest normalised ESS of the evaluation run's weights at a segment end, before "
                                  "resampling (SCLD's sub-trajectory boundaries; one segment for CMCD).",
                                  "close to 1; the resampling threshold (0.3 by default) is where SMC steps in"),

@@ -72,8 +72,8 @@ def test_an_inference_gym_model_is_a_cell_target():
     assert target.event_shape == (30,)  # the 30 latent positions
 
 
-def test_tempered_smc_asked_for_the_sinkhorn_divergence_scores_its_weighted_particles_beside_the_floor():
-    """``sinkhorn``: the final particles with their weights against exact samples at ``key(2000 + seed)``, and the
+def test_tempered_smc_asked_for_the_sinkhorn_divergence_scores_its_particles_beside_the_floor():
+    """``sinkhorn``: the final particles' positions against exact samples at ``key(2000 + seed)``, and the
     floor of two exact sets at ``key(3000 + seed)``; MALA SMC on a Gaussian lands near the floor, and unasked there
     is neither figure."""
     import jax

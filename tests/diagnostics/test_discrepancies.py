@@ -71,14 +71,11 @@ def test_sinkhorn_of_a_translate_is_the_squared_shift():
     assert gap == pytest.approx(1.0, rel=1e-2)
 
 
-def test_weighted_sinkhorn_is_the_uniform_one_of_the_points_repeated_by_their_weights():
-    """Weights 3 : 1 : 1 : 2 on four points are the uniform measure on those points repeated 3, 1, 1 and 2 times
-    (ott normalises either way: the two divergences agree to Sinkhorn's tolerance); uniform weights are no weights."""
-    x = jax.random.normal(jax.random.key(1), (4, 2))
-    y = jax.random.normal(jax.random.key(2), (6, 2)) + 0.5
-    repeated = jnp.repeat(x, jnp.array([3, 1, 1, 2]), axis=0, total_repeat_length=7)
-    weighted = discrepancies.sinkhorn_divergence(x, y, epsilon=0.1, x_weights=jnp.array([3.0, 1.0, 1.0, 2.0]))
-    assert float(weighted) == pytest.approx(float(sinkhorn_divergence(repeated, y, epsilon=0.1)), rel=1e-3)
-    uniform = discrepancies.sinkhorn_divergence(x, y, epsilon=0.1, x_weights=jnp.full(4, 0.7))
-    assert float(uniform) == pytest.approx(float(sinkhorn_divergence(x, y, epsilon=0.1)), rel=1e-4)
-    assert abs(float(weighted) - float(uniform)) > 0.01  # the weights matter here
+def test_sinkhorn_at_epsilon_none_is_at_otts_default_a_twentieth_of_the_costs_standard_deviation():
+    """``epsilon=None`` (what the Beyond-ELBOs and SCLD evaluation code end up using) is 0.05 times the standard
+    deviation of the x-y squared distances, shared by the three terms; far from 1e-3 on spread-out points."""
+    x, y = _normal(13, 60, 3) * 5.0, _normal(14, 50, 3, mean=1.0) * 5.0
+    costs = ((np.asarray(x)[:, None] - np.asarray(y)[None]) ** 2).sum(-1)
+    default = float(sinkhorn_divergence(x, y, epsilon=None))
+    assert default == pytest.approx(float(sinkhorn_divergence(x, y, epsilon=0.05 * costs.std())), rel=1e-3)
+    assert abs(default - float(sinkhorn_divergence(x, y, epsilon=1e-3))) > 0.01 * abs(default)

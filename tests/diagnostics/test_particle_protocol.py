@@ -14,7 +14,7 @@ from jaxsamp.diagnostics.particles import (
     interatomic_distances,
     reference_samples,
     sinkhorn_floor,
-    weighted_sinkhorn,
+    sinkhorn_to_exact,
 )
 
 DW4 = jaxsamp.targets.get("dw4")
@@ -84,26 +84,24 @@ def test_a_scorer_compiles_its_sampler_and_energy_once_for_every_draw(caplog):
     assert finite.all() and energies.shape == (16,) and figures["w2"] > 0 and figures["energy_w2"] > 0
 
 
-def test_weighted_sinkhorn_weighs_each_particle_leaves_non_finite_ones_out_and_needs_exact_samples():
-    """The particles count with their normalised weights against as many exact samples at the key; a particle with a
-    non-finite state or log-weight is left out; a target without exact samples has no figure. The floor is two exact
-    sets against each other."""
+def test_the_smc_sinkhorn_takes_the_positions_as_they_stand_leaves_non_finite_ones_out_and_needs_exact_samples():
+    """SCLD's figure: the positions against as many exact samples at the key, at ott's default epsilon; a state that
+    is not finite is left out (and the reference is as long as what is left); no exact sampler, no figure. The floor
+    is that figure of exact samples."""
     target = jaxsamp.targets.get("gaussian", dim=2)
     x = np.asarray(jax.random.normal(jax.random.key(3), (40, 2))) + 0.5
-    log_w = np.asarray(jax.random.normal(jax.random.key(4), (40,)))
     reference = reference_samples(target, jax.random.key(5), 40)
-    expected = discrepancies.sinkhorn_divergence(jnp.asarray(x), jnp.asarray(reference),
-                                                 x_weights=jnp.asarray(np.exp(log_w), jnp.float32))
-    assert weighted_sinkhorn(target, jax.random.key(5), x, log_w) == pytest.approx(float(expected), rel=1e-4)
-    assert weighted_sinkhorn(target, jax.random.key(5), x, np.zeros(40)) != pytest.approx(float(expected), rel=1e-2)
-    bad_x, bad_w = x.copy(), log_w.copy()
-    bad_x[0, 1], bad_w[1] = np.nan, np.inf
-    kept = discrepancies.sinkhorn_divergence(jnp.asarray(x[2:]), jnp.asarray(reference),
-                                             x_weights=jnp.asarray(np.exp(log_w[2:]), jnp.float32))
-    assert weighted_sinkhorn(target, jax.random.key(5), bad_x, bad_w) == pytest.approx(float(kept), rel=1e-4)
+    expected = discrepancies.sinkhorn_divergence(jnp.asarray(x), jnp.asarray(reference), epsilon=None)
+    assert sinkhorn_to_exact(target, jax.random.key(5), x) == pytest.approx(float(expected), rel=1e-5)
+    bad = x.copy()
+    bad[0, 1], bad[1, 0] = np.nan, np.inf
+    kept = discrepancies.sinkhorn_divergence(jnp.asarray(x[2:]), jnp.asarray(reference_samples(
+        target, jax.random.key(5), 38)), epsilon=None)
+    assert sinkhorn_to_exact(target, jax.random.key(5), bad) == pytest.approx(float(kept), rel=1e-5)
     lattice = jaxsamp.targets.get("ising", L=3, beta=0.4)  # no exact sampler
-    assert weighted_sinkhorn(lattice, jax.random.key(5), np.zeros((4, 9)), np.zeros(4)) is None
+    assert sinkhorn_to_exact(lattice, jax.random.key(5), np.zeros((4, 9))) is None
     assert sinkhorn_floor(lattice, jax.random.key(5), 4) is None
     floor = sinkhorn_floor(target, jax.random.key(6), 40)
     a, b = (np.asarray(target.sample(jax.random.fold_in(jax.random.key(6), i), 40)) for i in (0, 1))
-    assert floor == pytest.approx(float(discrepancies.sinkhorn_divergence(jnp.asarray(a), jnp.asarray(b))), rel=1e-5)
+    assert floor == pytest.approx(float(discrepancies.sinkhorn_divergence(jnp.asarray(a), jnp.asarray(b),
+                                                                          epsilon=None)), rel=1e-5)

@@ -18,7 +18,9 @@ reference samples). The canonical figures of the weights come from
 
 The family adds:
 
-* ``sinkhorn``: the debiased Sinkhorn divergence (``epsilon = 1e-3``) between the
+* ``sinkhorn``: the debiased Sinkhorn divergence (``epsilon = 1e-3``, the value the Beyond-ELBOs code writes;
+  its call never hands it to ott, so its published figures are at ott's default epsilon:
+  :func:`~jaxsamp.diagnostics.discrepancies.sinkhorn_divergence`) between the
   sampler's states and the exact samples; not for particle systems (targets with
   ``n_particles``), whose states are defined up to rotations and permutations: the
   divergence is not E(n)-invariant, so it is left out there unless asked for;

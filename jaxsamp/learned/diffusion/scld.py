@@ -88,7 +88,7 @@ from jaxsamp.core.validation import (
     settings_or_default,
 )
 from jaxsamp.diagnostics import weights
-from jaxsamp.diagnostics.particles import weighted_sinkhorn
+from jaxsamp.diagnostics.particles import sinkhorn_to_exact
 from jaxsamp.learned import buffer as fifo
 from jaxsamp.learned.diffusion.sde import CosineNoiseSchedule
 from jaxsamp.nets.langevin_net import LangevinNet
@@ -670,9 +670,10 @@ class Scld:
         ``segment_ess_min`` and ``segment_ess_mean`` (the normalised ESS at the segment ends, before
         resampling), ``num_resamplings`` and ``sample_target_evals`` (the run's target evaluations).
 
-        Where the target has exact samples, ``sinkhorn``: the paper's sample figure, the Sinkhorn divergence
-        of the final particles, each with its normalised weight, to as many exact samples
-        (:func:`~jaxsamp.diagnostics.particles.weighted_sinkhorn`, the samples drawn at ``fold_in(key, 1)``).
+        Where the target has exact samples, ``sinkhorn``: the paper's sample figure as its code computes it, the
+        Sinkhorn divergence of the final particles' positions (without their weights) to as many exact samples
+        at ott's default epsilon (:func:`~jaxsamp.diagnostics.particles.sinkhorn_to_exact`, the samples drawn at
+        ``fold_in(key, 1)``).
 
         ``options``: ``num_sets`` (as :func:`~jaxsamp.diagnostics.weights.figures` takes it), ``sinkhorn``
         (``False`` skips the Sinkhorn divergence, the costliest figure).
@@ -689,7 +690,7 @@ class Scld:
         out.update(segment_ess_min=float(np.min(ends)), segment_ess_mean=float(np.mean(ends)),
                    num_resamplings=float(np.sum(np.asarray(trace.resampled))), sample_target_evals=float(evals))
         if options.get("sinkhorn", True):
-            sinkhorn = weighted_sinkhorn(self.target, jax.random.fold_in(key, 1), x, log_w)
+            sinkhorn = sinkhorn_to_exact(self.target, jax.random.fold_in(key, 1), x)
             if sinkhorn is not None:
                 out["sinkhorn"] = sinkhorn
         return out
