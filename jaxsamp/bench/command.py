@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
     p_run.add_argument("--seeds", nargs="+", type=int, help="default the suite's seeds")
     p_run.add_argument("--budget-scale", type=int, default=1, help="train K times each cell's updates (cells 'NAME xK')")
     p_run.add_argument("--quick", action="store_true", help="the test size, into <suite>_quick.json (numbers not meaningful)")
-    p_run.add_argument("--rerun", action="store_true", help="run recorded seeds again, replacing their records")
+    p_run.add_argument("--rerun", action="store_true", help="run recorded seeds again from the start (their checkpoints removed), replacing their records")
     p_run.add_argument("--results-dir", type=Path, default=None, help="default benchmarks/results")
     p_run.add_argument("--device-budget", type=float, metavar="SECONDS",
                        help="run the suite's device cells not yet recorded for this device kind, most valuable first, "

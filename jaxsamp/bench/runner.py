@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shlex
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -61,7 +62,8 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
     results_dir : path, optional
         Default ``benchmarks/results``.
     rerun : bool
-        Run seeds that are recorded already (replacing them) instead of skipping them.
+        Run seeds that are recorded already (replacing them) instead of skipping them, from the start: their
+        checkpoints (:func:`checkpoint_folder`) are removed first. A seed not yet recorded resumes from its own.
     after_seed : callable, optional
         ``after_seed(cell, seed, figures, artifacts)`` after each recorded seed (a suite's plots).
     """
@@ -90,6 +92,8 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
                         "give the changed cell a new name, or pass --rerun to replace the record")
                 log(f"{protocol.suite} {name} seed {seed}: recorded already")
                 continue
+            if recorded is not None:  # run again from the start: the recorded run's checkpoints would be resumed
+                shutil.rmtree(checkpoint_folder(path, name, seed), ignore_errors=True)
             budget = matched_budget(data, sized, seed, budget_scale) if sized.budget.match_target_evals else \
                 sized.budget.target_evals
             start = time.perf_counter()
@@ -189,7 +193,8 @@ def run_device_budget(protocol: Protocol, seconds: float, *, cells=None, seeds=N
 def checkpoint_folder(results: Path, cell: str, seed: int) -> Path:
     """Where a cell's run keeps its checkpoints (a cell that asks for them: ``params["checkpoint_every"]`` of a fit
     cell): ``<results dir>/checkpoints/<results file's stem>/<cell>/seed<k>``, the cell's ``/`` and spaces as ``_``
-    (not committed: ``checkpoints/`` is ignored). A killed run started again with the same command resumes there."""
+    (not committed: ``checkpoints/`` is ignored). A killed run started again with the same command resumes there; a
+    rerun of a recorded seed removes it first, so that it trains again."""
     return results.parent / "checkpoints" / results.stem / cell.replace("/", "_").replace(" ", "_") / f"seed{seed}"
 
 

@@ -245,3 +245,16 @@ def test_the_revision_says_dirty_when_the_tracked_files_differ_from_it(monkeypat
     assert store.revision() == "abc1234"
     diff_status = 1
     assert store.revision() == "abc1234-dirty"
+
+
+def test_a_rerun_of_a_recorded_seed_starts_afresh_and_an_unrecorded_seed_resumes_its_checkpoints(tmp_path):
+    """``--rerun`` trains a recorded seed again: its checkpoints (a finished training's last one among them, which a
+    fit would otherwise return without training) are removed first; a seed killed before its record keeps its own."""
+    runner.run_suite(protocol(), results_dir=tmp_path, seeds=[0], cells=["learned/*"], log=lambda _: None)
+    recorded, unrecorded = (runner.checkpoint_folder(tmp_path / "toy.json", "learned/t", s) for s in (0, 1))
+    for folder in (recorded, unrecorded):
+        folder.mkdir(parents=True)
+        (folder / "step_0000000005").mkdir()
+    runner.run_suite(protocol(), results_dir=tmp_path, seeds=[0, 1], cells=["learned/*"], rerun=True,
+                     log=lambda _: None)
+    assert not recorded.exists() and (unrecorded / "step_0000000005").exists()
