@@ -9,8 +9,8 @@ The fields are separated by ``;`` (a ``|`` would split a markdown table's cell).
 a file differs from its results: the test suite runs the check). The marker's fields are the suite (``SUITE.DEVICE``
 for the seeds an accelerator ran: ``device.nvidia-h200`` reads ``device.nvidia-h200.json``), the cell
 (``"name xK"`` for a budget-scaled cell), the figure (``goal:log_Z_abs_err`` for the cell's goal on that
-figure, ``goal:tv vs BASELINE`` for its goal on the ratio to a baseline cell, ``compare:tv vs BASELINE`` for
-its paired comparison), the format and, when the cell was run on several machines, a substring of the machine
+figure, ``goal:tv vs BASELINE`` for its goal on the ratio to a baseline cell, ``goal:w2 @ 0.8`` for the goal
+of that threshold where a cell has several on one figure, ``compare:tv vs BASELINE`` for its paired comparison), the format and, when the cell was run on several machines, a substring of the machine
 to use. The format's fields: ``mean``, ``sd``, ``n`` (seeds), ``lo`` and ``hi`` (the 95 % interval), ``seed<k>`` (one
 seed's value, for prose that names a seed); for a
 goal also ``decision`` and ``threshold``; for a comparison ``mean``, ``sd``, ``lo`` and ``hi`` of the paired differences,
@@ -93,15 +93,17 @@ def values(spec: str, results_dir: Path | None = None, cache: dict | None = None
     group = groups[0]
     if figure.startswith(("goal:", "compare:")):
         kind, _, rest = figure.partition(":")
+        rest, _, threshold = (part.strip() for part in rest.partition(" @ "))
         name, _, baseline = (part.strip() for part in rest.partition(" vs "))
         if kind == "goal":
             found = [g for g in data.get("goals", []) if g["cell"] == cell and g["figure"] == name
-                     and g.get("baseline", "") == baseline and g["machine"] == group["machine"]]
+                     and g.get("baseline", "") == baseline and g["machine"] == group["machine"]
+                     and (not threshold or g["threshold"] == float(threshold))]
         else:
             found = [c for c in data.get("comparisons", []) if c["cell"] == cell and c["figure"] == name
                      and c["baseline"] == baseline and c["machine"] == group["machine"]]
         if not found:
-            raise InputError(f"bench marker {spec!r}: no {kind} on {rest.strip()!r} of cell {cell!r}")
+            raise InputError(f"bench marker {spec!r}: no {kind} on {figure.partition(':')[2].strip()!r} of cell {cell!r}")
         g = found[0]
         if kind == "goal":
             lo, hi = g["interval"] or (float("nan"), float("nan"))

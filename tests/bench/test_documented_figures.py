@@ -90,5 +90,8 @@ def test_markers_read_a_comparison_and_a_goal_on_a_ratio(tmp_path):
     difference = docs.values("toy ; learned/t ; compare:log_Z_abs_err vs smc/t ; -", tmp_path)
     assert difference["lo"] < difference["mean"] < difference["hi"]  # the paired differences' 95 % interval
     assert docs.render("toy ; learned/t ; goal:log_Z_abs_err vs smc/t ; {decision}", tmp_path) == "met"
+    assert docs.render("toy ; learned/t ; goal:log_Z_abs_err vs smc/t @ 2.5 ; {threshold}", tmp_path) == "2.5"
+    with pytest.raises(InputError, match="no goal on 'log_Z_abs_err vs smc/t @ 0.5'"):
+        docs.render("toy ; learned/t ; goal:log_Z_abs_err vs smc/t @ 0.5 ; {decision}", tmp_path)
     with pytest.raises(InputError, match="no compare on 'ess vs smc/t'"):
         docs.render("toy ; learned/t ; compare:ess vs smc/t ; {mean}", tmp_path)
