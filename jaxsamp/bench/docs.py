@@ -103,7 +103,8 @@ def values(spec: str, results_dir: Path | None = None, cache: dict | None = None
             found = [c for c in data.get("comparisons", []) if c["cell"] == cell and c["figure"] == name
                      and c["baseline"] == baseline and c["machine"] == group["machine"]]
         if not found:
-            raise InputError(f"bench marker {spec!r}: no {kind} on {figure.partition(':')[2].strip()!r} of cell {cell!r}")
+            asked = figure.partition(":")[2].strip()
+            raise InputError(f"bench marker {spec!r}: no {kind} on {asked!r} of cell {cell!r}")
         g = found[0]
         if kind == "goal":
             lo, hi = g["interval"] or (float("nan"), float("nan"))
@@ -112,8 +113,8 @@ def values(spec: str, results_dir: Path | None = None, cache: dict | None = None
         else:
             d = g["difference"]
             lo, hi = d["interval"] or (float("nan"), float("nan"))
-            values = {"mean": d["mean"], "sd": d["sd"], "n": d["n"], "lo": lo, "hi": hi, "ratio_median": g["ratio_median"],
-                      "ratio_of_means": g["ratio_of_means"], "ratio_min": min(g["ratios"]),
+            values = {"mean": d["mean"], "sd": d["sd"], "n": d["n"], "lo": lo, "hi": hi,
+                      "ratio_median": g["ratio_median"], "ratio_of_means": g["ratio_of_means"], "ratio_min": min(g["ratios"]),
                       "ratio_max": max(g["ratios"])}
     else:
         if figure not in group["figures"]:
