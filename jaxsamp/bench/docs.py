@@ -114,8 +114,8 @@ def values(spec: str, results_dir: Path | None = None, cache: dict | None = None
             d = g["difference"]
             lo, hi = d["interval"] or (float("nan"), float("nan"))
             values = {"mean": d["mean"], "sd": d["sd"], "n": d["n"], "lo": lo, "hi": hi,
-                      "ratio_median": g["ratio_median"], "ratio_of_means": g["ratio_of_means"], "ratio_min": min(g["ratios"]),
-                      "ratio_max": max(g["ratios"])}
+                      "ratio_median": g["ratio_median"], "ratio_of_means": g["ratio_of_means"],
+                      "ratio_min": min(g["ratios"]), "ratio_max": max(g["ratios"])}
     else:
         if figure not in group["figures"]:
             raise MissingFigure(f"bench marker {spec!r}: cell {cell!r} of suite {suite!r} has no figure {figure!r}")
