@@ -14,12 +14,14 @@ from jaxsamp.bench.protocol import Protocol
 
 
 def number(value: float, digits: int = 3) -> str:
-    """A figure with ``digits`` significant digits, in exponent form below 1e-3 and from 1e4 on (``nan``, ``inf`` and
-    ``None`` spelled out)."""
+    """A figure with ``digits`` significant digits, in exponent form below 1e-3 and from 1e4 on, and as a whole
+    number where it has as many digits before the point (``nan``, ``inf`` and ``None`` spelled out)."""
     if value is None or not math.isfinite(value):
         return str(value)
     if value != 0 and (abs(value) >= 1e4 or abs(value) < 1e-3):
         return f"{value:.{digits - 1}e}"
+    if abs(value) >= 10 ** (digits - 1):
+        return f"{value:.0f}"
     return f"{value:.{digits}g}"
 
 

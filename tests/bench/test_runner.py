@@ -258,3 +258,14 @@ def test_a_rerun_of_a_recorded_seed_starts_afresh_and_an_unrecorded_seed_resumes
     runner.run_suite(protocol(), results_dir=tmp_path, seeds=[0, 1], cells=["learned/*"], rerun=True,
                      log=lambda _: None)
     assert not recorded.exists() and (unrecorded / "step_0000000005").exists()
+
+
+@pytest.mark.parametrize("value, digits, text", [
+    (0.12345, 3, "0.123"), (12.345, 3, "12.3"), (134.23, 3, "134"), (1180.4, 3, "1180"), (320.0, 2, "320"),
+    (57.4, 2, "57"), (4.2e-4, 3, "4.20e-04"), (2.5e6, 3, "2.50e+06"), (0.0, 3, "0"), (float("nan"), 3, "nan"),
+    (None, 3, "None"), (-0.5, 3, "-0.5")])
+def test_a_number_is_read_at_a_glance(value, digits, text):
+    """Significant digits, exponents only for the very small and the very large, whole numbers without one."""
+    from jaxsamp.bench.report import number
+
+    assert number(value, digits) == text
