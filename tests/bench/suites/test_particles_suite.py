@@ -104,9 +104,17 @@ def test_the_old_results_file_converts_once_each_seed_on_its_own_host(tmp_path):
         legacy.convert(particles.PROTOCOL, tmp_path / "bench_adjoint.json", particles.legacy_key, tmp_path / "b.json")
 
 
-def test_the_recorded_results_file_is_the_converted_one_with_three_hosts():
+def test_the_recorded_dw4_decision_run_is_on_one_machine_beside_the_converted_cells():
+    """Issue 60's re-run replaced both DW-4 cells' converted seeds (three hosts) by at least the protocol's 5 seeds on
+    one machine, so their paired comparison is formed; every other cell keeps its converted, host-labelled seeds."""
     data = store.read(store.results_path("particles"))
-    assert data["suite"] == "particles" and len(data["records"]["adjoint/dw4"]) == 3
-    labels = {g["machine"] for groups in data["summary"].values() for g in groups}
-    assert len(labels) == 3  # fc-v857 (2026-12-02), fc-v1045 (2026-12-03), fc-v1300 (2026-12-06)
-    assert all("legacy" in r["machine"] for seeds in data["records"].values() for r in seeds.values())
+    decision = ("adjoint/dw4", "asbs/dw4")
+    machines = set()
+    for cell in decision:
+        records = data["records"][cell]
+        assert len(records) >= 5 and not any("legacy" in r["machine"] for r in records.values())
+        machines |= {json.dumps(r["machine"], sort_keys=True) for r in records.values()}
+    assert len(machines) == 1
+    assert [c for c in data["comparisons"] if c["cell"] == "asbs/dw4" and c["baseline"] == "adjoint/dw4"]
+    assert all("legacy" in r["machine"] for cell, seeds in data["records"].items() if cell not in decision
+               for r in seeds.values())
