@@ -262,5 +262,14 @@ same computation at the same keys, and came out bit for bit the same). The paper
 are quoted by reviews of the camera-ready paper, not read from its PDF; they come from 3000-8000 updates of 2000
 particles where ours are 1000 updates of 128, and its code reports moving averages over evaluations during
 training where ours is one evaluation at the end.
+
+Added on 2026-12-07 (later session), before their runs, under the rule above (a goal the interval leaves undecided
+gets more seeds): at seeds 0-2 the four goals were undecided, and the goal table said 4 seeds would decide the
+funnel's and many-well's, 11 GMM40's and 23 the Student-t mixture's. So seed 3 is added on the funnel and
+many-well, seeds 3-10 on GMM40 and seeds 3-22 on the Student-t mixture, each for every cell of that target
+(``scld``, ``ula-smc``, ``smc``, ``smc-x4``, ``smc-x16``), with the settings above unchanged. The Student-t seeds
+(about 12 CPU-minutes each) are run over later sessions; its goal stays undecided until they are in. These runs
+share the machine with two niced, count-budgeted trainings, so their ``train_seconds`` are wall times under that
+load; no figure of a goal depends on them.
 """,
 )
