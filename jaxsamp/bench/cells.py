@@ -222,7 +222,9 @@ def tempered_smc_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, 
     SCLD's sample figure, the Sinkhorn divergence of the final particles' positions to as many exact samples drawn
     at ``jax.random.key(2000 + seed)`` (:func:`~jaxsamp.diagnostics.particles.sinkhorn_to_exact`), and
     ``sinkhorn_floor``, that of two exact sets of as many samples drawn at ``jax.random.key(3000 + seed)``
-    (:func:`~jaxsamp.diagnostics.particles.sinkhorn_floor`, what a perfect sampler scores).
+    (:func:`~jaxsamp.diagnostics.particles.sinkhorn_floor`, what a perfect sampler scores). On a target with a
+    reference posterior (an Inference Gym model), ``reference_mean_err``: the largest error of the final weighted
+    particles' mean, in the reference's standard deviations.
     """
     import blackjax
 
@@ -265,6 +267,8 @@ def tempered_smc_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, 
                "ess": float(result.samples.ess)}
     if target.log_Z is not None:
         figures["log_Z_abs_err"] = abs(log_z - float(target.log_Z))
+    if getattr(target, "reference_mean", None) is not None:
+        figures["reference_mean_err"] = target.reference_mean_error(result.samples.x, result.samples.log_w)
     if p.get("sinkhorn"):
         sinkhorn = sinkhorn_to_exact(target, jax.random.key(2000 + seed), result.samples.x)
         if sinkhorn is not None:

@@ -138,7 +138,8 @@ def table_blocks() -> dict:
     from jaxsamp.bench import standard
     from jaxsamp.bench.suites import scld
 
-    return {standard.BLOCK: standard.table, "scld-break-even": scld.break_even_table, "scld-paper": scld.paper_table}
+    return {standard.BLOCK: standard.table, "scld-break-even": scld.break_even_table, "scld-paper": scld.paper_table,
+            "scld-posterior": scld.posterior_table}
 
 
 def rewrite(text: str, results_dir: Path | None = None, cache: dict | None = None) -> str:

@@ -118,6 +118,10 @@ _SMC_SINKHORN = Entry("SCLD's sample figure as its code computes it: the Sinkhor
 _SINKHORN_FLOOR = Entry("Sinkhorn divergence between two independent sets of as many exact samples "
                         "(``jaxsamp.diagnostics.particles.sinkhorn_floor``): what a perfect sampler scores at this size.",
                         "context: far above 0 on heavy-tailed targets (funnel, Student-t mixture)")
+_REFERENCE_MEAN_ERR = Entry("Targets with a reference posterior (an Inference Gym model's ground truth): the largest "
+                            "error of the weighted draws' posterior mean over its coordinates, in the reference's "
+                            "standard deviations (``InferenceGymTarget.reference_mean_error``).",
+                            "0; above about 0.1 a coordinate's mean is off by a tenth of its spread")
 _PATH_FIGURES = {
     "sinkhorn": Entry("Sinkhorn divergence between the sampler's draws and reference draws (target's units squared).",
                       "0; compare with the same figure between two reference sets (the noise floor)"),
@@ -233,6 +237,7 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
     "smc": {
         "sinkhorn": _SMC_SINKHORN,
         "sinkhorn_floor": _SINKHORN_FLOOR,
+        "reference_mean_err": _REFERENCE_MEAN_ERR,
         "num_levels": Entry("Temperatures taken (adaptive tempering picks them).", COST),
         "num_resamplings": Entry("Levels at which particles were resampled.", "context"),
         "acceptance_rate": Entry("Mean acceptance rate of the inner MCMC moves.", "0.5-0.9"),
@@ -271,6 +276,7 @@ GLOSSARY: dict[str, dict[str, Entry]] = {
     },
     "scld": {
         "sinkhorn": _SMC_SINKHORN,
+        "reference_mean_err": _REFERENCE_MEAN_ERR,
         "segment_ess_min": Entry("Smallest normalised ESS of the evaluation run's weights at a segment end, before "
                                  "resampling (SCLD's sub-trajectory boundaries; one segment for CMCD).",
                                  "close to 1; the resampling threshold (0.3 by default) is where SMC steps in"),

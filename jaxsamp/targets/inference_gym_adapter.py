@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -114,6 +115,39 @@ class InferenceGymTarget(Target):
         """The chosen sample transformation of one flat state, flattened like ``reference_mean``."""
         out = self._transformation(self.constrain(x))
         return jnp.concatenate([jnp.ravel(a) for a in jax.tree.leaves(out)])
+
+    def reference_mean_error(self, x, log_w=None) -> float | None:
+        """How far the draws' mean of the sample transformation lies from the Gym's, in its standard deviations.
+
+        ``max_j |E_w[f_j(x)] - m_j| / s_j`` over the transformation's coordinates ``j``, where ``m`` and ``s`` are
+        the Gym's ground-truth mean and standard deviation and ``E_w`` the self-normalised mean under the
+        importance weights ``exp(log_w)`` (the plain mean without them). Draws with a non-finite state or
+        log-weight are left out.
+
+        Parameters
+        ----------
+        x : array (n, d)
+            Flat unconstrained states.
+        log_w : array (n,), optional
+            Their log-weights.
+
+        Returns
+        -------
+        float, or None when the model ships no ground truth
+        """
+        if self.reference_mean is None or self.reference_std is None:
+            return None
+        x = np.asarray(x)
+        chex.assert_shape(x, (None, *self.event_shape))
+        log_w = np.zeros(len(x)) if log_w is None else np.asarray(log_w, np.float64)
+        chex.assert_shape(log_w, (len(x),))
+        values = np.asarray(jax.vmap(self.reference_values)(jnp.asarray(x)), np.float64)
+        keep = np.isfinite(log_w) & np.all(np.isfinite(values), axis=-1)
+        if not keep.any():
+            raise InputError(f"{self.name}: no draw with a finite state and log-weight to take a mean over")
+        w = np.exp(log_w[keep] - log_w[keep].max())
+        mean = w @ values[keep] / w.sum()
+        return float(np.max(np.abs(mean - self.reference_mean) / self.reference_std))
 
 
 def from_inference_gym(model, transformation: str = "identity") -> InferenceGymTarget:

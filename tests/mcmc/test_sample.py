@@ -209,21 +209,6 @@ def test_an_inference_gym_model_matches_its_ground_truth():
         assert abs(row["mean"] - truth) < 5 * np.hypot(row["mcse_mean"], truth_se), (j, row, truth)
 
 
-def test_gym_adapter_log_density_includes_the_jacobian():
-    from inference_gym import using_jax as gym
-
-    model = gym.targets.EightSchools()
-    target = jaxsamp.targets.from_inference_gym(model)
-    assert target.event_shape == (10,)
-    x = jax.random.normal(jax.random.key(0), (10,))
-    value = target.constrain(x)
-    expected = model.unnormalized_log_prob(value)  # identity bijectors: no Jacobian term
-    assert float(target.log_prob(x)) == pytest.approx(float(expected), rel=1e-5)
-    assert target.reference_mean.shape == (10,) and np.all(target.reference_std > 0)
-    with pytest.raises(InputError, match="no sample transformation 'bogus'"):
-        jaxsamp.targets.from_inference_gym(model, "bogus")
-
-
 @pytest.mark.gpu
 def test_plain_function_chees_and_registered_samplers():
     def log_prob(x):

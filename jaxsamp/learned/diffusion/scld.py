@@ -675,6 +675,10 @@ class Scld:
         at ott's default epsilon (:func:`~jaxsamp.diagnostics.particles.sinkhorn_to_exact`, the samples drawn at
         ``fold_in(key, 1)``).
 
+        Where the target has a reference posterior (an Inference Gym model's ground truth),
+        ``reference_mean_err``: the largest error of the weighted posterior mean over its coordinates, in reference
+        standard deviations (:meth:`~jaxsamp.targets.InferenceGymTarget.reference_mean_error`).
+
         ``options``: ``num_sets`` (as :func:`~jaxsamp.diagnostics.weights.figures` takes it), ``sinkhorn``
         (``False`` skips the Sinkhorn divergence, the costliest figure).
         """
@@ -693,6 +697,8 @@ class Scld:
             sinkhorn = sinkhorn_to_exact(self.target, jax.random.fold_in(key, 1), x)
             if sinkhorn is not None:
                 out["sinkhorn"] = sinkhorn
+        if getattr(self.target, "reference_mean", None) is not None:
+            out["reference_mean_err"] = self.target.reference_mean_error(x, np.where(finite, log_w, np.nan))
         return out
 
 

@@ -1,6 +1,7 @@
 """The ``scld`` suite at its quick size through ``jaxsamp bench`` on GMM40 (SCLD, the same SMC with the learned part
 off, and tempered SMC at the evaluations of SCLD's sampling run), and its protocol: issue 59's goals."""
 
+import numpy as np
 import pytest
 from _glossary_names import assert_glossary_names
 
@@ -57,3 +58,28 @@ def test_the_paper_s_sample_figure_is_asked_where_its_targets_are_ours_and_nowhe
     rows = scld.paper_table().splitlines()[2:]
     assert [r.split(" | ")[0] for r in rows] == ["| funnel", "| student_t"]
     assert rows[0].endswith("| 134.23 | 117.48 (SMC-ESS) |")
+
+
+def test_the_brownian_posterior_has_no_goal_and_is_scored_against_the_gym_s_ground_truth():
+    """SCLD's Brownian (Inference Gym): its three cells, no goal or break-even cell (no exact log Z), comparisons on
+    the figures it has; the learned-part-off and SMC runners score the posterior mean against the Gym's truth."""
+    from jaxsamp.bench.cells import RUNNERS
+
+    protocol = scld.PROTOCOL
+    names = {c.name for c in protocol.cells if c.name.endswith("/brownian")}
+    assert names == {"scld/brownian", "ula-smc/brownian", "smc/brownian"}
+    assert not any(g.cell.endswith("/brownian") for g in protocol.goals)
+    assert {(c.baseline, c.figure) for c in protocol.comparisons if c.cell == "scld/brownian"} == {
+        ("ula-smc/brownian", "elbo"), ("ula-smc/brownian", "log_Z_hat"), ("smc/brownian", "log_Z_hat"),
+        ("smc/brownian", "reference_mean_err")}
+    assert protocol.cell("scld/brownian").params["settings"]["prior_scale"] == 0.1  # the reference's Brownian
+    off, _ = RUNNERS["learned_part_off"](protocol.cell("ula-smc/brownian").sized(True), 0, target_evals=None,
+                                         evaluation={"num_samples": 32})
+    smc, _ = RUNNERS["tempered_smc"](protocol.cell("smc/brownian").sized(True), 0, target_evals=off["sample_target_evals"],
+                                     evaluation={})
+    for figures in (off, smc):
+        assert "log_Z_abs_err" not in figures and np.isfinite(figures["log_Z_hat"])
+        assert 0 < figures["reference_mean_err"] < np.inf
+    assert_glossary_names(set(off) | set(smc))
+    rows = scld.posterior_table().splitlines()[2:]
+    assert [r.split(" | ")[1] for r in rows] == ["log_Z_hat", "elbo", "reference_mean_err"]
