@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import jax
 
-from jaxsamp.bench import cells
+from jaxsamp.bench import cells, docs
 from jaxsamp.bench.protocol import Budget, Cell, Comparison, Goal, Protocol
+from jaxsamp.bench.standard import entry
 from jaxsamp.core.errors import ConfigError
 
 #: per target: registry parameters; SCLD's settings beside the common ones (the reference code's for its target of
@@ -108,8 +109,6 @@ def break_even_table(results_dir=None, cache=None) -> str:
     ``training / ((a - 1) e)`` runs (``e`` a run's ``sample_target_evals``); no bound where SMC at equal
     evaluations is already as accurate (the training never pays back) or where even 16 times is not.
     """
-    from jaxsamp.bench import docs
-
     cache = {} if cache is None else cache
 
     def mean(cell, figure):
@@ -145,8 +144,6 @@ def paper_table(results_dir=None, cache=None) -> str:
     SMC at equal evaluations, beside ``sinkhorn_floor`` (two exact sample sets: a perfect sampler's figure) and the
     paper's SCLD and best other method; "—" where a cell has no such figure yet.
     """
-    from jaxsamp.bench.standard import entry
-
     cache = {} if cache is None else cache
     lines = ["| target | SCLD | learned part off (ULA-SMC) | tempered SMC, MALA | two exact sets (floor) | "
              "SCLD, paper | best other, paper |", "|---|---|---|---|---|---|---|"]
@@ -161,8 +158,6 @@ def posterior_table(results_dir=None, cache=None) -> str:
     """Per posterior target (``POSTERIORS``): SCLD, the same SMC with the learned part off and tempered SMC, read
     from the results: the log Z estimate, the ELBO (SCLD's and ULA-SMC's runs) and ``reference_mean_err``
     (mean ± sd (seeds)); "—" where a cell has no such figure."""
-    from jaxsamp.bench.standard import entry
-
     cache = {} if cache is None else cache
     lines = ["| target | figure | SCLD | learned part off (ULA-SMC) | tempered SMC, MALA |", "|---|---|---|---|---|"]
     for target in POSTERIORS:
@@ -191,9 +186,9 @@ def learned_part_off_cell(cell: Cell, seed: int, *, target_evals, evaluation: di
     unknown = set(p) - {"method", "settings", "batch_size", "evaluate"}
     if unknown:
         raise ConfigError(f"cell {cell.name!r}: unknown learned_part_off parameters {sorted(unknown)}")
-    entry = LEARNED.entry(p["method"])
-    chosen = validate_dataclass(p["method"], p.get("settings", {}), entry.meta["settings"])
-    sampler = entry.factory(cells.build_target(cell.target), chosen, batch_size=p.get("batch_size"), optimizer=None)
+    method = LEARNED.entry(p["method"])
+    chosen = validate_dataclass(p["method"], p.get("settings", {}), method.meta["settings"])
+    sampler = method.factory(cells.build_target(cell.target), chosen, batch_size=p.get("batch_size"), optimizer=None)
     key = jax.random.key(seed)
     state = jax.jit(sampler.init)(key)
     return cells.evaluation_figures(lambda k, n, **options: sampler.evaluate(k, state, n, **options), key,
