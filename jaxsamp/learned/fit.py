@@ -67,8 +67,8 @@ class Fitted:
         The per-step metrics of training, each of shape ``(num_steps, ...)``; the
         keys are the method's (the metric glossary, ``docs/metrics.md``, lists each).
     seconds : float
-        Wall-clock seconds of training, compilation included (a resumed fit with a budget or a
-        learning curve counts its earlier sessions' too: :data:`BUDGET_RECORD`).
+        Wall-clock seconds of training, compilation included (a fit resumed from its checkpoint
+        folder counts its earlier sessions' too: :data:`BUDGET_RECORD`).
     compile_seconds : float
         The part of ``seconds`` that JAX spent tracing, lowering and compiling (or
         loading compiled programs from its cache); ``seconds - compile_seconds`` is
@@ -353,7 +353,7 @@ def _batch_axis(mesh) -> str:
 
 
 #: the file of a checkpoint folder where :func:`fit` keeps, per checkpointed step, the training seconds spent and the
-#: learning curve so far (with a budget or a learning curve), so that a resumed fit counts on from them
+#: learning curve so far, so that a resumed fit counts on from them (its seconds, its budget, its curve)
 BUDGET_RECORD = "fit_budget.json"
 
 #: JAX's events for the time it spends making a compiled program: tracing to a jaxpr, lowering it, compiling it
@@ -476,7 +476,9 @@ class _Budget:
         self.sampler, self.num_steps, self.key = sampler, num_steps, jax.random.fold_in(key, 2**31 - 1)
         self.points: list[dict] = []
         self.evaluation_seconds = self.evaluation_compile = 0.0
-        self.record = Path(checkpoint) / BUDGET_RECORD if checkpoint is not None and self.active else None
+        # kept by every checkpointed fit, so that a resumed one reports the seconds of all its sessions; the chunks
+        # stay the driver's own unless a budget or a curve needs them (so the compiled programs, and the results)
+        self.record = Path(checkpoint) / BUDGET_RECORD if checkpoint is not None else None
         self.checkpoint_every, self.resumed = checkpoint_every, None
         self.earlier = (0.0, 0.0)  # seconds and compile seconds of the sessions a resumed fit continues
 
@@ -724,7 +726,8 @@ def fit(
         state, history = run(
             trainer.step, state, k_train, budget.steps_to_run(), trace=lambda s, metrics: metrics,
             progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every, identity=identity,
-            desc=f"fit {name}", chunk=budget.chunk, after_chunk=budget.after_chunk if budget.active else None,
+            desc=f"fit {name}", chunk=budget.chunk,
+            after_chunk=budget.after_chunk if budget.active or budget.record is not None else None,
         )
         jax.block_until_ready(state)
         if budget.resumed is None:  # no chunk ran: the checkpoint held the whole training

@@ -323,6 +323,26 @@ def test_a_resumed_fit_counts_on_from_its_checkpoint_with_its_seconds_and_learni
     assert len(spent.history["loss"]) == 8 and spent.seconds > 1e6 and list(spent.curve["step"]) == [4, 8]
 
 
+def test_a_checkpointed_fit_without_a_budget_counts_the_seconds_of_every_session(tmp_path):
+    """The seconds record is kept by any checkpointed fit, not only a budgeted one: a plain fit cut at 8 updates and
+    resumed to 12 reports the seconds of both sessions, and trains as an uncut checkpointed fit does."""
+    import json
+
+    from jaxsamp.learned.fit import BUDGET_RECORD
+
+    common = dict(settings=PisSettings(num_time_steps=8, hidden=8, num_layers=1), batch_size=16, progress=False,
+                  key=5, checkpoint_every=4)
+    whole = jaxsamp.fit("pis", TARGET, num_steps=12, checkpoint=tmp_path / "whole", **common)
+    jaxsamp.fit("pis", TARGET, num_steps=8, checkpoint=tmp_path / "cut", **common)
+    record = json.loads((tmp_path / "cut" / BUDGET_RECORD).read_text())
+    assert set(record) == {"4", "8"} and record["8"]["points"] == []
+    record["8"]["seconds"] = 1000.0  # as if the first session had been long
+    (tmp_path / "cut" / BUDGET_RECORD).write_text(json.dumps(record))
+    resumed = jaxsamp.fit("pis", TARGET, num_steps=12, checkpoint=tmp_path / "cut", **common)
+    assert 1000.0 < resumed.seconds < 1000.0 + whole.seconds + 60
+    np.testing.assert_array_equal(resumed.history["loss"], whole.history["loss"])
+
+
 def test_nested_and_overlapping_compile_events_are_counted_once(monkeypatch):
     """JAX reports a jitted function's trace inside its caller's, each with its duration at its end: the clock
     keeps the union of the intervals (summing them counted the nested time twice, and a training run could read
