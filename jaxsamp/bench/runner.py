@@ -105,7 +105,8 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
                 "figures": figures, **curves, "cell": definition, "budget_scale": budget_scale,
                 "evaluation": evaluation, "machine": here, "command": command, "revision": revision,
                 "wall_seconds": time.perf_counter() - start})
-            shown = protocol.headline if protocol.headline in figures else next(iter(figures), None)
+            # the headline, else the first of the suite's figures the cell has (a posterior has no log Z error)
+            shown = next((f for f in (protocol.headline, *protocol.figures) if f in figures), next(iter(figures), None))
             log(f"{protocol.suite} {name} seed {seed}: " + (f"{shown} {figures[shown]:.4g}" if shown else "no figures")
                 + f" ({time.perf_counter() - start:.0f} s) -> {path}")
             if after_seed is not None:
