@@ -1,5 +1,7 @@
 """The generic cell runners' own checks (a full fit cell runs in the suites' quick tests)."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -25,6 +27,15 @@ def test_a_seconds_budget_ends_training_within_the_cells_chunk():
                 Budget(updates=100_000, seconds=0.5))
     figures, _ = cells.fit_cell(cell, 0, target_evals=None, evaluation={"num_samples": 16})
     assert figures["train_seconds"] >= 0.5 and figures["train_steps"] % 5 == 0 and figures["train_steps"] < 2000
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_fit_cell_shows_its_progress_bar_on_a_terminal_only(terminal, monkeypatch, capsys):
+    cell = Cell("pis/gaussian", "fit", {"name": "gaussian", "dim": 2},
+                {"method": "pis", "settings": {"num_time_steps": 4}, "batch_size": 8, "evaluate": None}, Budget(updates=3))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
+    cells.fit_cell(cell, 0, target_evals=None, evaluation={})
+    assert ("fit pis" in capsys.readouterr().err) == terminal
 
 
 @pytest.mark.parametrize("target, colours", [({"name": "ising", "L": 4, "beta": 0.3}, 2),
