@@ -199,7 +199,7 @@ PROTOCOL = Protocol(
     suite="scld",
     summary="SCLD against the same SMC with the learned part off and against tempered SMC (MALA) at equal target "
             "evaluations per sampling run, on funnel (d = 10), many-well (d = 32), GMM40 (d = 2) and a Student-t "
-            "mixture (d = 50)",
+            "mixture (d = 50), and on SCLD's Brownian-motion posterior (Inference Gym, d = 32)",
     cells=tuple(c for t in TARGETS for c in (scld_cell(t), learned_off_cell(t), mala_smc_cell(t),
                                              *(mala_smc_cell(t, k) for k in BREAK_EVEN_SCALES if t in EXACT))),
     seeds=(0, 1, 2),
