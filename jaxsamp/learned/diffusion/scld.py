@@ -688,7 +688,8 @@ class Scld:
         samples, trace, evals = self._smc_run(key, state, num_samples)
         x, log_w = np.asarray(samples.x), np.asarray(samples.log_w, np.float64)
         finite = np.isfinite(log_w) & np.all(np.isfinite(x), axis=-1)
-        out = weights.figures(WeightedSamples(x, np.where(finite, log_w, np.nan), samples.log_Z0),
+        log_w = np.where(finite, log_w, np.nan)  # a non-finite draw is left out of every figure
+        out = weights.figures(WeightedSamples(x, log_w, samples.log_Z0),
                               log_Z_exact=self.target.log_Z, num_sets=options.get("num_sets", 1))
         ends = np.asarray(trace.ess)[self.segment_length - 1::self.segment_length]
         out.update(segment_ess_min=float(np.min(ends)), segment_ess_mean=float(np.mean(ends)),
@@ -698,7 +699,7 @@ class Scld:
             if sinkhorn is not None:
                 out["sinkhorn"] = sinkhorn
         if getattr(self.target, "reference_mean", None) is not None:
-            out["reference_mean_err"] = self.target.reference_mean_error(x, np.where(finite, log_w, np.nan))
+            out["reference_mean_err"] = self.target.reference_mean_error(x, log_w)
         return out
 
 
