@@ -1,4 +1,4 @@
-"""``jaxsamp bench list | run SUITE | reproduce SUITE CELL --seed K | report | docs [--check] | convert SUITE``: the benchmark suites on the command line."""
+"""``jaxsamp bench list | run SUITE | merge SUITE DIR | reproduce SUITE CELL --seed K | report | docs [--check] | convert SUITE``: the benchmark suites on the command line."""
 
 from __future__ import annotations
 
@@ -26,6 +26,13 @@ def add_parser(sub) -> None:
                        help="run the suite's device cells not yet recorded for this device kind, most valuable first, "
                             "each in its own process, within SECONDS of wall time (--cells and --seeds narrow them)")
     p_run.set_defaults(func=_run)
+    p_merge = bench.add_parser("merge", help="copy the records another run wrote to DIR (--results-dir DIR) into the "
+                                             "suite's results files, each with its machine")
+    p_merge.add_argument("suite")
+    p_merge.add_argument("source", type=Path, help="the folder the other run wrote to")
+    p_merge.add_argument("--cells", nargs="+", help="shell-style patterns of the records to merge (default every one)")
+    p_merge.add_argument("--results-dir", type=Path, default=None, help="default benchmarks/results")
+    p_merge.set_defaults(func=_merge)
     p_report = bench.add_parser("report", help="print the markdown tables of recorded suites")
     p_report.add_argument("suites", nargs="*", help="default every suite with results")
     p_report.add_argument("--quick", action="store_true", help="report the quick-size results")
@@ -94,6 +101,14 @@ def _run(args) -> int:
     run_suite(suite.PROTOCOL, cells=args.cells, seeds=args.seeds, budget_scale=args.budget_scale, quick=args.quick,
               results_dir=results_dir, rerun=args.rerun,
               after_seed=hook and functools.partial(hook, results_dir=results_dir, quick=args.quick))
+    return 0
+
+
+def _merge(args) -> int:
+    from jaxsamp.bench.runner import merge
+    from jaxsamp.bench.suites import suite
+
+    merge(suite(args.suite), args.source, cells=args.cells, results_dir=args.results_dir)
     return 0
 
 

@@ -229,6 +229,75 @@ def reproduce(protocol: Protocol, cell: str, seed: int, *, quick: bool = False, 
     return {name: (value, figures.get(name)) for name, value in record["figures"].items()}
 
 
+def merge(protocol: Protocol, source_dir: Path, *, cells=None, results_dir: Path | None = None,
+          log: Callable[[str], None] = print) -> dict[str, list[str]]:
+    """Copy the records of ``protocol``'s results files in ``source_dir`` into those in ``results_dir``.
+
+    What a run into another folder recorded (another machine's, a cluster job's, or a re-run kept apart until it is
+    whole) joins the suite's own files: the CPU file and each device kind's file into its namesake. Every record
+    keeps its machine, date and command, and a recorded (cell, seed) is replaced by the source's; the summary,
+    goals and comparisons are recomputed, per machine as always. A record whose cell definition differs from the
+    protocol's is refused, naming the difference (run it again instead).
+
+    Parameters
+    ----------
+    protocol : Protocol
+    source_dir : path
+        The folder another run wrote to with ``--results-dir``.
+    cells : list of str, optional
+        Shell-style patterns of the record names to merge (``"pis-*/many_well"``; ``"NAME xK"`` for a budget-scaled
+        cell); default every record.
+    results_dir : path, optional
+        Default ``benchmarks/results``.
+
+    Returns
+    -------
+    dict
+        ``{"added": [...], "replaced": [...], "unchanged": [...]}`` of ``"cell seed K"`` strings.
+    """
+    import fnmatch
+
+    source_dir = Path(source_dir)
+    sources = {"": store.results_path(protocol.suite, results_dir=source_dir),
+               **store.device_files(protocol.suite, results_dir=source_dir)}
+    sources = {device: path for device, path in sources.items() if path.exists()}
+    if not sources:
+        raise InputError(f"{source_dir} holds no results of suite {protocol.suite!r}",
+                         f"expected {store.results_path(protocol.suite, results_dir=source_dir).name}")
+    chosen: dict[str, dict] = {}  # device -> {cell: {seed: record}}, every record checked before any is written
+    for device, source in sources.items():
+        chosen[device] = {}
+        for name, seeds in store.read(source)["records"].items():
+            if cells and not any(fnmatch.fnmatchcase(name, pattern) for pattern in cells):
+                continue
+            current = json.loads(json.dumps(dataclasses.asdict(protocol.cell(name.split(" x")[0]))))
+            for seed, entry in seeds.items():
+                if "cell" in entry and _with_budget_defaults(entry["cell"]) != current:
+                    raise InputError(f"{source}: {name} seed {seed} was recorded with another definition of the cell "
+                                     f"({_first_difference(_with_budget_defaults(entry['cell']), current)})",
+                                     "run it again with the current protocol instead of merging it")
+            chosen[device][name] = seeds
+    names = {name for records in chosen.values() for name in records}
+    unmatched = [pattern for pattern in cells or () if not any(fnmatch.fnmatchcase(n, pattern) for n in names)]
+    if unmatched:
+        raise InputError(f"{source_dir}: no record of suite {protocol.suite!r} matches {unmatched}",
+                         "`jaxsamp bench list --results-dir DIR` lists what it holds")
+    outcome = {"added": [], "replaced": [], "unchanged": []}
+    for device, records in chosen.items():
+        if not records:
+            continue
+        path = store.results_path(protocol.suite, results_dir=results_dir, device=device)
+        data, changes = store.merge_records(path, protocol, records)
+        for key, done in changes.items():
+            outcome[key] += done
+        for name in records:
+            machines = len(store.by_machine(data["records"][name]))
+            if machines > 1:
+                log(f"{name}: seeds from {machines} machines in {path.name}, reported apart (never pooled)")
+        log(f"{sources[device]} -> {path}: " + "; ".join(f"{k} {len(v)}" for k, v in changes.items()))
+    return outcome
+
+
 def _with_budget_defaults(cell: dict) -> dict:
     """A recorded cell's definition with the budget fields added since it was recorded, at their defaults (a field
     that did not exist then was at its default)."""

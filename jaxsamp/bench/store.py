@@ -121,6 +121,28 @@ def record(path: Path, protocol: Protocol, cell: str, seed: int, entry: dict) ->
     return data
 
 
+def merge_records(path: Path, protocol: Protocol, records: dict) -> tuple[dict, dict[str, list[str]]]:
+    """Put ``records`` (``{cell: {seed: record}}``, as another file recorded them) into the file at ``path``.
+
+    Each record is kept as it is (its date, machine and command) and replaces the file's record of that cell and
+    seed; the summary, goals and comparisons are recomputed. Returns the file and ``{"added", "replaced",
+    "unchanged"}`` lists of ``"cell seed K"``.
+    """
+    changes = {"added": [], "replaced": [], "unchanged": []}
+    with locked(path):
+        data = read(path)
+        data["suite"], data["protocol"] = protocol.suite, protocol.to_dict()
+        for cell, seeds in records.items():
+            mine = data["records"].setdefault(cell, {})
+            for seed, entry in sorted(seeds.items(), key=lambda item: int(item[0])):
+                key = "unchanged" if mine.get(seed) == entry else "replaced" if seed in mine else "added"
+                changes[key].append(f"{cell} seed {seed}")
+                mine[seed] = entry
+        data.update(aggregate(data["records"], protocol))
+        _write(path, data)
+    return data, changes
+
+
 def by_machine(seeds: dict) -> dict[str, dict]:
     """``{machine label: {seed: record}}``: the seeds of one cell grouped by the machine that ran them."""
     groups: dict[str, dict] = {}

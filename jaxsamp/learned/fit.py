@@ -482,6 +482,11 @@ class _Budget:
         self.checkpoint_every, self.resumed = checkpoint_every, None
         self.earlier = (0.0, 0.0)  # seconds and compile seconds of the sessions a resumed fit continues
 
+    @property
+    def hook(self):
+        """The driver's ``after_chunk``: needed by a budget, a learning curve or a checkpoint's seconds record."""
+        return self.after_chunk if self.active or self.record is not None else None
+
     def start(self, compiling: CompileClock) -> None:
         self.compiling, self.t0 = compiling, time.perf_counter()
 
@@ -727,7 +732,7 @@ def fit(
             trainer.step, state, k_train, budget.steps_to_run(), trace=lambda s, metrics: metrics,
             progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every, identity=identity,
             desc=f"fit {name}", chunk=budget.chunk,
-            after_chunk=budget.after_chunk if budget.active or budget.record is not None else None,
+            after_chunk=budget.hook,
         )
         jax.block_until_ready(state)
         if budget.resumed is None:  # no chunk ran: the checkpoint held the whole training

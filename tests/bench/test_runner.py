@@ -260,6 +260,38 @@ def test_a_rerun_of_a_recorded_seed_starts_afresh_and_an_unrecorded_seed_resumes
     assert not recorded.exists() and (unrecorded / "step_0000000005").exists()
 
 
+def test_a_run_kept_in_another_folder_merges_in_with_its_machine_and_replaces_the_seeds_it_reran(tmp_path,
+                                                                                                     monkeypatch):
+    main, other = tmp_path / "main", tmp_path / "other"
+    runner.run_suite(protocol(), results_dir=main, seeds=[0, 1], log=lambda _: None)
+    elsewhere = {"cpu_model": "Other CPU", "cpu_vector": "avx2", "cpu_count": 8, "jax": "x", "jaxlib": "x",
+                 "device_kind": "cpu"}
+    monkeypatch.setattr(runner, "machine", lambda: elsewhere)
+    runner.run_suite(protocol(), results_dir=other, seeds=[1, 2], log=lambda _: None)
+    lines = []
+    outcome = runner.merge(protocol(), other, cells=["learned/*"], results_dir=main, log=lines.append)
+    assert outcome == {"added": ["learned/t seed 2"], "replaced": ["learned/t seed 1"], "unchanged": []}
+    data = store.read(main / "toy.json")
+    assert data["records"]["learned/t"]["2"] == store.read(other / "toy.json")["records"]["learned/t"]["2"]
+    assert data["records"]["smc/t"].keys() == {"0", "1"}  # not matched: left as it was
+    assert sorted(g["seeds"] for g in data["summary"]["learned/t"]) == [[0], [1, 2]]  # never pooled
+    assert any("seeds from 2 machines" in line for line in lines)
+    again = runner.merge(protocol(), other, cells=["learned/*"], results_dir=main, log=lambda _: None)
+    assert again["unchanged"] == ["learned/t seed 1", "learned/t seed 2"] and not again["added"]
+
+
+def test_a_merge_refuses_a_changed_cell_an_unmatched_pattern_and_an_empty_folder(tmp_path):
+    runner.run_suite(protocol(error=0.3), results_dir=tmp_path / "other", seeds=[0], log=lambda _: None)
+    with pytest.raises(InputError, match=r"params.error: 0.3 -> 0.1"):
+        runner.merge(protocol(), tmp_path / "other", results_dir=tmp_path / "main", log=lambda _: None)
+    with pytest.raises(InputError, match=r"matches \['nothing/\*'\]"):
+        runner.merge(protocol(error=0.3), tmp_path / "other", cells=["nothing/*"], results_dir=tmp_path / "main",
+                     log=lambda _: None)
+    with pytest.raises(InputError, match="holds no results of suite 'toy'"):
+        runner.merge(protocol(), tmp_path / "empty", results_dir=tmp_path / "main", log=lambda _: None)
+    assert not (tmp_path / "main" / "toy.json").exists()  # nothing written by a refused merge
+
+
 @pytest.mark.parametrize("value, digits, text", [
     (0.12345, 3, "0.123"), (12.345, 3, "12.3"), (134.23, 3, "134"), (1180.4, 3, "1180"), (320.0, 2, "320"),
     (57.4, 2, "57"), (4.2e-4, 3, "4.20e-04"), (2.5e6, 3, "2.50e+06"), (0.0, 3, "0"), (float("nan"), 3, "nan"),
