@@ -12,7 +12,6 @@ Every figure is a float named in the metric glossary (``docs/metrics.md``); the 
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -130,8 +129,8 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     ``params["curve"] = {"every": updates, "num_samples": n, "options": {...}, "figures": [names]}`` evaluates
     every ``every`` updates on ``n`` samples with the method's ``options`` and keeps the training step and the
     named figures of each point as ``artifacts["curves"]`` (``{"step": [...], name: [...]}``).
-    The training shows ``fit``'s progress bar (compilation, updates done, rate and time left) when stderr is a
-    terminal; a batch job's log gets only the runner's line per seed.
+    The training shows ``fit``'s progress (compilation, updates done, rate and time left): a bar on a terminal,
+    plain lines at each tenth of the updates in a batch job's log (:class:`jaxsamp.core.progress.StepBar`).
     ``params["checkpoint_every"]`` (updates) checkpoints the training into the folder the runner gives
     (``checkpoint``; none when it gives none), so that a long cell killed before its end resumes where it stopped.
 
@@ -156,7 +155,7 @@ def fit_cell(cell: Cell, seed: int, *, target_evals, evaluation: dict, budget_sc
     key = jax.random.key(seed)
     curve = params.get("curve") or {}
     fitted = jaxsamp.fit(method, build_target(cell.target), settings=settings, batch_size=params.get("batch_size"),
-                         num_steps=cell.budget.updates * budget_scale, key=key, progress=sys.stderr.isatty(),
+                         num_steps=cell.budget.updates * budget_scale, key=key, progress=True,
                          max_seconds=cell.budget.seconds, max_target_evals=target_evals,
                          checkpoint=checkpoint if params.get("checkpoint_every") else None,
                          checkpoint_every=params.get("checkpoint_every") if checkpoint is not None else None,

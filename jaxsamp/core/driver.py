@@ -325,7 +325,9 @@ def run(
         (else of ``num_steps``) where one exists, so that every chunk has the same
         length and the scan is compiled once.
     progress : bool
-        Show a tqdm progress bar on stderr, updated between chunks.
+        Show progress on stderr, updated between chunks: a tqdm bar in a terminal or a notebook, plain lines
+        (each tenth of the run, and at least every ten minutes) in a log file or a pipe
+        (:class:`~jaxsamp.core.progress.StepBar`).
     checkpoint : path, optional
         Folder for orbax checkpoints. If it holds a valid checkpoint the run
         resumes from the newest one; partial/corrupt ones, and ones whose arrays

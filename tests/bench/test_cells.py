@@ -30,12 +30,13 @@ def test_a_seconds_budget_ends_training_within_the_cells_chunk():
 
 
 @pytest.mark.parametrize("terminal", [True, False])
-def test_a_fit_cell_shows_its_progress_bar_on_a_terminal_only(terminal, monkeypatch, capsys):
+def test_a_fit_cell_shows_a_bar_on_a_terminal_and_plain_lines_in_a_log(terminal, monkeypatch, capsys):
     cell = Cell("pis/gaussian", "fit", {"name": "gaussian", "dim": 2},
                 {"method": "pis", "settings": {"num_time_steps": 4}, "batch_size": 8, "evaluate": None}, Budget(updates=3))
     monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
     cells.fit_cell(cell, 0, target_evals=None, evaluation={})
-    assert ("fit pis" in capsys.readouterr().err) == terminal
+    err = capsys.readouterr().err
+    assert "fit pis" in err and ("\r" in err) == terminal  # a bar redraws in place; a log gets whole lines
 
 
 @pytest.mark.parametrize("target, colours", [({"name": "ising", "L": 4, "beta": 0.3}, 2),
