@@ -84,11 +84,10 @@ def run_suite(protocol: Protocol, *, cells=None, seeds=None, budget_scale: int =
             recorded = data["records"].get(name, {}).get(str(seed))
             definition = json.loads(json.dumps(dataclasses.asdict(sized)))
             if recorded is not None and not rerun:
-                stored = _with_budget_defaults(recorded.get("cell", definition))
-                if stored != definition:
+                changed = _changed_definition(recorded, definition)
+                if changed:
                     raise InputError(
-                        f"{path}: {name} seed {seed} was recorded with another definition of the cell "
-                        f"({_first_difference(stored, definition)})",
+                        f"{path}: {name} seed {seed} was recorded with another definition of the cell ({changed})",
                         "give the changed cell a new name, or pass --rerun to replace the record")
                 log(f"{protocol.suite} {name} seed {seed}: recorded already")
                 continue
@@ -272,9 +271,10 @@ def merge(protocol: Protocol, source_dir: Path, *, cells=None, results_dir: Path
                 continue
             current = json.loads(json.dumps(dataclasses.asdict(protocol.cell(name.split(" x")[0]))))
             for seed, entry in seeds.items():
-                if "cell" in entry and _with_budget_defaults(entry["cell"]) != current:
+                changed = _changed_definition(entry, current)
+                if changed:
                     raise InputError(f"{source}: {name} seed {seed} was recorded with another definition of the cell "
-                                     f"({_first_difference(_with_budget_defaults(entry['cell']), current)})",
+                                     f"({changed})",
                                      "run it again with the current protocol instead of merging it")
             chosen[device][name] = seeds
     names = {name for records in chosen.values() for name in records}
@@ -296,6 +296,13 @@ def merge(protocol: Protocol, source_dir: Path, *, cells=None, results_dir: Path
                 log(f"{name}: seeds from {machines} machines in {path.name}, reported apart (never pooled)")
         log(f"{sources[device]} -> {path}: " + "; ".join(f"{k} {len(v)}" for k, v in changes.items()))
     return outcome
+
+
+def _changed_definition(record: dict, definition: dict) -> str:
+    """The first field where a record's stored cell definition differs from ``definition`` (``""`` when it does not,
+    or when the record, converted from an old script, stores none)."""
+    stored = _with_budget_defaults(record.get("cell", definition))
+    return _first_difference(stored, definition) if stored != definition else ""
 
 
 def _with_budget_defaults(cell: dict) -> dict:
