@@ -297,7 +297,7 @@ def test_a_resumed_fit_counts_on_from_its_checkpoint_with_its_seconds_and_learni
     after its end; a resumed fit whose record says the budget was spent at its checkpoint trains no more."""
     import json
 
-    from jaxsamp.learned.fit import BUDGET_RECORD
+    from jaxsamp.learned.training_budget import BUDGET_RECORD
 
     settings = PisSettings(num_time_steps=8, hidden=8, num_layers=1)
     common = dict(settings=settings, batch_size=16, progress=False, key=4, evaluate_every=4, evaluate_samples=64,
@@ -328,7 +328,7 @@ def test_a_checkpointed_fit_without_a_budget_counts_the_seconds_of_every_session
     resumed to 12 reports the seconds of both sessions, and trains as an uncut checkpointed fit does."""
     import json
 
-    from jaxsamp.learned.fit import BUDGET_RECORD
+    from jaxsamp.learned.training_budget import BUDGET_RECORD
 
     common = dict(settings=PisSettings(num_time_steps=8, hidden=8, num_layers=1), batch_size=16, progress=False,
                   key=5, checkpoint_every=4)
@@ -341,26 +341,6 @@ def test_a_checkpointed_fit_without_a_budget_counts_the_seconds_of_every_session
     resumed = jaxsamp.fit("pis", TARGET, num_steps=12, checkpoint=tmp_path / "cut", **common)
     assert 1000.0 < resumed.seconds < 1000.0 + whole.seconds + 60
     np.testing.assert_array_equal(resumed.history["loss"], whole.history["loss"])
-
-
-def test_nested_and_overlapping_compile_events_are_counted_once(monkeypatch):
-    """JAX reports a jitted function's trace inside its caller's, each with its duration at its end: the clock
-    keeps the union of the intervals (summing them counted the nested time twice, and a training run could read
-    more compile time than wall time, hence zero training seconds)."""
-    from jaxsamp.learned import fit as fit_module
-
-    now = [0.0]
-    monkeypatch.setattr(fit_module.time, "perf_counter", lambda: now[0])
-    clock = fit_module.CompileClock()
-    now[0] = 2.0
-    clock.add(1.0)   # an inner trace, [1, 2]
-    now[0] = 3.0
-    clock.add(2.5)   # its caller's trace, [0.5, 3], around it
-    now[0] = 3.5
-    clock.add(1.0)   # a compilation that overlaps the end, [2.5, 3.5]
-    now[0] = 10.0
-    clock.add(1.0)   # a later one, [9, 10]
-    assert clock.seconds == pytest.approx(3.0 + 1.0)
 
 
 def test_smc_needs_a_method_with_a_path_and_names_those_that_have_one():
