@@ -7,8 +7,10 @@ Files
 -----
 simulation
     The CTMC on a lattice annealing path: Euler jumps, time grids, exact (and quadrature) importance weights.
+pinn
+    The physics-informed loss and the step-count curriculum.
 training
-    The PINN loss over an int8 replay buffer, the step-count curriculum, :func:`build` (the
+    The training over an int8 replay buffer, :func:`build` (the
     :class:`~jaxsamp.core.LearnedSampler` that ``jaxsamp.fit("leaps", ...)`` trains) and :class:`Leaps`,
     its numerics (every weight rule's draws, key first).
 transition

@@ -1,14 +1,11 @@
 """Training LEAPS: the PINN loss over a replay buffer, with the step-count curriculum of the paper.
 
-Holderrieth, Albergo & Jaakkola (2025), "LEAPS", ICML: the PINN objective.
-The weights of :mod:`jaxsamp.learned.leaps.simulation` have zero variance when the
-integrand ``K_t(x)`` equals ``d_t log Z_t`` for every ``x``. The physics-informed
-loss asks exactly that, with a learned free energy ``F_phi(t)`` (an MLP of
-``t``; at the optimum ``F_phi(t) = -log Z_t + const``)::
+Holderrieth, Albergo & Jaakkola (2025), "LEAPS", ICML. The loss and the curriculum are
+:mod:`jaxsamp.learned.leaps.pinn`: the squared residual ``K_t^theta(x) + d_t F_phi(t)`` of the
+Jarzynski integrand against a learned free energy, zero exactly when the weights of
+:mod:`jaxsamp.learned.leaps.simulation` have zero variance.
 
-    L(theta, phi) = E_{(x, t) ~ buffer} [ (K_t^theta(x) + d_t F_phi(t))^2 ].
-
-It is off-policy: any distribution of ``(x, t)`` is a valid training set, so
+The loss is off-policy: any distribution of ``(x, t)`` is a valid training set, so
 rollouts (made with the current network, detached) are stored in a FIFO replay
 buffer (:mod:`jaxsamp.learned.buffer`, spins as int8) and re-used. Following the
 reference implementation (``malbergo/leaps``, ``src/modules/trainer.py``):
@@ -60,6 +57,7 @@ from jaxsamp.diagnostics.observables import lattice_observables, observable_erro
 from jaxsamp.diagnostics.weights import figures
 from jaxsamp.learned import buffer as replay
 from jaxsamp.learned.leaps import simulation
+from jaxsamp.learned.leaps.pinn import curriculum_grid, curriculum_schedule, free_energy_log_Z, pinn_loss
 from jaxsamp.learned.leaps.transition import leaps_transition
 from jaxsamp.mcmc import discrete
 from jaxsamp.mcmc.lattice_reference import reference_observables
@@ -200,76 +198,6 @@ def network_structure(path, settings: LeapsSettings) -> LeapsModel:
 
 
 # --------------------------------------------------------------------------
-# curriculum
-# --------------------------------------------------------------------------
-
-
-def curriculum_schedule(start: int, k_max: int, num_steps: int, warm_up: int = 0) -> np.ndarray:
-    """Number of Euler steps ``k`` for each update: ``start .. k_max``, repeats growing linearly.
-
-    Value ``start + i`` is repeated about ``1 + i d`` times with ``d`` chosen so
-    that the counts sum to ``num_steps`` (the reference's
-    ``inverse_repeat_quadratic``), after ``warm_up`` updates at ``start``. Past the
-    end of the schedule training uses ``k_max``.
-    """
-    n = k_max - start + 1
-    if num_steps <= 0 or n == 1:
-        body = np.full(max(num_steps, 0), k_max, np.int32)
-    else:
-        if num_steps < n:
-            raise InputError(f"curriculum_steps={num_steps} must be >= the {n} step counts it visits")
-        d = 2.0 * (num_steps - n) / (n * (n - 1))
-        cum = np.concatenate([[0.0], np.cumsum(1.0 + d * np.arange(n))])
-        bounds = np.round(cum * num_steps / cum[-1]).astype(np.int64)
-        bounds[0], bounds[-1] = 0, num_steps
-        body = np.repeat(np.arange(start, k_max + 1, dtype=np.int32), np.diff(bounds))
-    out = np.concatenate([np.full(warm_up, start, np.int32), body, [np.int32(k_max)]])
-    return out.astype(np.int32)
-
-
-def curriculum_grid(key: jax.Array, k: jax.Array, k_max: int) -> jax.Array:
-    """A random grid of ``k`` steps on ``[0, k / k_max]``, padded to ``k_max + 1`` points.
-
-    ``sort({0, k/k_max} ∪ (k - 1) iid U(0, k/k_max))`` followed by copies of
-    ``k / k_max`` (zero-length steps, skipped by ``simulate(num_active=k)``).
-    """
-    final_t = k / k_max
-    u = jax.random.uniform(key, (k_max - 1,)) * final_t
-    u = jnp.where(jnp.arange(k_max - 1) < k - 1, u, final_t)
-    return jnp.concatenate([jnp.zeros((1,)), jnp.sort(u), jnp.reshape(final_t, (1,))]).astype(jnp.float32)
-
-
-# --------------------------------------------------------------------------
-# loss
-# --------------------------------------------------------------------------
-
-
-def pinn_residuals(model: LeapsModel, params, path, x: jax.Array, t: jax.Array) -> jax.Array:
-    """``K_t(x) + d_t F_phi(t)`` for a batch of pairs ``x`` ``(B, *event_shape)``, ``t`` ``(B,)``."""
-    rate_fn = model.rate_fn(params)
-    free_energy = model.free_energy_fn(params)
-
-    def one(xi, ti):
-        G = rate_fn(xi, ti)
-        K = simulation.jarzynski_integrand(G, path.flip_log_ratios(xi, ti), path.dlog_prob_dt(xi, ti))
-        dF = jax.jvp(free_energy, (ti,), (jnp.ones_like(ti),))[1]
-        return K + dF
-
-    return jax.vmap(one)(x, t)
-
-
-def pinn_loss(model: LeapsModel, params, path, x: jax.Array, t: jax.Array) -> jax.Array:
-    """LEAPS' physics-informed loss: the mean squared residual of :func:`pinn_residuals`."""
-    return jnp.mean(pinn_residuals(model, params, path, x, t) ** 2)
-
-
-def free_energy_log_Z(model: LeapsModel, params, path) -> jax.Array:
-    """``log Z_0 + F_phi(0) - F_phi(1)``: the free-energy network's own estimate of ``log Z_1``."""
-    free_energy = model.free_energy_fn(params)
-    return path.log_Z0 + free_energy(jnp.float32(0.0)) - free_energy(jnp.float32(1.0))
-
-
-# --------------------------------------------------------------------------
 # the trainer
 # --------------------------------------------------------------------------
 
@@ -311,7 +239,7 @@ class Leaps:
     Holderrieth, Albergo & Jaakkola (2025), "LEAPS", ICML: walkers start uniform
     (``pi_0``) and follow a CTMC with locally equivariant rates along the linear
     path ``pi_t ∝ exp(t log p)`` (:class:`~jaxsamp.targets.lattice.LatticePath`);
-    the PINN loss of the paper (:func:`pinn_loss`) is trained on a replay
+    the PINN loss of the paper (:func:`~jaxsamp.learned.leaps.pinn.pinn_loss`) is trained on a replay
     buffer of the walkers' own states under the step-count curriculum (module
     docstring), and samples carry the exact Jarzynski / Radon-Nikodym weights of
     :mod:`jaxsamp.learned.leaps.simulation`, so ``log Z`` is
@@ -585,7 +513,7 @@ class Leaps:
         ``log_Z_hat_<rule>`` and ``log_Z_abs_err_<rule>`` of every other rule drawn
         (:meth:`evaluation_samples`: the exact weights and the paper's quadrature on the
         same walkers, every rule when ``compare_weight_points``); ``log_Z_learned``
-        (:func:`free_energy_log_Z`) and its ``log_Z_learned_abs_err``. Every rule draws
+        (:func:`~jaxsamp.learned.leaps.pinn.free_energy_log_Z`) and its ``log_Z_learned_abs_err``. Every rule draws
         with the same key (as the experiment does).
 
         Parameters

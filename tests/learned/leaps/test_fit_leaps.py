@@ -16,7 +16,8 @@ from flax import nnx
 import jaxsamp
 from jaxsamp.core.errors import InputError
 from jaxsamp.learned.leaps import Leaps, LeapsSettings, build
-from jaxsamp.learned.leaps.training import _modules, curriculum_schedule
+from jaxsamp.learned.leaps.pinn import curriculum_schedule
+from jaxsamp.learned.leaps.training import _modules
 from jaxsamp.mcmc.lattice_reference import reference_observables
 from jaxsamp.targets.lattice import LatticePath
 

@@ -15,7 +15,7 @@ from flax import nnx
 from jaxsamp.core import WeightedSamples
 from jaxsamp.core.errors import InputError
 from jaxsamp.learned.leaps import simulation
-from jaxsamp.learned.leaps.training import Leaps, LeapsSettings, curriculum_grid, curriculum_schedule
+from jaxsamp.learned.leaps.training import Leaps, LeapsSettings
 from jaxsamp.mcmc import discrete
 from jaxsamp.nets.locally_equivariant import LocallyEquivariantMLP
 from jaxsamp.targets.lattice import LatticePath, ising, potts
@@ -437,27 +437,6 @@ def test_the_quadrature_converges_to_the_exact_weights_and_log_z_as_steps_grow()
         z_scores.append((float(quad.log_Z) - exact_log_z) / (w.std() / w.mean() / np.sqrt(len(w))))
     assert gaps[0] > gaps[1] > gaps[2] and gaps[2] < 0.3 * gaps[0], gaps
     assert abs(z_scores[0]) > 4 and abs(z_scores[2]) < 5, z_scores
-
-
-# --------------------------------------------------------------------------
-# curriculum
-# --------------------------------------------------------------------------
-
-
-def test_curriculum_schedule_grows_with_linearly_increasing_repeats():
-    ks = curriculum_schedule(1, 10, 200, warm_up=5)
-    assert len(ks) == 206 and ks[0] == 1 and ks[-1] == 10
-    assert np.all(np.diff(ks) >= 0) and set(ks.tolist()) == set(range(1, 11))
-    counts = np.bincount(ks[5:-1])[1:]
-    assert counts.sum() == 200 and counts[-1] > 3 * counts[0]
-    assert np.all(np.diff(counts) >= -1)  # rounding may shave one off
-
-
-def test_curriculum_grid_is_sorted_and_padded():
-    ts = np.asarray(curriculum_grid(jax.random.key(0), jnp.int32(4), 10))
-    assert ts.shape == (11,) and ts[0] == 0.0
-    np.testing.assert_allclose(ts[4:], 0.4, rtol=1e-6)
-    assert np.all(np.diff(ts) >= 0) and np.all(ts[1:4] < 0.4)
 
 
 # --------------------------------------------------------------------------
