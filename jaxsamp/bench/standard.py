@@ -58,6 +58,8 @@ ROWS = (
         "evaluations allow", {c: ("scld", f"smc/{c}") for c in ("funnel", "many_well", "gmm", "student_t")}),
     Row("tempered SMC, heat bath, at LEAPS' sampling evaluations", "402 000 target evaluations (2000 walkers x 201)",
         {"ising8": ("leaps", "smc-heat_bath/ising-8")}),
+    Row("tempered SMC, heat bath, at LEAPS-SMC's sampling evaluations", "as many levels as one LEAPS-SMC run's "
+        "target evaluations allow", {"ising15": ("leaps", "smc-heat_bath-leaps_smc/ising-15")}),
     Row("PIS, KL", _PIS_DDS, {c: ("paths", f"pis-kl/{c}") for c in ("funnel", "many_well", "gmm")}),
     Row("PIS, log-variance", _PIS_DDS, {c: ("paths", f"pis-log_variance/{c}") for c in ("funnel", "many_well", "gmm")}),
     Row("DDS, KL", _PIS_DDS, {c: ("paths", f"dds-kl/{c}") for c in ("funnel", "many_well", "gmm")}),
@@ -74,6 +76,8 @@ ROWS = (
     Row("LEAPS, LE-conv", "ten minutes (8 × 8); 49 850 updates at 15 × 15, 12-50 % of the paper's 1e5-4e5 GPU "
         "updates (Holderrieth et al. 2025)",
         {"ising8": ("leaps", "leaps-conv/ising-8"), "ising15": ("leaps", "leaps-conv/ising-15")}),
+    Row("LEAPS inside SMC, LE-conv", "49 850 updates, as LEAPS, LE-conv at 15 × 15; sampled as SMC along its own "
+        "jumps, with resampling and heat-bath sweeps", {"ising15": ("leaps", "leaps_smc-conv/ising-15")}),
     Row("Adjoint Sampling", "1000 epochs of 128 paths: 5 % of the paper's energy gradients at DW-4 (Havens et al. "
         "2025)", {c: ("particles", f"adjoint/{c}") for c in ("dw4", "lj13")}),
     Row("ASBS", "1000 epochs of 128 paths: 5.7 % of the official code's DW-4 epochs of 512 (Liu et al. 2025)",

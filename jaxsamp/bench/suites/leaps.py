@@ -221,7 +221,8 @@ half of the baseline's (the per-seed ratio below 0.5) and an ESS >= 0.67, 3 seed
 ``segment_ess_min``, the lowest normalised ESS the weights reach at any level before a resampling: the final
 weights after a resampling are uniform (their ESS is 1 whatever the proposal), and the paper's 0.67 is the ESS of
 weights never resampled, which a run keeps above 0.67 only if its weights never fall that low. The training
-(about 100 minutes per seed on the 2-core CPU) runs in sessions from its checkpoints, or on an accelerator.
+(about 3 hours per seed on one core of the 2-core CPU, two seeds side by side) runs in sessions from its
+checkpoints, or on an accelerator.
 
 **What differs from the script** (``scripts/bench_leaps.py``, 2026-11/12; its figures converted): each cell trains
 through ``jaxsamp.fit`` with the seed's key (the script folded in the network's index) and is scored once on
